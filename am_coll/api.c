@@ -1,0 +1,128 @@
+#include "am_coll/api.h"
+#include "am_coll/clock.h"
+#include "am_coll/comm.h"
+#include "transport/pmix_boot.h"
+#include "transport/ucx.h"
+
+#include <stddef.h>
+
+/* The only global state of the library: the default context behind the API. */
+static amc_context_t  *amc_default_ctx;
+static amc_api_state_t amc_default_state = AMC_API_UNINITIALIZED;
+
+amc_api_state_t amc_api_state(void)
+{
+    return amc_default_state;
+}
+
+int amc_api_check_live(void)
+{
+    return (amc_default_state == AMC_API_FINALIZED) ? AMC_ERR_NOT_INITIALIZED : AMC_SUCCESS;
+}
+
+int amc_api_check_comm(amc_comm_t comm)
+{
+    if (amc_default_state == AMC_API_FINALIZED) {
+        return AMC_ERR_NOT_INITIALIZED;
+    }
+    if ((comm == NULL) && (amc_default_state == AMC_API_UNINITIALIZED)) {
+        return AMC_ERR_NOT_INITIALIZED;
+    }
+    return amc_comm_check(comm);
+}
+
+int amc_init(int *argc, char ***argv)
+{
+    int provided;
+
+    return amc_init_thread(argc, argv, AMC_THREAD_SINGLE, &provided);
+}
+
+int amc_init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    amc_log_t        log = amc_log_from_env();
+    amc_config_t     cfg;
+    amc_pmix_boot_t *boot;
+    amc_transport_t *tp;
+    int              granted, status;
+
+    (void)argc;
+    (void)argv;
+
+    if (amc_default_state == AMC_API_INITIALIZED) {
+        amc_error(&log, "amc_init called twice");
+        return AMC_ERR_ARG;
+    }
+    if (amc_default_state == AMC_API_FINALIZED) {
+        amc_error(&log, "amc_init called after amc_finalize");
+        return AMC_ERR_NOT_INITIALIZED;
+    }
+    if ((provided == NULL) || (required < AMC_THREAD_SINGLE) || (required > AMC_THREAD_MULTIPLE)) {
+        amc_error(&log, "amc_init_thread: invalid thread level %d or NULL provided", required);
+        return AMC_ERR_ARG;
+    }
+
+    status = amc_config_read(&cfg, &log);
+    if (status != AMC_SUCCESS) {
+        goto err;
+    }
+    log.level = cfg.log_level;
+
+    /* SINGLE and SERIALIZED now; MULTIPLE is granted as SERIALIZED, which MPI allows */
+    granted = (required > AMC_THREAD_SERIALIZED) ? AMC_THREAD_SERIALIZED : required;
+
+    status = amc_pmix_boot_init(&boot);
+    if (status != AMC_SUCCESS) {
+        goto err;
+    }
+    log.rank = amc_pmix_boot_rank(boot);
+
+    status = amc_ucx_transport_create(boot, granted != AMC_THREAD_SINGLE, &log, &tp);
+    if (status != AMC_SUCCESS) {
+        goto err; /* the transport owns boot from here, also on failure */
+    }
+
+    status = amc_context_create(&cfg, tp, &amc_default_ctx);
+    if (status != AMC_SUCCESS) {
+        goto err; /* the context destroyed tp */
+    }
+
+    *provided         = granted;
+    amc_default_state = AMC_API_INITIALIZED;
+    amc_info(&log, "initialized: rank %d of %d over %s", tp->rank, tp->size, tp->name);
+    return AMC_SUCCESS;
+
+err:
+    return status;
+}
+
+int amc_finalize(void)
+{
+    if (amc_default_state != AMC_API_INITIALIZED) {
+        return AMC_ERR_NOT_INITIALIZED;
+    }
+    amc_context_destroy(amc_default_ctx);
+    amc_default_ctx   = NULL;
+    amc_default_state = AMC_API_FINALIZED;
+    return AMC_SUCCESS;
+}
+
+int amc_initialized(int *flag)
+{
+    if (flag == NULL) {
+        return AMC_ERR_ARG;
+    }
+    *flag = (amc_default_state == AMC_API_INITIALIZED);
+    return AMC_SUCCESS;
+}
+
+double amc_wtime(void)
+{
+    return amc_clock_sec();
+}
+
+amc_comm_t amc_comm_world(void)
+{
+    return (amc_default_state == AMC_API_INITIALIZED) ? amc_context_world(amc_default_ctx)
+                                                       : AMC_COMM_NULL;
+}

@@ -1,0 +1,110 @@
+/* Public communicator and barrier calls: argument checks over the internals. */
+#include "am_coll/api.h"
+#include "am_coll/barrier.h"
+#include "am_coll/comm.h"
+#include "am_coll/request.h"
+
+#include <stdlib.h>
+
+int amc_comm_rank(amc_comm_t comm, int *rank)
+{
+    int status = amc_api_check_comm(comm);
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    if (rank == NULL) {
+        return AMC_ERR_ARG;
+    }
+    *rank = comm->rank;
+    return AMC_SUCCESS;
+}
+
+int amc_comm_size(amc_comm_t comm, int *size)
+{
+    int status = amc_api_check_comm(comm);
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    if (size == NULL) {
+        return AMC_ERR_ARG;
+    }
+    *size = comm->size;
+    return AMC_SUCCESS;
+}
+
+int amc_comm_dup(amc_comm_t comm, amc_comm_t *newcomm)
+{
+    int status = amc_api_check_comm(comm);
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    if (newcomm == NULL) {
+        return AMC_ERR_ARG;
+    }
+    return amc_comm_dup_internal(comm, newcomm);
+}
+
+int amc_comm_free(amc_comm_t *comm)
+{
+    int status;
+
+    if (comm == NULL) {
+        return (amc_api_check_live() != AMC_SUCCESS) ? AMC_ERR_NOT_INITIALIZED : AMC_ERR_ARG;
+    }
+    status = amc_api_check_comm(*comm);
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    if ((*comm)->cid == AMC_CID_WORLD) {
+        amc_error(&(*comm)->ctx->log, "amc_comm_free: the world communicator cannot be freed");
+        return AMC_ERR_COMM;
+    }
+    status = amc_comm_free_internal(*comm);
+    *comm  = AMC_COMM_NULL;
+    return status;
+}
+
+int amc_barrier(amc_comm_t comm)
+{
+    struct amc_request req;
+    int                status = amc_api_check_comm(comm);
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    /* blocking = start + wait, with the request on the stack */
+    amc_request_init(&req, comm, 0);
+    status = amc_barrier_post(comm, &req);
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    return amc_request_wait_one(&req);
+}
+
+int amc_ibarrier(amc_comm_t comm, amc_request_t *req_p)
+{
+    struct amc_request *req;
+    int                 status = amc_api_check_comm(comm);
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    if (req_p == NULL) {
+        return AMC_ERR_ARG;
+    }
+    req = malloc(sizeof(*req));
+    if (req == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    amc_request_init(req, comm, 1);
+    status = amc_barrier_post(comm, req);
+    if (status != AMC_SUCCESS) {
+        free(req);
+        return status;
+    }
+    *req_p = req;
+    return AMC_SUCCESS;
+}

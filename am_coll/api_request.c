@@ -1,0 +1,156 @@
+/* Public request calls: test, wait and their array forms. */
+#include "am_coll/api.h"
+#include "am_coll/comm.h"
+#include "am_coll/request.h"
+#include "am_coll/status.h"
+
+#include <stdlib.h>
+
+static int amc_api_check_request(amc_request_t req)
+{
+    return ((req == NULL) || (req->magic == AMC_REQUEST_MAGIC)) ? AMC_SUCCESS : AMC_ERR_ARG;
+}
+
+/* Releases a finished request and clears the caller's handle. */
+static int amc_api_request_release(amc_request_t *req_p)
+{
+    amc_request_t req    = *req_p;
+    int           status = req->status;
+
+    req->magic = 0;
+    if (req->heap) {
+        free(req);
+    }
+    *req_p = AMC_REQUEST_NULL;
+    return status;
+}
+
+static int amc_api_check_requests(int n, amc_request_t reqs[])
+{
+    int i;
+
+    if (amc_api_check_live() != AMC_SUCCESS) {
+        return AMC_ERR_NOT_INITIALIZED;
+    }
+    if ((n < 0) || ((n > 0) && (reqs == NULL))) {
+        return AMC_ERR_ARG;
+    }
+    for (i = 0; i < n; i++) {
+        if (amc_api_check_request(reqs[i]) != AMC_SUCCESS) {
+            return AMC_ERR_ARG;
+        }
+    }
+    return AMC_SUCCESS;
+}
+
+/* One progress pass over the contexts of the requests still running. */
+static int amc_api_progress_requests(int n, amc_request_t reqs[])
+{
+    amc_context_t *last = NULL;
+    int            i, progressed = 0;
+
+    for (i = 0; i < n; i++) {
+        if ((reqs[i] == NULL) || amc_request_is_complete(reqs[i]) ||
+            (reqs[i]->comm->ctx == last)) {
+            continue;
+        }
+        last        = reqs[i]->comm->ctx;
+        progressed |= amc_context_progress(last);
+    }
+    return progressed;
+}
+
+/* Polls every request; returns how many are still running. */
+static int amc_api_poll_requests(int n, amc_request_t reqs[])
+{
+    int i, running = 0;
+
+    for (i = 0; i < n; i++) {
+        running += (reqs[i] != NULL) && (amc_request_poll(reqs[i]) == AMC_INPROGRESS);
+    }
+    return running;
+}
+
+/* Releases every request; returns the first error among them. */
+static int amc_api_release_requests(int n, amc_request_t reqs[])
+{
+    int i, status, first_error = AMC_SUCCESS;
+
+    for (i = 0; i < n; i++) {
+        if (reqs[i] == NULL) {
+            continue;
+        }
+        status = amc_api_request_release(&reqs[i]);
+        if ((status != AMC_SUCCESS) && (first_error == AMC_SUCCESS)) {
+            first_error = status;
+        }
+    }
+    return first_error;
+}
+
+int amc_test(amc_request_t *req_p, int *flag)
+{
+    if (flag == NULL) {
+        return (amc_api_check_live() != AMC_SUCCESS) ? AMC_ERR_NOT_INITIALIZED : AMC_ERR_ARG;
+    }
+    *flag = 0;
+    if (req_p == NULL) {
+        return (amc_api_check_live() != AMC_SUCCESS) ? AMC_ERR_NOT_INITIALIZED : AMC_ERR_ARG;
+    }
+    return amc_testall(1, req_p, flag);
+}
+
+int amc_wait(amc_request_t *req_p)
+{
+    if (req_p == NULL) {
+        return (amc_api_check_live() != AMC_SUCCESS) ? AMC_ERR_NOT_INITIALIZED : AMC_ERR_ARG;
+    }
+    return amc_waitall(1, req_p);
+}
+
+int amc_testall(int n, amc_request_t reqs[], int *flag)
+{
+    int status = amc_api_check_requests(n, reqs);
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    if (flag == NULL) {
+        return AMC_ERR_ARG;
+    }
+    amc_api_progress_requests(n, reqs);
+    if (amc_api_poll_requests(n, reqs) > 0) {
+        *flag = 0;
+        return AMC_SUCCESS;
+    }
+    *flag = 1;
+    return amc_api_release_requests(n, reqs);
+}
+
+int amc_waitall(int n, amc_request_t reqs[])
+{
+    amc_context_t *ctx = NULL;
+    amc_waiter_t   waiter;
+    int            status = amc_api_check_requests(n, reqs);
+    int            i, progressed;
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    for (i = 0; (i < n) && (ctx == NULL); i++) {
+        ctx = (reqs[i] != NULL) ? reqs[i]->comm->ctx : NULL;
+    }
+    if (ctx == NULL) {
+        return AMC_SUCCESS; /* all null */
+    }
+
+    amc_waiter_init(&waiter, &ctx->cfg.wait);
+    for (;;) {
+        progressed = amc_api_progress_requests(n, reqs);
+        if (amc_api_poll_requests(n, reqs) == 0) {
+            break;
+        }
+        amc_waiter_pass(&waiter, progressed, amc_context_sleep, ctx);
+    }
+    return amc_api_release_requests(n, reqs);
+}

@@ -1,0 +1,62 @@
+#include "am_coll/barrier.h"
+#include "am_coll/comm.h"
+#include "am_coll/request.h"
+#include "handlers/barrier_handler.h"
+
+#include <stdio.h>
+
+int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
+{
+    amc_coll_ctrl_t *ctrl = &comm->ctrl;
+    amc_coll_slot_t *slot;
+    amc_coll_lookup_t found;
+    int              first, count;
+
+    amc_spin_lock(&ctrl->lock);
+    found = amc_coll_ctrl_slot(ctrl, ctrl->seq_next, comm, &slot);
+    if (found != AMC_CTRL_FOUND) {
+        amc_spin_unlock(&ctrl->lock);
+        amc_error(&comm->ctx->log, "cannot start barrier %llu on communicator 0x%llx: %s",
+                  (unsigned long long)ctrl->seq_next, (unsigned long long)comm->cid,
+                  (found == AMC_CTRL_NO_ROOM) ? "too many outstanding instances (AMC_EARLY_MAX)"
+                                              : "out of memory");
+        return AMC_ERR_NO_MEMORY;
+    }
+    ctrl->seq_next++;
+    req->slot = slot;
+    slot->req = req;
+    /* bit 0: the local rank reached the barrier, the first synchronization point */
+    amc_coll_slot_set_bit(slot, 0);
+    amc_barrier_advance(comm, slot, &first, &count);
+    amc_spin_unlock(&ctrl->lock);
+
+    if (count > 0) {
+        amc_barrier_send_rounds(comm, slot, first, count);
+    }
+    return AMC_SUCCESS;
+}
+
+void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *buf, size_t len)
+{
+    size_t used;
+    int    round, peer, missing = 0;
+
+    used = (size_t)snprintf(buf, len,
+                            "barrier seq %llu on communicator 0x%llx (rank %d of %d): cur_val=%d "
+                            "of %d, bitvec=0x%llx, sends completed %u of %u; not heard from:",
+                            (unsigned long long)slot->seq, (unsigned long long)comm->cid,
+                            comm->rank, comm->size, slot->cur_val, comm->nrounds,
+                            (unsigned long long)slot->bitvec, slot->send_complete,
+                            slot->send_posted);
+    for (round = 0; (round < comm->nrounds) && (used < len); round++) {
+        if (slot->bitvec & ((uint64_t)1 << (round + 1))) {
+            continue;
+        }
+        peer = (int)(((int64_t)comm->rank - ((int64_t)1 << round) + comm->size) % comm->size);
+        used += (size_t)snprintf(buf + used, len - used, " rank %d (round %d)", peer, round);
+        missing++;
+    }
+    if ((missing == 0) && (used < len)) {
+        snprintf(buf + used, len - used, " nobody (waiting for local send completion)");
+    }
+}

@@ -1,0 +1,53 @@
+/* Communicators: a group of ranks, a context id, and the control structure. */
+#ifndef AMC_COMM_H
+#define AMC_COMM_H
+
+#include "am_coll/context.h"
+#include "ctrl/coll_ctrl.h"
+#include "amcoll.h"
+
+#include <stdint.h>
+
+#define AMC_COMM_MAGIC_ALIVE 0x434f4d4du  /* "COMM" */
+#define AMC_COMM_MAGIC_DEAD  0xdeadc044u
+
+#define AMC_CID_WORLD 1u
+
+struct amc_comm {
+    uint32_t         magic;
+    int              rank;
+    int              size;
+    int              nrounds;      /* dissemination rounds: ceil(log2 size) */
+    int             *peers;        /* communicator rank -> transport rank */
+    uint64_t         cid;
+    uint64_t         dup_count;    /* children so far: their ids derive from it */
+    amc_context_t   *ctx;
+    amc_coll_ctrl_t  ctrl;
+    struct amc_comm *next;         /* context hash chain */
+    struct amc_comm *list_next;    /* zombie or graveyard list */
+};
+
+/* A communicator of every transport rank, with the world context id. */
+int  amc_comm_create_world(amc_context_t *ctx, amc_comm_t *comm_p);
+
+/* AMC_SUCCESS if comm is a live communicator handle, else AMC_ERR_COMM. */
+int  amc_comm_check(amc_comm_t comm);
+
+/* Takes (and clears) the error a handler left on this communicator or its
+ * context, AMC_SUCCESS if none. */
+int  amc_comm_take_error(amc_comm_t comm);
+
+/* Frees the control structure; the struct itself goes to the graveyard. */
+void amc_comm_destroy(amc_comm_t comm);
+
+/* Context id of the n-th child of parent: the same on every rank, no messages. */
+uint64_t amc_comm_child_cid(uint64_t parent_cid, uint64_t n);
+
+/* Collective over comm in the MPI sense (every rank calls it, same order),
+ * but no messages: the child's context id derives from the parent's. */
+int amc_comm_dup_internal(amc_comm_t comm, amc_comm_t *newcomm_p);
+
+/* The handle dies now; the communicator when its last instance finishes. */
+int amc_comm_free_internal(amc_comm_t comm);
+
+#endif

@@ -1,0 +1,273 @@
+#include "am_coll/context.h"
+#include "am_coll/comm.h"
+#include "handlers/am_handler.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static inline unsigned amc_context_bucket(uint64_t cid)
+{
+    return (unsigned)((cid ^ (cid >> 17) ^ (cid >> 41)) & (AMC_CID_BUCKETS - 1));
+}
+
+int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, amc_context_t **ctx_p)
+{
+    amc_context_t *ctx;
+    amc_comm_t     world;
+    int            status;
+
+    ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL) {
+        status = AMC_ERR_NO_MEMORY;
+        goto err_destroy_tp;
+    }
+    ctx->cfg       = *cfg;
+    ctx->log.level = cfg->log_level;
+    ctx->log.rank  = tp->rank;
+    ctx->tp        = tp;
+    amc_spinlock_init(&ctx->lock);
+    amc_transport_set_recv(tp, amc_am_recv, ctx);
+
+    status = amc_comm_create_world(ctx, &world);
+    if (status != AMC_SUCCESS) {
+        goto err_free_ctx;
+    }
+    ctx->world = world;
+    *ctx_p     = ctx;
+    return AMC_SUCCESS;
+
+err_free_ctx:
+    amc_spinlock_destroy(&ctx->lock);
+    free(ctx);
+err_destroy_tp:
+    tp->ops->destroy(tp);
+    return status;
+}
+
+static void amc_context_free_list(struct amc_comm *comm)
+{
+    struct amc_comm *next;
+
+    for (; comm != NULL; comm = next) {
+        next = comm->list_next;
+        free(comm);
+    }
+}
+
+void amc_context_destroy(amc_context_t *ctx)
+{
+    struct amc_comm *comm;
+    amc_orphan_t    *orphan;
+    int              i;
+
+    /* transport first: its teardown may still run send completions that
+     * touch the communicators */
+    ctx->tp->ops->destroy(ctx->tp);
+
+    for (i = 0; i < AMC_CID_BUCKETS; i++) {
+        while ((comm = ctx->table[i]) != NULL) {
+            amc_comm_destroy(comm);
+        }
+    }
+    amc_context_free_list(ctx->graveyard);
+
+    while ((orphan = ctx->orphans) != NULL) {
+        ctx->orphans = orphan->next;
+        free(orphan);
+    }
+    amc_spinlock_destroy(&ctx->lock);
+    free(ctx);
+}
+
+struct amc_comm *amc_context_world(amc_context_t *ctx)
+{
+    return ctx->world;
+}
+
+/* Destroys user-freed communicators whose instances have all finished. Runs
+ * from progress in the caller's context, never from a handler. */
+static int amc_context_reap(amc_context_t *ctx)
+{
+    struct amc_comm **link, *comm;
+    unsigned          active;
+    int               reaped = 0;
+
+    for (link = &ctx->zombies; (comm = *link) != NULL;) {
+        amc_spin_lock(&comm->ctrl.lock);
+        active = comm->ctrl.active;
+        amc_spin_unlock(&comm->ctrl.lock);
+        if (active > 0) {
+            link = &comm->list_next;
+            continue;
+        }
+        *link = comm->list_next;
+        amc_comm_destroy(comm);
+        reaped = 1;
+    }
+    return reaped;
+}
+
+int amc_context_progress(amc_context_t *ctx)
+{
+    int progressed = ctx->tp->ops->progress(ctx->tp);
+
+    if (ctx->zombies != NULL) {
+        progressed |= amc_context_reap(ctx);
+    }
+    return progressed;
+}
+
+void amc_context_sleep(void *arg, int timeout_ms)
+{
+    amc_context_t *ctx = arg;
+
+    ctx->tp->ops->sleep(ctx->tp, timeout_ms);
+}
+
+void amc_context_set_error(amc_context_t *ctx, int status)
+{
+    int expected = AMC_SUCCESS;
+
+    __atomic_compare_exchange_n(&ctx->pending_err, &expected, status, 0,
+                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+int amc_context_take_error(amc_context_t *ctx)
+{
+    if (__atomic_load_n(&ctx->pending_err, __ATOMIC_ACQUIRE) == AMC_SUCCESS) {
+        return AMC_SUCCESS;
+    }
+    return __atomic_exchange_n(&ctx->pending_err, AMC_SUCCESS, __ATOMIC_ACQ_REL);
+}
+
+struct amc_comm *amc_context_lookup(amc_context_t *ctx, uint64_t cid)
+{
+    struct amc_comm *comm;
+
+    amc_spin_lock(&ctx->lock);
+    for (comm = ctx->table[amc_context_bucket(cid)]; comm != NULL; comm = comm->next) {
+        if (comm->cid == cid) {
+            break;
+        }
+    }
+    amc_spin_unlock(&ctx->lock);
+    return comm;
+}
+
+int amc_context_cid_is_dead(amc_context_t *ctx, uint64_t cid)
+{
+    int i, dead = 0;
+
+    amc_spin_lock(&ctx->lock);
+    for (i = 0; i < AMC_DEAD_CIDS; i++) {
+        if (ctx->dead_cids[i] == cid) {
+            dead = 1;
+            break;
+        }
+    }
+    amc_spin_unlock(&ctx->lock);
+    return dead;
+}
+
+int amc_context_insert(amc_context_t *ctx, struct amc_comm *comm)
+{
+    amc_orphan_t **link, *orphan, *mine = NULL, **mine_tail = &mine;
+    unsigned       bucket = amc_context_bucket(comm->cid);
+    struct amc_comm *other;
+
+    amc_spin_lock(&ctx->lock);
+    for (other = ctx->table[bucket]; other != NULL; other = other->next) {
+        if (other->cid == comm->cid) {
+            amc_spin_unlock(&ctx->lock);
+            amc_error(&ctx->log, "context id 0x%llx is already in use",
+                      (unsigned long long)comm->cid);
+            return AMC_ERR_COMM;
+        }
+    }
+    comm->next          = ctx->table[bucket];
+    ctx->table[bucket]  = comm;
+
+    /* take this communicator's orphans, in arrival order */
+    for (link = &ctx->orphans; (orphan = *link) != NULL;) {
+        if (orphan->cid != comm->cid) {
+            link = &orphan->next;
+            continue;
+        }
+        *link        = orphan->next;
+        orphan->next = NULL;
+        *mine_tail   = orphan;
+        mine_tail    = &orphan->next;
+        ctx->orphan_count--;
+    }
+    amc_spin_unlock(&ctx->lock);
+
+    while ((orphan = mine) != NULL) {
+        mine = orphan->next;
+        amc_am_dispatch(ctx, comm, orphan->bytes, orphan->hdr_len,
+                        orphan->bytes + orphan->hdr_len, orphan->len);
+        free(orphan);
+    }
+    return AMC_SUCCESS;
+}
+
+void amc_context_remove(amc_context_t *ctx, struct amc_comm *comm)
+{
+    struct amc_comm **link;
+
+    amc_spin_lock(&ctx->lock);
+    for (link = &ctx->table[amc_context_bucket(comm->cid)]; *link != NULL;
+         link = &(*link)->next) {
+        if (*link == comm) {
+            *link = comm->next;
+            break;
+        }
+    }
+    ctx->dead_cids[ctx->dead_next++ % AMC_DEAD_CIDS] = comm->cid;
+    amc_spin_unlock(&ctx->lock);
+}
+
+int amc_context_hold_orphan(amc_context_t *ctx, uint64_t cid, const void *hdr,
+                            size_t hdr_len, const void *data, size_t len)
+{
+    amc_orphan_t *orphan, **link;
+
+    if (__atomic_load_n(&ctx->orphan_count, __ATOMIC_RELAXED) >= ctx->cfg.orphan_max) {
+        return AMC_ERR_PROTOCOL;
+    }
+    orphan = malloc(sizeof(*orphan) + hdr_len + len);
+    if (orphan == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    orphan->next    = NULL;
+    orphan->cid     = cid;
+    orphan->hdr_len = hdr_len;
+    orphan->len     = len;
+    memcpy(orphan->bytes, hdr, hdr_len);
+    if (len > 0) {
+        memcpy(orphan->bytes + hdr_len, data, len);
+    }
+
+    amc_spin_lock(&ctx->lock);
+    for (link = &ctx->orphans; *link != NULL; link = &(*link)->next) {
+    }
+    *link = orphan;
+    ctx->orphan_count++;
+    amc_spin_unlock(&ctx->lock);
+    return AMC_SUCCESS;
+}
+
+unsigned amc_context_orphans(amc_context_t *ctx)
+{
+    unsigned count;
+
+    amc_spin_lock(&ctx->lock);
+    count = ctx->orphan_count;
+    amc_spin_unlock(&ctx->lock);
+    return count;
+}
+
+void amc_context_add_zombie(amc_context_t *ctx, struct amc_comm *comm)
+{
+    comm->list_next = ctx->zombies;
+    ctx->zombies    = comm;
+}

@@ -1,0 +1,79 @@
+/*
+ * A context holds everything one rank's library instance owns: the
+ * configuration, the transport, and the communicators by context id.
+ * The public API is a thin layer over one default context (api.c); a test
+ * can create many contexts in one process over the fake transport.
+ */
+#ifndef AMC_CONTEXT_H
+#define AMC_CONTEXT_H
+
+#include "am_coll/config.h"
+#include "am_coll/log.h"
+#include "ctrl/spinlock.h"
+#include "transport/transport.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AMC_CID_BUCKETS 64   /* power of two */
+#define AMC_DEAD_CIDS   64   /* freed context ids remembered to reject late messages */
+
+struct amc_comm;
+
+/* A message for a communicator this rank has not created yet. */
+typedef struct amc_orphan {
+    struct amc_orphan *next;
+    uint64_t           cid;
+    size_t             hdr_len;
+    size_t             len;
+    unsigned char      bytes[];  /* header, then data */
+} amc_orphan_t;
+
+typedef struct amc_context {
+    amc_config_t     cfg;
+    amc_log_t        log;
+    amc_transport_t *tp;
+    amc_spinlock_t   lock;         /* the tables below */
+    struct amc_comm *table[AMC_CID_BUCKETS];
+    struct amc_comm *world;
+    struct amc_comm *zombies;      /* freed by the user, instances still running */
+    struct amc_comm *graveyard;    /* destroyed; kept so a stale handle reads as freed */
+    amc_orphan_t    *orphans;
+    unsigned         orphan_count;
+    uint64_t         dead_cids[AMC_DEAD_CIDS];
+    unsigned         dead_next;
+    int              pending_err;  /* an error no communicator could take */
+} amc_context_t;
+
+/* Takes ownership of tp (destroyed with the context, also on failure). */
+int  amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, amc_context_t **ctx_p);
+void amc_context_destroy(amc_context_t *ctx);
+
+struct amc_comm *amc_context_world(amc_context_t *ctx);
+
+/* One progress pass: transport handlers, then freed communicators whose last
+ * instance finished. Returns non-zero if anything happened. */
+int  amc_context_progress(amc_context_t *ctx);
+
+/* amc_sleep_fn_t for amc_waiter_t */
+void amc_context_sleep(void *ctx, int timeout_ms);
+
+/* First error wins; take returns and clears it. */
+void amc_context_set_error(amc_context_t *ctx, int status);
+int  amc_context_take_error(amc_context_t *ctx);
+
+/* Communicator table (locks internally). Insert replays held orphans. */
+struct amc_comm *amc_context_lookup(amc_context_t *ctx, uint64_t cid);
+int  amc_context_insert(amc_context_t *ctx, struct amc_comm *comm);
+void amc_context_remove(amc_context_t *ctx, struct amc_comm *comm);
+int  amc_context_cid_is_dead(amc_context_t *ctx, uint64_t cid);
+
+/* Holds a message whose communicator is unknown; AMC_ERR_PROTOCOL when full. */
+int  amc_context_hold_orphan(amc_context_t *ctx, uint64_t cid, const void *hdr,
+                             size_t hdr_len, const void *data, size_t len);
+unsigned amc_context_orphans(amc_context_t *ctx);
+
+/* A user-freed communicator with instances still running. */
+void amc_context_add_zombie(amc_context_t *ctx, struct amc_comm *comm);
+
+#endif

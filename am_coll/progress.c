@@ -1,0 +1,43 @@
+#include "am_coll/progress.h"
+#include "am_coll/clock.h"
+
+#include <sched.h>
+
+void amc_waiter_init(amc_waiter_t *w, const amc_wait_policy_t *policy)
+{
+    w->policy          = policy;
+    w->idle_passes     = 0;
+    w->idle_since_usec = 0;
+    w->sleeps          = 0;
+}
+
+void amc_waiter_pass(amc_waiter_t *w, int made_progress,
+                     amc_sleep_fn_t sleep_fn, void *sleep_arg)
+{
+    uint64_t now;
+
+    if (made_progress) {
+        w->idle_passes = 0;
+        return;
+    }
+
+    if (++w->idle_passes <= w->policy->spin_count) {
+        return;
+    }
+
+    now = amc_clock_usec();
+    if (w->idle_passes == w->policy->spin_count + 1) {
+        w->idle_since_usec = now;
+    }
+
+    if ((sleep_fn == NULL) || (now - w->idle_since_usec < w->policy->yield_usec)) {
+        sched_yield();
+        return;
+    }
+
+    sleep_fn(sleep_arg, (int)w->policy->sleep_msec);
+    w->sleeps++;
+    /* Still idle after a sleep: the next empty pass sleeps again at once
+     * (idle_since is kept), while any progress restarts the spin phase. */
+    w->idle_passes = w->policy->spin_count + 1;
+}

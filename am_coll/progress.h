@@ -1,0 +1,39 @@
+/*
+ * How a wait loop gives the core away when it has nothing to do.
+ *
+ * Up to 32 ranks share 2 cores: a pure spin starves the peer we wait for,
+ * sleeping on the event fd costs 100+ us per wake-up, sched_yield costs ~10 us.
+ * So: spin for a few empty progress passes, then yield, and only after a
+ * longer idle stretch arm the transport and sleep on it.
+ */
+#ifndef AMC_PROGRESS_H
+#define AMC_PROGRESS_H
+
+#include <stdint.h>
+
+typedef struct amc_wait_policy {
+    unsigned spin_count;   /* empty progress passes before the first yield */
+    unsigned yield_usec;   /* idle time spent yielding before we sleep */
+    unsigned sleep_msec;   /* longest single sleep; bounds timeout latency */
+} amc_wait_policy_t;
+
+/* Blocks until the transport has an event or timeout_ms passes. */
+typedef void (*amc_sleep_fn_t)(void *arg, int timeout_ms);
+
+typedef struct amc_waiter {
+    const amc_wait_policy_t *policy;
+    unsigned                 idle_passes;
+    uint64_t                 idle_since_usec;
+    uint64_t                 sleeps;     /* how often we slept: diagnostics */
+} amc_waiter_t;
+
+/* The defaults of the AMC_SPIN_COUNT, AMC_YIELD_USEC and AMC_SLEEP_MSEC variables. */
+void amc_wait_policy_default(amc_wait_policy_t *policy);
+
+void amc_waiter_init(amc_waiter_t *w, const amc_wait_policy_t *policy);
+
+/* Call after every progress pass with what the pass returned. */
+void amc_waiter_pass(amc_waiter_t *w, int made_progress,
+                     amc_sleep_fn_t sleep_fn, void *sleep_arg);
+
+#endif

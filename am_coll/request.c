@@ -1,0 +1,99 @@
+#include "am_coll/request.h"
+#include "am_coll/barrier.h"
+#include "am_coll/clock.h"
+#include "am_coll/comm.h"
+#include "am_coll/status.h"
+
+void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap)
+{
+    req->magic    = AMC_REQUEST_MAGIC;
+    req->complete = 0;
+    req->status   = AMC_SUCCESS;
+    req->heap     = heap;
+    req->comm     = comm;
+    req->slot     = NULL;
+    req->deadline = 0.0;
+}
+
+void amc_request_complete(struct amc_request *req, int status)
+{
+    req->status = status;
+    req->slot   = NULL;
+    __atomic_store_n(&req->complete, 1, __ATOMIC_RELEASE);
+}
+
+int amc_request_is_complete(const struct amc_request *req)
+{
+    return __atomic_load_n(&req->complete, __ATOMIC_ACQUIRE);
+}
+
+/* Completes the request with an error; its instance runs on detached, so the
+ * sequence numbers stay in step with the peers and the library stays usable. */
+static void amc_request_fail(struct amc_request *req, int status, int timed_out)
+{
+    amc_coll_ctrl_t *ctrl = &req->comm->ctrl;
+    char             why[512];
+
+    why[0] = '\0';
+    amc_spin_lock(&ctrl->lock);
+    if (!req->complete) {
+        if (req->slot != NULL) {
+            if (timed_out) {
+                amc_barrier_describe(req->comm, req->slot, why, sizeof(why));
+            }
+            req->slot->req = NULL;
+        }
+        amc_request_complete(req, status);
+    }
+    amc_spin_unlock(&ctrl->lock);
+
+    if (timed_out && (why[0] != '\0')) {
+        amc_error(&req->comm->ctx->log, "timed out after %g s (AMC_TIMEOUT): %s",
+                  req->comm->ctx->cfg.timeout_sec, why);
+    }
+}
+
+int amc_request_poll(struct amc_request *req)
+{
+    double timeout = req->comm->ctx->cfg.timeout_sec;
+    double now;
+    int    status;
+
+    if (amc_request_is_complete(req)) {
+        return req->status;
+    }
+
+    status = amc_comm_take_error(req->comm);
+    if (status != AMC_SUCCESS) {
+        amc_request_fail(req, status, 0);
+        return req->status;
+    }
+
+    if (timeout > 0.0) {
+        now = amc_clock_sec();
+        if (req->deadline == 0.0) {
+            req->deadline = now + timeout;
+        } else if (now > req->deadline) {
+            amc_request_fail(req, AMC_ERR_TIMEOUT, 1);
+            return req->status;
+        }
+    }
+    return AMC_INPROGRESS;
+}
+
+int amc_request_wait_one(struct amc_request *req)
+{
+    amc_context_t *ctx = req->comm->ctx;
+    amc_waiter_t   waiter;
+    int            status, progressed;
+
+    amc_waiter_init(&waiter, &ctx->cfg.wait);
+    for (;;) {
+        progressed = amc_context_progress(ctx);
+        status     = amc_request_poll(req);
+        if (status != AMC_INPROGRESS) {
+            return status;
+        }
+        amc_waiter_pass(&waiter, progressed, amc_context_sleep, ctx);
+    }
+}

@@ -1,0 +1,38 @@
+/* Requests: the handle of one running collective instance. */
+#ifndef AMC_REQUEST_H
+#define AMC_REQUEST_H
+
+#include "amcoll.h"
+#include "ctrl/coll_ctrl.h"
+
+#include <stdint.h>
+
+#define AMC_REQUEST_MAGIC 0x52455155u  /* "REQU" */
+
+struct amc_request {
+    uint32_t         magic;
+    int              complete;     /* set by a handler under the ctrl lock, read lock-free */
+    int              status;
+    int              heap;         /* malloc'd by amc_i*, else the caller's stack */
+    struct amc_comm *comm;
+    amc_coll_slot_t *slot;         /* valid while !complete, under ctrl->lock */
+    double           deadline;     /* AMC_TIMEOUT from the first test or wait; 0 unset */
+};
+
+void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap);
+
+/* Called by the collective with ctrl->lock held. */
+void amc_request_complete(struct amc_request *req, int status);
+
+int  amc_request_is_complete(const struct amc_request *req);
+
+/* Checks a request once (no progress): its final status once complete,
+ * AMC_INPROGRESS while running. A handler error left on its communicator or
+ * the passing of AMC_TIMEOUT completes it with that error. */
+int  amc_request_poll(struct amc_request *req);
+
+/* Waits for one request without releasing it; the error of a failed wait
+ * detaches the request from its instance, which runs on to keep in step. */
+int  amc_request_wait_one(struct amc_request *req);
+
+#endif

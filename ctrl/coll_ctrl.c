@@ -1,0 +1,162 @@
+#include "ctrl/coll_ctrl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define AMC_CTRL_WINDOW_MASK (AMC_CTRL_WINDOW - 1)
+
+void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max)
+{
+    memset(ctrl, 0, sizeof(*ctrl));
+    amc_spinlock_init(&ctrl->lock);
+    ctrl->early_max = early_max;
+}
+
+static void amc_coll_slot_list_free(amc_coll_slot_t *slot)
+{
+    amc_coll_slot_t *next;
+
+    for (; slot != NULL; slot = next) {
+        next = slot->next;
+        free(slot);
+    }
+}
+
+void amc_coll_ctrl_cleanup(amc_coll_ctrl_t *ctrl)
+{
+    int i;
+
+    for (i = 0; i < AMC_CTRL_WINDOW; i++) {
+        free(ctrl->window[i]);
+    }
+    amc_coll_slot_list_free(ctrl->early);
+    amc_coll_slot_list_free(ctrl->free_slots);
+    amc_spinlock_destroy(&ctrl->lock);
+}
+
+static amc_coll_slot_t *amc_coll_slot_alloc(amc_coll_ctrl_t *ctrl, uint64_t seq,
+                                            struct amc_comm *comm)
+{
+    amc_coll_slot_t *slot = ctrl->free_slots;
+
+    if (slot != NULL) {
+        ctrl->free_slots = slot->next;
+    } else {
+        /* no blocking call under the lock; malloc only off the common path */
+        slot = malloc(sizeof(*slot));
+        if (slot == NULL) {
+            return NULL;
+        }
+    }
+    slot->seq           = seq;
+    slot->bitvec        = 0;
+    slot->cur_val       = -1;
+    slot->rounds_sent   = 0;
+    slot->send_posted   = 0;
+    slot->send_complete = 0;
+    slot->status        = 0;
+    slot->done          = 0;
+    slot->req           = NULL;
+    slot->comm          = comm;
+    slot->next          = NULL;
+    ctrl->active++;
+    return slot;
+}
+
+amc_coll_slot_t *amc_coll_ctrl_find(amc_coll_ctrl_t *ctrl, uint64_t seq)
+{
+    amc_coll_slot_t *slot;
+
+    if (seq < ctrl->seq_base) {
+        return NULL;
+    }
+    if (seq - ctrl->seq_base < AMC_CTRL_WINDOW) {
+        slot = ctrl->window[seq & AMC_CTRL_WINDOW_MASK];
+        return ((slot != NULL) && (slot->seq == seq)) ? slot : NULL;
+    }
+    for (slot = ctrl->early; (slot != NULL) && (slot->seq <= seq); slot = slot->next) {
+        if (slot->seq == seq) {
+            return slot;
+        }
+    }
+    return NULL;
+}
+
+amc_coll_lookup_t amc_coll_ctrl_slot(amc_coll_ctrl_t *ctrl, uint64_t seq,
+                                     struct amc_comm *comm, amc_coll_slot_t **slot_p)
+{
+    amc_coll_slot_t **link, *slot;
+
+    if (seq < ctrl->seq_base) {
+        return AMC_CTRL_OLDER;
+    }
+
+    if (seq - ctrl->seq_base < AMC_CTRL_WINDOW) {
+        link = &ctrl->window[seq & AMC_CTRL_WINDOW_MASK];
+        if (*link == NULL) {
+            *link = amc_coll_slot_alloc(ctrl, seq, comm);
+            if (*link == NULL) {
+                return AMC_CTRL_NO_MEMORY;
+            }
+        }
+        *slot_p = *link;
+        return AMC_CTRL_FOUND;
+    }
+
+    for (link = &ctrl->early; (*link != NULL) && ((*link)->seq < seq); link = &(*link)->next) {
+    }
+    if ((*link != NULL) && ((*link)->seq == seq)) {
+        *slot_p = *link;
+        return AMC_CTRL_FOUND;
+    }
+    if (ctrl->early_count >= ctrl->early_max) {
+        return AMC_CTRL_NO_ROOM;
+    }
+    slot = amc_coll_slot_alloc(ctrl, seq, comm);
+    if (slot == NULL) {
+        return AMC_CTRL_NO_MEMORY;
+    }
+    slot->next = *link;
+    *link      = slot;
+    ctrl->early_count++;
+    *slot_p = slot;
+    return AMC_CTRL_FOUND;
+}
+
+/* Moves early-store slots that the window now covers into it. */
+static void amc_coll_ctrl_fill_window(amc_coll_ctrl_t *ctrl)
+{
+    amc_coll_slot_t *slot;
+
+    while (((slot = ctrl->early) != NULL) &&
+           (slot->seq - ctrl->seq_base < AMC_CTRL_WINDOW)) {
+        ctrl->early = slot->next;
+        ctrl->early_count--;
+        slot->next = NULL;
+        ctrl->window[slot->seq & AMC_CTRL_WINDOW_MASK] = slot;
+    }
+}
+
+void amc_coll_ctrl_release(amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot)
+{
+    amc_coll_slot_t **link;
+
+    /* A finished slot stays until the window slides past it, so that a
+     * message for its seq is recognisably a duplicate, not a new instance. */
+    slot->done = 1;
+    slot->req  = NULL;
+
+    for (;;) {
+        link = &ctrl->window[ctrl->seq_base & AMC_CTRL_WINDOW_MASK];
+        slot = *link;
+        if ((slot == NULL) || (slot->seq != ctrl->seq_base) || !slot->done) {
+            break;
+        }
+        *link            = NULL;
+        slot->next       = ctrl->free_slots;
+        ctrl->free_slots = slot;
+        ctrl->active--;
+        ctrl->seq_base++;
+    }
+    amc_coll_ctrl_fill_window(ctrl);
+}

@@ -1,0 +1,91 @@
+/*
+ * The per-communicator control structure of the patent, generalised to any
+ * number of outstanding non-blocking instances.
+ *
+ * Each collective instance (one sequence number) has a slot: bitvec (bit 0 =
+ * the local rank entered, bit r+1 = round r's message arrived), cur_val (the
+ * synchronization point reached), and the send_posted / send_complete
+ * counters. Slots of instances seq_base .. seq_base+W-1 sit in a window
+ * indexed by seq % W; for a blocking barrier only two of them are ever in use,
+ * the patent's bitvec_cur and bitvec_next (doc/design.md says why). Instances
+ * further ahead (a peer that ran many ibarriers ahead, or many local ones
+ * outstanding) wait in the early-arrival store, a list sorted by seq.
+ *
+ * Everything here is called with ctrl->lock held, except init and cleanup.
+ */
+#ifndef AMC_COLL_CTRL_H
+#define AMC_COLL_CTRL_H
+
+#include "ctrl/spinlock.h"
+#include "handlers/wire.h"
+#include "transport/transport.h"
+
+#include <stdint.h>
+
+#define AMC_CTRL_WINDOW     8   /* power of two */
+#define AMC_CTRL_MAX_ROUNDS 32  /* ceil(log2 N) for any int N */
+
+struct amc_request;
+struct amc_comm;
+
+typedef struct amc_coll_slot {
+    uint64_t               seq;
+    uint64_t               bitvec;
+    int                    cur_val;        /* trailing ones of bitvec, minus one */
+    int                    rounds_sent;    /* rounds handed to the transport so far */
+    uint32_t               send_posted;
+    uint32_t               send_complete;
+    int                    status;         /* first error this instance saw */
+    int                    done;           /* finished: all arrived, all sends complete */
+    struct amc_request    *req;            /* NULL once notified or abandoned */
+    struct amc_comm       *comm;           /* for the send completion handler */
+    amc_completion_t       send_comp;      /* every send of this instance completes here */
+    struct amc_coll_slot  *next;           /* early-arrival store or free list */
+    amc_wire_hdr_t         hdr[AMC_CTRL_MAX_ROUNDS]; /* alive until each send completes */
+} amc_coll_slot_t;
+
+typedef struct amc_coll_ctrl {
+    amc_spinlock_t   lock;
+    uint64_t         seq_next;     /* the next local instance gets this number */
+    uint64_t         seq_base;     /* oldest instance whose slot is still in use */
+    amc_coll_slot_t *window[AMC_CTRL_WINDOW];
+    amc_coll_slot_t *early;        /* slots with seq >= seq_base + W, sorted */
+    unsigned         early_count;
+    unsigned         early_max;
+    amc_coll_slot_t *free_slots;
+    unsigned         active;       /* slots in use */
+    int              pending_err;  /* an error no instance could take */
+} amc_coll_ctrl_t;
+
+void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max);
+void amc_coll_ctrl_cleanup(amc_coll_ctrl_t *ctrl);
+
+typedef enum {
+    AMC_CTRL_FOUND,
+    AMC_CTRL_OLDER,     /* seq < seq_base: that instance finished here */
+    AMC_CTRL_NO_ROOM,   /* the early-arrival store is full */
+    AMC_CTRL_NO_MEMORY
+} amc_coll_lookup_t;
+
+/* The slot of instance seq, created empty if it has none yet. */
+amc_coll_lookup_t amc_coll_ctrl_slot(amc_coll_ctrl_t *ctrl, uint64_t seq,
+                                     struct amc_comm *comm, amc_coll_slot_t **slot_p);
+
+/* The slot of instance seq if it exists, else NULL. */
+amc_coll_slot_t *amc_coll_ctrl_find(amc_coll_ctrl_t *ctrl, uint64_t seq);
+
+/* Gives a finished instance's slot back and slides the window over every
+ * finished instance at its base. */
+void amc_coll_ctrl_release(amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot);
+
+/* Sets bit and recomputes cur_val; returns the old cur_val. */
+static inline int amc_coll_slot_set_bit(amc_coll_slot_t *slot, int bit)
+{
+    int old = slot->cur_val;
+
+    slot->bitvec |= (uint64_t)1 << bit;
+    slot->cur_val = __builtin_ctzll(~slot->bitvec) - 1;
+    return old;
+}
+
+#endif

@@ -1,0 +1,73 @@
+#include "handlers/am_handler.h"
+#include "handlers/barrier_handler.h"
+#include "handlers/wire.h"
+#include "am_coll/comm.h"
+#include "am_coll/context.h"
+
+#include <string.h>
+
+static void amc_am_reject(amc_context_t *ctx, const char *why, const amc_wire_hdr_t *hdr)
+{
+    if (hdr != NULL) {
+        amc_error(&ctx->log, "rejected message (cid=0x%llx seq=%llu round=%u src=%u): %s",
+                  (unsigned long long)hdr->cid, (unsigned long long)hdr->seq,
+                  (unsigned)hdr->round, (unsigned)hdr->src, why);
+    } else {
+        amc_error(&ctx->log, "rejected message: %s", why);
+    }
+    amc_context_set_error(ctx, AMC_ERR_PROTOCOL);
+}
+
+void amc_am_recv(void *arg, const void *hdr_bytes, size_t hdr_len, const void *data, size_t len)
+{
+    amc_context_t  *ctx = arg;
+    amc_wire_hdr_t  hdr;
+    struct amc_comm *comm;
+    int             status;
+
+    if (hdr_len != sizeof(hdr)) {
+        amc_am_reject(ctx, (hdr_len < sizeof(hdr)) ? "truncated header" : "oversized header",
+                      NULL);
+        return;
+    }
+    /* the transport's header may be unaligned */
+    memcpy(&hdr, hdr_bytes, sizeof(hdr));
+    if ((hdr.magic != AMC_WIRE_MAGIC) || (hdr.version != AMC_WIRE_VERSION)) {
+        amc_am_reject(ctx, "bad magic or wire version", NULL);
+        return;
+    }
+    if (hdr.kind != AMC_WIRE_BARRIER) {
+        amc_am_reject(ctx, "unknown message kind", &hdr);
+        return;
+    }
+
+    comm = amc_context_lookup(ctx, hdr.cid);
+    if (comm != NULL) {
+        amc_am_dispatch(ctx, comm, &hdr, sizeof(hdr), data, len);
+        return;
+    }
+
+    if (amc_context_cid_is_dead(ctx, hdr.cid)) {
+        amc_am_reject(ctx, "communicator already freed", &hdr);
+        return;
+    }
+    /* a peer may use a communicator before this rank has created it */
+    status = amc_context_hold_orphan(ctx, hdr.cid, &hdr, sizeof(hdr), data, len);
+    if (status != AMC_SUCCESS) {
+        amc_am_reject(ctx, "unknown communicator and no room to hold its messages "
+                      "(AMC_ORPHAN_MAX)", &hdr);
+    }
+}
+
+void amc_am_dispatch(amc_context_t *ctx, struct amc_comm *comm,
+                     const void *hdr_bytes, size_t hdr_len, const void *data, size_t len)
+{
+    amc_wire_hdr_t hdr;
+
+    (void)ctx;
+    (void)hdr_len;
+    (void)data;
+    (void)len;
+    memcpy(&hdr, hdr_bytes, sizeof(hdr));
+    amc_barrier_on_arrival(comm, &hdr);
+}

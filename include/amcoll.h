@@ -1,0 +1,91 @@
+/*
+ * amcoll: MPI-style collective operations run directly on UCX active messages.
+ *
+ * The contract is ../shared/docs/api.md; names and signatures here follow it.
+ * Every function returns AMC_SUCCESS (0) or a positive error code.
+ */
+#ifndef AMCOLL_H
+#define AMCOLL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AMC_VERSION_MAJOR 0
+#define AMC_VERSION_MINOR 1
+
+enum {
+    AMC_SUCCESS = 0,
+    AMC_ERR_ARG,
+    AMC_ERR_COMM,
+    AMC_ERR_NO_MEMORY,
+    AMC_ERR_TRUNCATE,
+    AMC_ERR_PROTOCOL,
+    AMC_ERR_PEER,
+    AMC_ERR_TIMEOUT,
+    AMC_ERR_TRANSPORT,
+    AMC_ERR_NOT_INITIALIZED,
+    AMC_ERR_UNSUPPORTED,
+    AMC_ERR_LAST /* one past the last code; not a status */
+};
+
+typedef struct amc_comm    *amc_comm_t;
+typedef struct amc_request *amc_request_t;
+
+#define AMC_COMM_NULL    ((amc_comm_t)0)
+#define AMC_REQUEST_NULL ((amc_request_t)0)
+
+typedef enum {
+    AMC_BYTE, AMC_CHAR, AMC_INT8, AMC_INT16, AMC_INT32, AMC_INT64,
+    AMC_UINT8, AMC_UINT16, AMC_UINT32, AMC_UINT64,
+    AMC_INT, AMC_LONG, AMC_FLOAT, AMC_DOUBLE
+} amc_datatype_t;
+
+typedef int amc_op_t;
+enum {
+    AMC_SUM, AMC_PROD, AMC_MIN, AMC_MAX, AMC_LAND, AMC_LOR, AMC_LXOR,
+    AMC_BAND, AMC_BOR, AMC_BXOR
+};
+
+#define AMC_IN_PLACE  ((void *)(-1L))
+#define AMC_UNDEFINED (-32766)
+
+enum {
+    AMC_THREAD_SINGLE     = 0,
+    AMC_THREAD_SERIALIZED = 2,
+    AMC_THREAD_MULTIPLE   = 3
+};
+
+/* Environment */
+int         amc_init(int *argc, char ***argv);
+int         amc_init_thread(int *argc, char ***argv, int required, int *provided);
+int         amc_finalize(void);
+int         amc_initialized(int *flag);
+double      amc_wtime(void);
+const char *amc_strerror(int code);
+
+/* Communicators */
+amc_comm_t amc_comm_world(void);
+#define AMC_COMM_WORLD (amc_comm_world())
+int amc_comm_rank(amc_comm_t comm, int *rank);
+int amc_comm_size(amc_comm_t comm, int *size);
+int amc_comm_dup(amc_comm_t comm, amc_comm_t *newcomm);
+int amc_comm_free(amc_comm_t *comm);
+
+/* Collectives */
+int amc_barrier(amc_comm_t comm);
+int amc_ibarrier(amc_comm_t comm, amc_request_t *req);
+
+/* Requests */
+int amc_test(amc_request_t *req, int *flag);
+int amc_wait(amc_request_t *req);
+int amc_testall(int n, amc_request_t reqs[], int *flag);
+int amc_waitall(int n, amc_request_t reqs[]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMCOLL_H */

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+#
+# Integration tests: amcoll barriers over real UCX, ranks started by mpirun
+# (PMIx), oversubscribed on however few cores the machine has.
+#
+# Run by `make check` (TESTS_ENVIRONMENT exports MPIRUN; the current directory
+# is the build directory, $srcdir points at the sources) or by hand from the
+# top build directory (the repository root for an in-tree build):
+#
+#     MPIRUN=mpirun bash tests/integration/run_integration.sh
+#
+# Knobs (environment; none starts with AMC_, which the library reserves):
+#   MPIRUN           launcher (default: mpirun)
+#   AMCTEST_BIN      test program (default: ./tests/integration/test_barrier_mpi)
+#   AMCTEST_NPROCS   rank counts for the main sub-tests (default: 1 2 3 4 5 7 8 16 32)
+#   AMCTEST_FEW_NPROCS rank counts for timeout/misuse/stale (default: 2 5 8)
+#   AMCTEST_RUN_LIMIT  seconds before one mpirun is killed (default: 120)
+#   AMCTEST_ITERS    barriers of the semantics sub-test (default chosen by N)
+#   AMC_TIMEOUT      passed on for the ordinary sub-tests (default 60, so that
+#                    a lost barrier fails instead of hanging); the timeout
+#                    sub-test always runs with AMC_TIMEOUT=1
+#
+# Prints PASS:/FAIL: per run and "integration: X passed, Y failed"; exits 0
+# only when everything passed (never 77: a missing program is a failure).
+
+set -u
+
+srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+MPIRUN=${MPIRUN:-mpirun}
+NPROCS=${AMCTEST_NPROCS:-"1 2 3 4 5 7 8 16 32"}
+FEW_NPROCS=${AMCTEST_FEW_NPROCS:-"2 5 8"}
+RUN_LIMIT=${AMCTEST_RUN_LIMIT:-120}
+DEFAULT_TIMEOUT=${AMC_TIMEOUT:-60}
+
+passed=0
+failed=0
+failed_list=""
+
+# ---------------------------------------------------------------- locate things
+
+BIN=${AMCTEST_BIN:-}
+if [ -z "$BIN" ]; then
+    for cand in ./tests/integration/test_barrier_mpi \
+                "$(dirname "$0")/test_barrier_mpi" \
+                "$srcdir/tests/integration/test_barrier_mpi"; do
+        if [ -x "$cand" ]; then
+            BIN=$cand
+            break
+        fi
+    done
+fi
+if [ -z "$BIN" ] || [ ! -x "$BIN" ]; then
+    echo "FAIL: test program not found (looked for ./tests/integration/test_barrier_mpi;" \
+         "build it with 'make tests/integration/test_barrier_mpi' or set AMCTEST_BIN)"
+    echo "integration: 0 passed, 1 failed"
+    exit 1
+fi
+
+if ! command -v "$MPIRUN" >/dev/null 2>&1; then
+    echo "FAIL: launcher '$MPIRUN' not found (set MPIRUN)"
+    echo "integration: 0 passed, 1 failed"
+    exit 1
+fi
+
+if ! command -v timeout >/dev/null 2>&1; then
+    echo "FAIL: coreutils 'timeout' not found; refusing to run without a hang guard"
+    echo "integration: 0 passed, 1 failed"
+    exit 1
+fi
+
+MPIRUN_ARGS=(--oversubscribe --bind-to none)
+if [ "$(id -u)" = 0 ]; then
+    MPIRUN_ARGS+=(--allow-run-as-root)
+fi
+
+SHM_DIR=/dev/shm
+if [ ! -d "$SHM_DIR" ] || [ ! -w "$SHM_DIR" ]; then
+    SHM_DIR=${TMPDIR:-/tmp}
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/amc_integration.XXXXXX") || exit 1
+SHM_FILE=""
+cleanup() {
+    [ -n "$SHM_FILE" ] && rm -f "$SHM_FILE"
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "integration: program $BIN, launcher $MPIRUN ${MPIRUN_ARGS[*]}, shared files in $SHM_DIR"
+
+# ---------------------------------------------------------------- one run
+
+# run_one DESC NPROCS(0 = no launcher) AMC_TIMEOUT_VALUE SUBTEST
+run_one() {
+    local desc=$1 np=$2 tmo=$3 sub=$4
+    local log="$WORK/run.log" rc t0 t1 expect
+    local -a cmd
+
+    SHM_FILE=$(mktemp "$SHM_DIR/amc_test.XXXXXX") || {
+        echo "FAIL: $desc (mktemp in $SHM_DIR failed)"
+        failed=$((failed + 1)); failed_list="$failed_list\n  $desc"
+        return
+    }
+    if [ "$np" = 0 ]; then
+        cmd=("$BIN" "$sub" "$SHM_FILE")
+        expect="ok $sub N=1"
+    else
+        cmd=("$MPIRUN" "${MPIRUN_ARGS[@]}" -x AMC_TIMEOUT -np "$np" "$BIN" "$sub" "$SHM_FILE")
+        expect="ok $sub N=$np"
+    fi
+
+    t0=$(date +%s.%N)
+    AMC_TIMEOUT=$tmo timeout -k 10 "$RUN_LIMIT" "${cmd[@]}" </dev/null >"$log" 2>&1
+    rc=$?
+    t1=$(date +%s.%N)
+    rm -f "$SHM_FILE"
+    SHM_FILE=""
+    local secs
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+
+    if [ "$rc" = 0 ] && grep -qx "$expect" "$log"; then
+        echo "PASS: $desc (${secs} s)"
+        passed=$((passed + 1))
+        if [ "$sub" = timeout ]; then
+            # Show what the library logged about the timeouts (informational).
+            grep -i -E 'time.?out|timed out' "$log" | grep -v '^ok ' | head -n 4 |
+                sed 's/^/    log: /'
+        fi
+        return
+    fi
+
+    local why
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        why="killed after ${RUN_LIMIT} s: hang"
+    elif [ "$rc" = 0 ]; then
+        why="exit 0 but no line '$expect'"
+    else
+        why="exit status $rc"
+    fi
+    echo "FAIL: $desc ($why, ${secs} s)"
+    echo "    command: AMC_TIMEOUT=$tmo ${cmd[*]}"
+    local lines
+    lines=$(wc -l <"$log")
+    if [ "$lines" -gt 80 ]; then
+        # Failure lines first, then the tail.
+        grep -E '^FAIL ' "$log" | head -n 40 | sed 's/^/    | /'
+        echo "    | ... ($lines lines of output; last 40:)"
+        tail -n 40 "$log" | sed 's/^/    | /'
+    else
+        sed 's/^/    | /' "$log"
+    fi
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  $desc"
+}
+
+# ---------------------------------------------------------------- the runs
+
+start=$(date +%s)
+
+# Singleton: no launcher, the job has one rank.
+for sub in semantics dup ibarrier misuse; do
+    run_one "$sub, singleton (no launcher)" 0 "$DEFAULT_TIMEOUT" "$sub"
+done
+
+for np in $NPROCS; do
+    for sub in semantics dup ibarrier; do
+        run_one "$sub N=$np" "$np" "$DEFAULT_TIMEOUT" "$sub"
+    done
+done
+
+for np in $FEW_NPROCS; do
+    for sub in misuse stale; do
+        run_one "$sub N=$np" "$np" "$DEFAULT_TIMEOUT" "$sub"
+    done
+    if [ "$np" -ge 2 ]; then
+        run_one "timeout N=$np (AMC_TIMEOUT=1, last rank 2.5 s late)" "$np" 1 timeout
+    fi
+done
+
+end=$(date +%s)
+if [ "$failed" -gt 0 ]; then
+    printf "failed runs:%b\n" "$failed_list"
+fi
+echo "integration: total time $((end - start)) s"
+echo "integration: $passed passed, $failed failed"
+[ "$failed" = 0 ] && [ "$passed" -gt 0 ]

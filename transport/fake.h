@@ -1,0 +1,46 @@
+/*
+ * In-process fake transport: N ranks in one process, sends are queued and the
+ * test decides which queued message is delivered next. For unit tests of the
+ * handler state machines only; never a stand-in for UCX elsewhere.
+ */
+#ifndef AMC_FAKE_H
+#define AMC_FAKE_H
+
+#include "transport/transport.h"
+
+#include <stddef.h>
+
+typedef struct amc_fake_fabric amc_fake_fabric_t;
+
+typedef enum {
+    AMC_FAKE_COMPLETE_ON_DELIVERY, /* send completion runs after the receiver's handler */
+    AMC_FAKE_COMPLETE_ON_SEND      /* send returns done at once, like a UCX short send */
+} amc_fake_completion_t;
+
+int  amc_fake_fabric_create(int nranks, amc_fake_completion_t completion,
+                            amc_fake_fabric_t **fabric_p);
+void amc_fake_fabric_destroy(amc_fake_fabric_t *fabric);
+
+/* The transport of one rank; the context that takes it destroys it. */
+int  amc_fake_transport_create(amc_fake_fabric_t *fabric, int rank, amc_transport_t **tp_p);
+
+/* Messages that may be delivered now (not held back). */
+size_t amc_fake_deliverable(const amc_fake_fabric_t *fabric);
+
+/* Delivers the index-th deliverable message in send order; 0 if none. */
+int  amc_fake_deliver(amc_fake_fabric_t *fabric, size_t index);
+
+/* Holds back (or releases) every message addressed to rank. */
+void amc_fake_hold(amc_fake_fabric_t *fabric, int rank, int hold);
+
+/* Queues raw bytes as a message from src to dst, as a broken peer would. */
+int  amc_fake_inject(amc_fake_fabric_t *fabric, int src, int dst,
+                     const void *hdr, size_t hdr_len);
+
+/* Messages whose header storage changed between send and delivery: a sender
+ * that reused header memory before its send completed. */
+unsigned long amc_fake_header_violations(const amc_fake_fabric_t *fabric);
+
+unsigned long amc_fake_delivered(const amc_fake_fabric_t *fabric);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * What the collectives need from a transport: send an active message (a
+ * header and optional data) to a rank, run arrival handlers from progress,
+ * and sleep until something arrives. Two implementations: UCX (ucx.c) and
+ * an in-process fake for unit tests of the handler state machines (fake.c).
+ */
+#ifndef AMC_TRANSPORT_H
+#define AMC_TRANSPORT_H
+
+#include <stddef.h>
+
+typedef struct amc_transport amc_transport_t;
+
+/* Send completion: the header (and data) may be reused from now on. The
+ * sender embeds this in the object that owns the header and finds that
+ * object back from it, so a send carries one pointer and allocates nothing. */
+typedef struct amc_completion amc_completion_t;
+struct amc_completion {
+    void (*fn)(amc_completion_t *self, int status);
+};
+
+#define amc_container_of(_ptr, _type, _member) \
+    ((_type *)((char *)(_ptr) - __builtin_offsetof(_type, _member)))
+
+/* Arrival: header and data are valid only during the call. */
+typedef void (*amc_recv_cb_t)(void *arg, const void *hdr, size_t hdr_len,
+                              const void *data, size_t len);
+
+typedef struct amc_transport_ops {
+    /* AMC_SUCCESS: done, comp is not called; AMC_INPROGRESS: comp is called
+     * from a later progress; anything else: failed, comp is not called. hdr
+     * must stay valid until completion (UCX 1.13 does not copy it). */
+    int  (*send)(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
+                 const void *data, size_t len, amc_completion_t *comp);
+    /* Runs pending handlers; returns non-zero if anything happened. */
+    int  (*progress)(amc_transport_t *tp);
+    /* Blocks until an event may be pending or timeout_ms passes. */
+    void (*sleep)(amc_transport_t *tp, int timeout_ms);
+    /* Orderly teardown of this rank's side (may talk to peers). */
+    void (*destroy)(amc_transport_t *tp);
+} amc_transport_ops_t;
+
+struct amc_transport {
+    const amc_transport_ops_t *ops;
+    const char                *name;
+    int                        rank;
+    int                        size;
+    amc_recv_cb_t              recv_cb;
+    void                      *recv_arg;
+};
+
+static inline void amc_transport_set_recv(amc_transport_t *tp, amc_recv_cb_t cb, void *arg)
+{
+    tp->recv_cb  = cb;
+    tp->recv_arg = arg;
+}
+
+#endif
