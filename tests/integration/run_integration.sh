@@ -106,7 +106,11 @@ run_one() {
         cmd=("$BIN" "$sub" "$SHM_FILE")
         expect="ok $sub N=1"
     else
-        cmd=("$MPIRUN" "${MPIRUN_ARGS[@]}" -x AMC_TIMEOUT -np "$np" "$BIN" "$sub" "$SHM_FILE")
+        cmd=("$MPIRUN" "${MPIRUN_ARGS[@]}" -x AMC_TIMEOUT)
+        if [ -n "${AMCTEST_ITERS:-}" ]; then
+            cmd+=(-x AMCTEST_ITERS)
+        fi
+        cmd+=(-np "$np" "$BIN" "$sub" "$SHM_FILE")
         expect="ok $sub N=$np"
     fi
 
@@ -143,10 +147,13 @@ run_one() {
     local lines
     lines=$(wc -l <"$log")
     if [ "$lines" -gt 80 ]; then
-        # Failure lines first, then the tail.
+        # Too long to show whole: the test's own failure lines, then the rest.
+        local nfail
+        nfail=$(grep -c '^FAIL ' "$log")
+        echo "    | ($lines lines of output, $nfail FAIL lines; first 40 FAIL lines:)"
         grep -E '^FAIL ' "$log" | head -n 40 | sed 's/^/    | /'
-        echo "    | ... ($lines lines of output; last 40:)"
-        tail -n 40 "$log" | sed 's/^/    | /'
+        echo "    | (last 30 other lines:)"
+        grep -v -E '^FAIL ' "$log" | tail -n 30 | sed 's/^/    | /'
     else
         sed 's/^/    | /' "$log"
     fi

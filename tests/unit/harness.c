@@ -1,0 +1,116 @@
+#include "tests/unit/harness.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static unsigned long amc_test_passed_count;
+static unsigned long amc_test_failed_count;
+
+void amc_test_check(int ok, const char *file, int line, const char *expr, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (ok) {
+        amc_test_passed_count++;
+        return;
+    }
+    amc_test_failed_count++;
+    /* the first failures tell the story; thousands of repeats do not */
+    if (amc_test_failed_count > 50) {
+        return;
+    }
+    fprintf(stderr, "FAIL %s:%d: %s: ", file, line, expr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+unsigned long amc_test_failures(void)
+{
+    return amc_test_failed_count;
+}
+
+int amc_test_summary(const char *name)
+{
+    printf("%s: %lu checks passed, %lu failed\n", name, amc_test_passed_count,
+           amc_test_failed_count);
+    return (amc_test_failed_count == 0) ? 0 : 1;
+}
+
+int amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t completion,
+                          const amc_config_t *cfg)
+{
+    amc_config_t     defaults;
+    amc_transport_t *tp;
+    int              rank, status;
+
+    if (cfg == NULL) {
+        amc_config_defaults(&defaults);
+        defaults.log_level = getenv("AMC_LOG_LEVEL") ? amc_log_from_env().level : -1;
+        cfg = &defaults;
+    }
+    world->n   = n;
+    world->ctx = calloc((size_t)n, sizeof(*world->ctx));
+    if (world->ctx == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    status = amc_fake_fabric_create(n, completion, &world->fabric);
+    if (status != AMC_SUCCESS) {
+        free(world->ctx);
+        return status;
+    }
+    for (rank = 0; rank < n; rank++) {
+        status = amc_fake_transport_create(world->fabric, rank, &tp);
+        if (status == AMC_SUCCESS) {
+            status = amc_context_create(cfg, tp, &world->ctx[rank]);
+        }
+        if (status != AMC_SUCCESS) {
+            world->n = rank;
+            amc_test_world_destroy(world);
+            return status;
+        }
+    }
+    return AMC_SUCCESS;
+}
+
+void amc_test_world_destroy(amc_test_world_t *world)
+{
+    int rank;
+
+    for (rank = 0; rank < world->n; rank++) {
+        if (world->ctx[rank] != NULL) {
+            amc_context_destroy(world->ctx[rank]);
+        }
+    }
+    amc_fake_fabric_destroy(world->fabric);
+    free(world->ctx);
+}
+
+amc_comm_t amc_test_world_comm(amc_test_world_t *world, int rank)
+{
+    return amc_context_world(world->ctx[rank]);
+}
+
+void amc_test_rng_seed(amc_test_rng_t *rng, uint64_t seed)
+{
+    rng->state = seed * 0x9e3779b97f4a7c15ull + 1;
+}
+
+uint64_t amc_test_rng_next(amc_test_rng_t *rng)
+{
+    /* xorshift64* */
+    uint64_t x = rng->state;
+
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng->state = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+size_t amc_test_rng_below(amc_test_rng_t *rng, size_t bound)
+{
+    return (bound == 0) ? 0 : (size_t)(amc_test_rng_next(rng) % bound);
+}

@@ -1,0 +1,43 @@
+/*
+ * A small test harness: checks that count and report, and a "world" of N
+ * ranks in one process, each with its own context over the fake transport.
+ */
+#ifndef AMC_TEST_HARNESS_H
+#define AMC_TEST_HARNESS_H
+
+#include "am_coll/comm.h"
+#include "am_coll/context.h"
+#include "transport/fake.h"
+#include "amcoll.h"
+
+#include <stdint.h>
+
+void amc_test_check(int ok, const char *file, int line, const char *expr, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* CHECK(cond, "printf-style context") */
+#define CHECK(_cond, ...) amc_test_check(!!(_cond), __FILE__, __LINE__, #_cond, __VA_ARGS__)
+
+/* Prints the tally; returns the process exit status. */
+int  amc_test_summary(const char *name);
+unsigned long amc_test_failures(void);
+
+typedef struct amc_test_world {
+    int                n;
+    amc_fake_fabric_t *fabric;
+    amc_context_t    **ctx;
+} amc_test_world_t;
+
+/* cfg may be NULL for the defaults (log level from AMC_LOG_LEVEL, else error). */
+int  amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t completion,
+                           const amc_config_t *cfg);
+void amc_test_world_destroy(amc_test_world_t *world);
+amc_comm_t amc_test_world_comm(amc_test_world_t *world, int rank);
+
+/* Deterministic generator for reproducible "random" delivery orders. */
+typedef struct { uint64_t state; } amc_test_rng_t;
+void     amc_test_rng_seed(amc_test_rng_t *rng, uint64_t seed);
+uint64_t amc_test_rng_next(amc_test_rng_t *rng);
+size_t   amc_test_rng_below(amc_test_rng_t *rng, size_t bound);
+
+#endif

@@ -1,1 +1,131 @@
-int main(void){return 0;}
+/*
+ * The AMC_* table: defaults parse, values are read, bad values are rejected
+ * with a message naming the variable, unknown AMC_* variables draw a warning,
+ * and the printed table lists every variable.
+ */
+#include "tests/unit/harness.h"
+#include "am_coll/config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Runs fn with stderr captured into buf. */
+static void capture_stderr(void (*fn)(void *), void *arg, char *buf, size_t len)
+{
+    FILE  *tmp = tmpfile();
+    int    saved = dup(STDERR_FILENO);
+    size_t got;
+
+    fflush(stderr);
+    dup2(fileno(tmp), STDERR_FILENO);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(tmp);
+    got      = fread(buf, 1, len - 1, tmp);
+    buf[got] = '\0';
+    fclose(tmp);
+}
+
+typedef struct { amc_config_t cfg; int status; } read_result_t;
+
+static void do_read(void *arg)
+{
+    read_result_t *r   = arg;
+    amc_log_t      log = { AMC_LOG_WARN, -1 };
+
+    r->status = amc_config_read(&r->cfg, &log);
+}
+
+static void test_defaults(void)
+{
+    amc_config_t cfg;
+
+    amc_config_defaults(&cfg);
+    CHECK(cfg.log_level == AMC_LOG_WARN, "default log level");
+    CHECK(cfg.timeout_sec == 0.0, "no timeout by default");
+    CHECK(cfg.wait.spin_count > 0, "spin count");
+    CHECK(cfg.wait.yield_usec > 0, "yield time");
+    CHECK(cfg.wait.sleep_msec > 0, "sleep bound");
+    CHECK(cfg.early_max > 0 && cfg.orphan_max > 0, "store bounds");
+}
+
+static void test_values(void)
+{
+    read_result_t r;
+    char          err[4096];
+
+    setenv("AMC_TIMEOUT", "2.5", 1);
+    setenv("AMC_LOG_LEVEL", "debug", 1);
+    setenv("AMC_SPIN_COUNT", "7", 1);
+    capture_stderr(do_read, &r, err, sizeof(err));
+    CHECK(r.status == AMC_SUCCESS, "valid values: %s", err);
+    CHECK(r.cfg.timeout_sec == 2.5, "AMC_TIMEOUT read");
+    CHECK(r.cfg.log_level == AMC_LOG_DEBUG, "AMC_LOG_LEVEL read");
+    CHECK(r.cfg.wait.spin_count == 7, "AMC_SPIN_COUNT read");
+    unsetenv("AMC_LOG_LEVEL");
+    unsetenv("AMC_SPIN_COUNT");
+
+    setenv("AMC_TIMEOUT", "soon", 1);
+    capture_stderr(do_read, &r, err, sizeof(err));
+    CHECK(r.status == AMC_ERR_ARG, "non-numeric timeout is rejected");
+    CHECK(strstr(err, "AMC_TIMEOUT") != NULL, "the message names the variable: '%s'", err);
+    setenv("AMC_TIMEOUT", "-1", 1);
+    capture_stderr(do_read, &r, err, sizeof(err));
+    CHECK(r.status == AMC_ERR_ARG, "negative timeout is rejected");
+    unsetenv("AMC_TIMEOUT");
+
+    setenv("AMC_SPIN_COUNT", "-3", 1);
+    capture_stderr(do_read, &r, err, sizeof(err));
+    CHECK(r.status == AMC_ERR_ARG, "negative count is rejected");
+    setenv("AMC_SPIN_COUNT", "12abc", 1);
+    capture_stderr(do_read, &r, err, sizeof(err));
+    CHECK(r.status == AMC_ERR_ARG, "trailing junk is rejected");
+    unsetenv("AMC_SPIN_COUNT");
+
+    setenv("AMC_LOG_LEVEL", "loud", 1);
+    capture_stderr(do_read, &r, err, sizeof(err));
+    CHECK(r.status == AMC_ERR_ARG, "unknown log level is rejected");
+    unsetenv("AMC_LOG_LEVEL");
+
+    setenv("AMC_TYPO_VARIABLE", "1", 1);
+    capture_stderr(do_read, &r, err, sizeof(err));
+    CHECK(r.status == AMC_SUCCESS, "an unknown variable is not fatal");
+    CHECK(strstr(err, "AMC_TYPO_VARIABLE") != NULL, "but draws a warning: '%s'", err);
+    unsetenv("AMC_TYPO_VARIABLE");
+}
+
+static void test_print(void)
+{
+    static const char *names[] = { "AMC_LOG_LEVEL", "AMC_TIMEOUT", "AMC_SPIN_COUNT",
+                                   "AMC_YIELD_USEC", "AMC_SLEEP_MSEC", "AMC_EARLY_MAX",
+                                   "AMC_ORPHAN_MAX" };
+    amc_config_t cfg;
+    char         buf[8192];
+    FILE        *tmp = tmpfile();
+    size_t       got, i;
+
+    amc_config_defaults(&cfg);
+    cfg.wait.spin_count = 12345;
+    amc_config_print(tmp, &cfg);
+    rewind(tmp);
+    got      = fread(buf, 1, sizeof(buf) - 1, tmp);
+    buf[got] = '\0';
+    fclose(tmp);
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        CHECK(strstr(buf, names[i]) != NULL, "%s is in the table", names[i]);
+    }
+    CHECK(strstr(buf, "AMC_SPIN_COUNT=12345") != NULL, "current values are printed");
+    CHECK(strstr(buf, "default: 64") != NULL, "defaults are printed");
+}
+
+int main(void)
+{
+    test_defaults();
+    test_values();
+    test_print();
+    return amc_test_summary("test_config");
+}
