@@ -498,7 +498,7 @@ static amc_comm_t amc_test_dup(amc_comm_t comm, const char *name)
 static void amc_test_semantics(amc_comm_t world)
 {
     amc_test_ctr_t c;
-    int            dflt = (g_size <= 8) ? 2000 : (g_size <= 16) ? 1000 : 500;
+    int            dflt = (g_size <= 4) ? 2000 : (g_size <= 8) ? 1000 : (g_size <= 16) ? 600 : 400;
     int            iters = amc_test_iters(dflt);
     int            k;
 
@@ -517,7 +517,7 @@ static void amc_test_dup_subtest(amc_comm_t world)
     const char    *names[NCOMM] = { "world", "d1", "d2", "d3(dup of d1)" };
     amc_comm_t     comms[NCOMM];
     amc_test_ctr_t ctr[NCOMM], cyc;
-    int            per_comm = (g_size <= 8) ? 250 : 100;
+    int            per_comm = (g_size <= 8) ? 200 : 80;
     int            i, j, k;
 
     for (i = 0; i < NCOMM; ++i) {
@@ -580,7 +580,7 @@ static void amc_test_dup_subtest(amc_comm_t world)
 static void amc_test_ibarrier_subtest(amc_comm_t world)
 {
     enum { W = 5 };
-    int            rounds = (g_size <= 8) ? 40 : 10;
+    int            rounds = (g_size <= 8) ? 30 : 8;
     amc_test_ctr_t cw, cd;
     amc_comm_t     d;
     amc_request_t  req[2 * W];

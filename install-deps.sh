@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages amcoll builds, tests and benchmarks with,
+# if any is missing. Needs root (or sudo) only when something must be installed.
+set -euo pipefail
+
+packages=(build-essential autoconf automake libtool pkg-config
+          libucx-dev ucx-utils libpmix-dev openmpi-bin libopenmpi-dev gnuplot-nox)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq "${missing[@]}"

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The whole test suite from a fresh checkout: installs what is missing,
+# builds with -Wall -Wextra -Werror, runs the unit tests (fake transport) and
+# the integration tests (real UCX under mpirun), then rebuilds with
+# AddressSanitizer + UBSan and runs the unit tests again. Ends with one line
+# "N passed, N failed".
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+jobs=$(nproc 2>/dev/null || echo 2)
+
+./install-deps.sh || { echo "run_all: installing dependencies failed"; exit 1; }
+
+passed=0
+failed=0
+
+# Adds the PASS/FAIL counts of an automake test-suite.log summary.
+tally() {
+    local log=$1 p f
+    p=$(sed -n 's/^# PASS: *\([0-9]*\)/\1/p' "$log" | head -1)
+    f=$(sed -n 's/^# FAIL: *\([0-9]*\)/\1/p' "$log" | head -1)
+    e=$(sed -n 's/^# ERROR: *\([0-9]*\)/\1/p' "$log" | head -1)
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + ${f:-0} + ${e:-0}))
+}
+
+step() { echo; echo "==== $*"; }
+
+[ -x configure ] || ./autogen.sh >/dev/null || { echo "run_all: autogen.sh failed"; exit 1; }
+
+step "build (-Wall -Wextra -Werror)"
+mkdir -p build
+( cd build && { [ -f Makefile ] || ../configure --enable-werror >/dev/null; } && make -j"$jobs" >/dev/null ) ||
+    { echo "run_all: build failed"; echo "0 passed, 1 failed"; exit 1; }
+
+step "unit and integration tests"
+( cd build && make -j1 check ) ; rc=$?
+tally build/test-suite.log
+[ -f build/tests/integration/run_integration.sh.log ] && cat build/tests/integration/run_integration.sh.log | grep -E "^(PASS|FAIL):|integration:" || true
+[ $rc -eq 0 ] || { echo "---- failing test logs"; grep -l -E "^(FAIL|ERROR)" build/tests/*/*.trs 2>/dev/null | sed 's/\.trs$/.log/' | xargs -r tail -n 40; }
+
+step "unit tests under AddressSanitizer + UBSan"
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
+mkdir -p build-asan
+( cd build-asan && { [ -f Makefile ] || ../configure --enable-werror --disable-shared \
+      CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" >/dev/null; } && make -j"$jobs" >/dev/null ) ||
+    { echo "run_all: sanitizer build failed"; failed=$((failed + 1)); }
+if [ -f build-asan/Makefile ]; then
+    unit=$(ls tests/unit/test_*.c | sed 's/\.c$//' | tr '\n' ' ')
+    ( cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+        LSAN_OPTIONS=suppressions="$top/tests/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
+        make -j1 check TESTS="$unit" ); rc=$?
+    tally build-asan/test-suite.log
+    [ $rc -eq 0 ] || grep -l -E "^(FAIL|ERROR)" build-asan/tests/unit/*.trs 2>/dev/null | sed 's/\.trs$/.log/' | xargs -r tail -n 40
+fi
+
+echo
+echo "${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
