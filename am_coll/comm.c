@@ -1,4 +1,5 @@
 #include "am_coll/comm.h"
+#include "am_coll/request.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,7 @@ err:
 
 static void amc_comm_free_struct(amc_comm_t comm)
 {
-    amc_coll_ctrl_cleanup(&comm->ctrl);
+    amc_coll_ctrl_cleanup(&comm->ctrl, NULL);
     free(comm->peers);
     free(comm);
 }
@@ -114,7 +115,7 @@ void amc_comm_destroy(amc_comm_t comm)
     amc_context_t *ctx = comm->ctx;
 
     amc_context_remove(ctx, comm);
-    amc_coll_ctrl_cleanup(&comm->ctrl);
+    amc_coll_ctrl_cleanup(&comm->ctrl, amc_request_drop);
     free(comm->peers);
     comm->peers = NULL;
     comm->magic = AMC_COMM_MAGIC_DEAD;

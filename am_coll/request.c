@@ -4,6 +4,8 @@
 #include "am_coll/comm.h"
 #include "am_coll/status.h"
 
+#include <stdlib.h>
+
 void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap)
 {
     req->magic    = AMC_REQUEST_MAGIC;
@@ -20,6 +22,16 @@ void amc_request_complete(struct amc_request *req, int status)
     req->status = status;
     req->slot   = NULL;
     __atomic_store_n(&req->complete, 1, __ATOMIC_RELEASE);
+}
+
+void amc_request_drop(struct amc_request *req)
+{
+    if (req->heap) {
+        req->magic = 0;
+        free(req);
+    } else {
+        amc_request_complete(req, AMC_ERR_COMM);
+    }
 }
 
 int amc_request_is_complete(const struct amc_request *req)

@@ -21,6 +21,10 @@ struct amc_request {
 
 void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap);
 
+/* Teardown with the request still running: a heap request is freed (its
+ * handle dies with the context), a stack one is marked failed. */
+void amc_request_drop(struct amc_request *req);
+
 /* Called by the collective with ctrl->lock held. */
 void amc_request_complete(struct amc_request *req, int status);
 

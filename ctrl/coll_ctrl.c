@@ -12,25 +12,36 @@ void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max)
     ctrl->early_max = early_max;
 }
 
-static void amc_coll_slot_list_free(amc_coll_slot_t *slot)
+static void amc_coll_slot_free(amc_coll_slot_t *slot, void (*drop_req)(struct amc_request *req))
+{
+    if ((slot->req != NULL) && (drop_req != NULL)) {
+        drop_req(slot->req);
+    }
+    free(slot);
+}
+
+static void amc_coll_slot_list_free(amc_coll_slot_t *slot,
+                                    void (*drop_req)(struct amc_request *req))
 {
     amc_coll_slot_t *next;
 
     for (; slot != NULL; slot = next) {
         next = slot->next;
-        free(slot);
+        amc_coll_slot_free(slot, drop_req);
     }
 }
 
-void amc_coll_ctrl_cleanup(amc_coll_ctrl_t *ctrl)
+void amc_coll_ctrl_cleanup(amc_coll_ctrl_t *ctrl, void (*drop_req)(struct amc_request *req))
 {
     int i;
 
     for (i = 0; i < AMC_CTRL_WINDOW; i++) {
-        free(ctrl->window[i]);
+        if (ctrl->window[i] != NULL) {
+            amc_coll_slot_free(ctrl->window[i], drop_req);
+        }
     }
-    amc_coll_slot_list_free(ctrl->early);
-    amc_coll_slot_list_free(ctrl->free_slots);
+    amc_coll_slot_list_free(ctrl->early, drop_req);
+    amc_coll_slot_list_free(ctrl->free_slots, NULL);
     amc_spinlock_destroy(&ctrl->lock);
 }
 

@@ -58,7 +58,9 @@ typedef struct amc_coll_ctrl {
 } amc_coll_ctrl_t;
 
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max);
-void amc_coll_ctrl_cleanup(amc_coll_ctrl_t *ctrl);
+/* drop_req is called for every request still attached to an instance: the
+ * communicator goes away before they finished (teardown with requests out). */
+void amc_coll_ctrl_cleanup(amc_coll_ctrl_t *ctrl, void (*drop_req)(struct amc_request *req));
 
 typedef enum {
     AMC_CTRL_FOUND,
