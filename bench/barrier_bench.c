@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +105,6 @@ typedef struct amc_bench {
     ucp_ep_h         *eps;
     int               efd;
     amc_wait_policy_t policy;
-    int               policy_from_lib;
     ucs_status_t      wait_error; /* the sleep callback cannot return one */
     uint64_t          sleeps;     /* per method, for the human line */
     uint64_t          tag_seq;
@@ -217,20 +217,35 @@ static double amc_bench_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The library exports its defaults as amc_wait_policy_default(); the weak
- * reference lets the bench build and run before that export exists, with the
- * values the library documents. Remove the fallback once the export lands. */
-extern void amc_wait_policy_default(amc_wait_policy_t *policy) __attribute__((weak));
-
+/* The layered baseline must wait exactly as amcoll does, so it starts from the
+ * library's defaults and takes the same three AMC_* overrides, parsed as the
+ * library parses them (decimal, 0 .. UINT_MAX/2). */
 static int amc_bench_policy(amc_wait_policy_t *policy)
 {
-    if (amc_wait_policy_default != NULL) {
-        amc_wait_policy_default(policy);
-        return 1;
+    static const char *const names[3] = {"AMC_SPIN_COUNT", "AMC_YIELD_USEC", "AMC_SLEEP_MSEC"};
+    unsigned *const          fields[3] = {&policy->spin_count, &policy->yield_usec,
+                                          &policy->sleep_msec};
+    unsigned long long       v;
+    const char              *text;
+    char                    *end;
+    int                      i;
+
+    amc_wait_policy_default(policy);
+    for (i = 0; i < 3; i++) {
+        text = getenv(names[i]);
+        if (text == NULL) {
+            continue;
+        }
+        errno = 0;
+        v     = strtoull(text, &end, 10);
+        if ((text[0] == '-') || (errno != 0) || (end == text) || (*end != '\0') ||
+            (v > UINT_MAX / 2)) {
+            fprintf(stderr, "barrier_bench: %s='%s' is not an unsigned integer\n",
+                    names[i], text);
+            return -1;
+        }
+        *fields[i] = (unsigned)v;
     }
-    policy->spin_count = 64;
-    policy->yield_usec = 2000;
-    policy->sleep_msec = 100;
     return 0;
 }
 
@@ -254,6 +269,35 @@ static void amc_bench_abort(int code)
     exit(code);
 }
 
+/* Options are parsed before MPI and PMIx start, so the rank comes from the
+ * launcher's environment; only rank 0 (or a lone process) explains a bad
+ * command line instead of every rank at once. */
+static int amc_bench_quiet_rank(void)
+{
+    const char *rank = getenv("PMIX_RANK");
+
+    return (rank != NULL) && (strcmp(rank, "0") != 0);
+}
+
+static int amc_bench_opt_quiet;
+
+/* Complaints about the command line, shown once per job. */
+static void amc_bench_opt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void amc_bench_opt_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (amc_bench_opt_quiet) {
+        return;
+    }
+    va_start(ap, fmt);
+    fputs("barrier_bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 static int amc_bench_parse_long(const char *what, const char *s, long lo, long hi, long *out)
 {
     char *end;
@@ -262,8 +306,7 @@ static int amc_bench_parse_long(const char *what, const char *s, long lo, long h
     errno = 0;
     v     = strtol(s, &end, 10);
     if ((errno != 0) || (end == s) || (*end != '\0') || (v < lo) || (v > hi)) {
-        fprintf(stderr, "barrier_bench: %s: '%s' is not an integer in [%ld, %ld]\n",
-                what, s, lo, hi);
+        amc_bench_opt_error("%s: '%s' is not an integer in [%ld, %ld]", what, s, lo, hi);
         return -1;
     }
     *out = v;
@@ -276,7 +319,7 @@ static int amc_bench_parse_methods(const char *s, unsigned *mask)
     int   m, rc = 0;
 
     if (copy == NULL) {
-        fprintf(stderr, "barrier_bench: out of memory\n");
+        amc_bench_opt_error("out of memory");
         return -1;
     }
     *mask = 0;
@@ -288,8 +331,8 @@ static int amc_bench_parse_methods(const char *s, unsigned *mask)
             }
         }
         if (m == AMC_BENCH_NMETHODS) {
-            fprintf(stderr, "barrier_bench: unknown method '%s' "
-                    "(amcoll, layered, openmpi, am_pingpong)\n", tok);
+            amc_bench_opt_error("unknown method '%s' (amcoll, layered, openmpi, am_pingpong)",
+                                tok);
             rc = -1;
             break;
         }
@@ -301,6 +344,9 @@ static int amc_bench_parse_methods(const char *s, unsigned *mask)
 
 static void amc_bench_usage(FILE *f)
 {
+    if (amc_bench_opt_quiet) {
+        return;
+    }
     fprintf(f,
         "usage: mpirun -np N barrier_bench [-i iters] [-r reps] [-t target_ms]\n"
         "                                  [-w warmup] [-W watchdog_s] [-m methods]\n"
@@ -326,6 +372,9 @@ static int amc_bench_parse_opts(int argc, char **argv, amc_bench_opts_t *o)
     const char *env;
     long        v;
     int         c;
+
+    amc_bench_opt_quiet = amc_bench_quiet_rank();
+    opterr              = 0; /* getopt's own message would repeat ours */
 
     o->iters      = 0;
     o->reps       = AMC_BENCH_DEF_REPS;
@@ -411,12 +460,13 @@ static int amc_bench_parse_opts(int argc, char **argv, amc_bench_opts_t *o)
             amc_bench_usage(stdout);
             return 1;
         default:
+            amc_bench_opt_error("unknown option -%c, or it lacks its value", optopt);
             amc_bench_usage(stderr);
             return -1;
         }
     }
     if (optind != argc) {
-        fprintf(stderr, "barrier_bench: unexpected argument '%s'\n", argv[optind]);
+        amc_bench_opt_error("unexpected argument '%s'", argv[optind]);
         amc_bench_usage(stderr);
         return -1;
     }
@@ -1050,14 +1100,13 @@ static int amc_bench_main(amc_bench_t *b, const amc_bench_opts_t *o)
 
     if (b->rank == 0) {
         printf("# barrier_bench N=%d reps=%d target_ms=%.0f warmup=%ld mpi=%s "
-               "wait_policy=%s(spin=%u yield_us=%u sleep_ms=%u)\n",
+               "wait_policy(spin=%u yield_us=%u sleep_ms=%u)\n",
                b->size, o->reps, o->target_ms, o->warmup,
 #ifdef HAVE_MPI
                "yes",
 #else
                "no",
 #endif
-               b->policy_from_lib ? "library" : "bench-fallback",
                b->policy.spin_count, b->policy.yield_usec, b->policy.sleep_msec);
         printf("# iters per timed block:");
         for (m = 0; m < AMC_BENCH_NMETHODS; m++) {
@@ -1221,7 +1270,9 @@ int main(int argc, char **argv)
                 b.size, AMC_BENCH_TAG_MAX_RANKS);
         goto fail_boot;
     }
-    b.policy_from_lib = amc_bench_policy(&b.policy);
+    if (amc_bench_policy(&b.policy) != 0) {
+        goto fail_boot;
+    }
 
     if (amc_bench_ucx_init(&b) != 0) {
         goto fail_boot;
@@ -1247,9 +1298,12 @@ int main(int argc, char **argv)
     alarm(0);
     return 0;
 
-    /* Peers may be blocked in a collective: no collective cleanup here. */
+    /* Peers may be blocked in a collective: only local cleanup here, and no
+     * amc_finalize or PMIx finalize, which may wait for them. */
 fail_ucx:
-    fflush(stdout);
+    ucp_worker_destroy(b.worker); /* also destroys its endpoints */
+    ucp_cleanup(b.ctx);
+    free(b.eps);
 fail_boot:
     fprintf(stderr, "barrier_bench: rank %d: giving up\n", amc_rank);
 fail_amc:

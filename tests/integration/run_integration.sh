@@ -27,8 +27,8 @@ set -u
 
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 MPIRUN=${MPIRUN:-mpirun}
-NPROCS=${AMCTEST_NPROCS:-"1 2 3 4 5 7 8 16 32"}
-FEW_NPROCS=${AMCTEST_FEW_NPROCS:-"2 5 8"}
+NPROCS=${AMCTEST_NPROCS-"1 2 3 4 5 7 8 16 32"}
+FEW_NPROCS=${AMCTEST_FEW_NPROCS-"2 5 8"}
 RUN_LIMIT=${AMCTEST_RUN_LIMIT:-120}
 DEFAULT_TIMEOUT=${AMC_TIMEOUT:-60}
 
@@ -91,11 +91,13 @@ echo "integration: program $BIN, launcher $MPIRUN ${MPIRUN_ARGS[*]}, shared file
 
 # ---------------------------------------------------------------- one run
 
-# run_one DESC NPROCS(0 = no launcher) AMC_TIMEOUT_VALUE SUBTEST
+# run_one DESC NPROCS(0 = no launcher) AMC_TIMEOUT_VALUE SUBTEST [VAR=VALUE...]
+# (the VAR=VALUE pairs are set for the run and forwarded to every rank)
 run_one() {
     local desc=$1 np=$2 tmo=$3 sub=$4
-    local log="$WORK/run.log" rc t0 t1 expect
-    local -a cmd
+    shift 4
+    local log="$WORK/run.log" rc t0 t1 expect kv
+    local -a cmd envs=("$@")
 
     SHM_FILE=$(mktemp "$SHM_DIR/amc_test.XXXXXX") || {
         echo "FAIL: $desc (mktemp in $SHM_DIR failed)"
@@ -110,12 +112,16 @@ run_one() {
         if [ -n "${AMCTEST_ITERS:-}" ]; then
             cmd+=(-x AMCTEST_ITERS)
         fi
+        for kv in "${envs[@]}"; do
+            cmd+=(-x "${kv%%=*}")
+        done
         cmd+=(-np "$np" "$BIN" "$sub" "$SHM_FILE")
         expect="ok $sub N=$np"
     fi
 
     t0=$(date +%s.%N)
-    AMC_TIMEOUT=$tmo timeout -k 10 "$RUN_LIMIT" "${cmd[@]}" </dev/null >"$log" 2>&1
+    env AMC_TIMEOUT="$tmo" "${envs[@]}" timeout -k 10 "$RUN_LIMIT" "${cmd[@]}" \
+        </dev/null >"$log" 2>&1
     rc=$?
     t1=$(date +%s.%N)
     rm -f "$SHM_FILE"
@@ -143,7 +149,7 @@ run_one() {
         why="exit status $rc"
     fi
     echo "FAIL: $desc ($why, ${secs} s)"
-    echo "    command: AMC_TIMEOUT=$tmo ${cmd[*]}"
+    echo "    command: AMC_TIMEOUT=$tmo ${envs[*]} ${cmd[*]}"
     local lines
     lines=$(wc -l <"$log")
     if [ "$lines" -gt 80 ]; then
@@ -181,8 +187,14 @@ for np in $FEW_NPROCS; do
         run_one "$sub N=$np" "$np" "$DEFAULT_TIMEOUT" "$sub"
     done
     if [ "$np" -ge 2 ]; then
-        run_one "timeout N=$np (AMC_TIMEOUT=1, last rank 2.5 s late)" "$np" 1 timeout
+        run_one "timeout N=$np (AMC_TIMEOUT=1, one rank late in 3 phases)" "$np" 1 timeout
     fi
+done
+
+# Another UCX transport (TCP over loopback instead of shared memory): other
+# message timing and ordering for the same barrier protocol.
+for sub in semantics dup ibarrier; do
+    run_one "$sub N=5 UCX_TLS=tcp,self" 5 "$DEFAULT_TIMEOUT" "$sub" UCX_TLS=tcp,self
 done
 
 end=$(date +%s)

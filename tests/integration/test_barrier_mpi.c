@@ -13,7 +13,31 @@
  *   completes, every rank must see arrived[k] == N.
  *
  * A rank that leaves barrier k before every rank has entered it therefore sees
- * a smaller count and reports rank, communicator and k.
+ * a smaller count and reports rank, communicator and k.  (For ibarriers the
+ * stamp is taken when the request is posted.)
+ *
+ *   semantics  K barriers on world, cycling amc_barrier / ibarrier+wait /
+ *              ibarrier+test loop, with one rank now and then entering late
+ *   dup        world, d1, d2 = dups of world, d3 = dup of d1 used in turn (odd
+ *              ranks create them late, so early traffic must be held); d1 freed
+ *              before its child d3; dup/barrier/free cycles; a communicator
+ *              freed while an ibarrier on it is outstanding
+ *   ibarrier   5 outstanding ibarriers completed by amc_test in reverse order,
+ *              by amc_testall, by amc_waitall; 5+5 outstanding on two
+ *              communicators posted in rank-dependent order; ibarriers left
+ *              outstanding under blocking barriers; batches with NULL requests
+ *   timeout    needs N >= 2 and AMC_TIMEOUT (the script uses 1): a rank skips a
+ *              barrier for a while; the others must get AMC_ERR_TIMEOUT in
+ *              [0.9 T, T + 9 s), request released; then the late rank enters
+ *              the abandoned barrier, it must complete, and later barriers must
+ *              succeed.  Three phases: amc_barrier on world (last rank late,
+ *              others wait for it outside the library), ibarrier+wait on a dup
+ *              (rank 0 late), amc_barrier on world where the others go straight
+ *              on to the next barrier (rank N/2 late by 1.5 T)
+ *   misuse     documented codes for bad arguments before amc_init, after it
+ *              (second amc_init, amc_comm_free(&world), AMC_COMM_NULL, NULL
+ *              pointers, AMC_REQUEST_NULL, amc_strerror) and after amc_finalize
+ *   stale      a freed communicator's old handle is rejected with AMC_ERR_COMM
  *
  * Rank 0 prints "ok <subtest> N=<n>" on success.  Failures print lines
  * "FAIL <subtest> rank r/N: ..." and make the exit status non-zero; an
@@ -516,7 +540,7 @@ static void amc_test_dup_subtest(amc_comm_t world)
     enum { NCOMM = 4, CYCLES = 16 };
     const char    *names[NCOMM] = { "world", "d1", "d2", "d3(dup of d1)" };
     amc_comm_t     comms[NCOMM];
-    amc_test_ctr_t ctr[NCOMM], cyc;
+    amc_test_ctr_t ctr[NCOMM], cyc, freed;
     int            per_comm = (g_size <= 8) ? 200 : 80;
     int            i, j, k;
 
@@ -524,6 +548,7 @@ static void amc_test_dup_subtest(amc_comm_t world)
         amc_test_ctr_init(&ctr[i], names[i], per_comm + 8);
     }
     amc_test_ctr_init(&cyc, "dup/free cycle", CYCLES);
+    amc_test_ctr_init(&freed, "e (freed while busy)", 4);
 
     amc_test_barrier(world, &ctr[0], AMC_TEST_BLOCKING);
 
@@ -571,6 +596,30 @@ static void amc_test_dup_subtest(amc_comm_t world)
         }
         amc_test_barrier(t, &cyc, k % AMC_TEST_NMODES);
         amc_test_free(&t, "cycle");
+    }
+
+    /* Free a communicator while an ibarrier on it is outstanding (as MPI allows:
+     * pending operations complete normally).  The last rank posts late, so its
+     * messages reach the others after they freed their handle. */
+    for (k = 0; k < 3; ++k) {
+        amc_comm_t    e = amc_test_dup(world, "e");
+        amc_request_t req;
+        char          what[128];
+        int           ke;
+
+        if ((g_rank == g_size - 1) && (g_size > 1)) {
+            amc_test_sleep(0.02);
+        }
+        ke  = amc_test_stamp(&freed);
+        req = amc_test_ibarrier(e, &freed, ke);
+        amc_test_free(&e, "e (ibarrier outstanding)");
+        snprintf(what, sizeof(what), "ibarrier #%d on a communicator freed while it ran", ke);
+        if (k == 1) {
+            amc_test_test_loop(&req, what);
+        } else {
+            amc_test_wait(&req, what);
+        }
+        amc_test_check(&freed, ke, "communicator freed while the ibarrier ran");
     }
     amc_test_barrier(world, &ctr[0], AMC_TEST_IWAIT);
 }
@@ -704,30 +753,88 @@ static void amc_test_ibarrier_subtest(amc_comm_t world)
 
 /* ------------------------------------------------------------------ sub-test: timeout */
 
+typedef struct amc_test_tmo {
+    double t;          /* AMC_TIMEOUT */
+    double lo, hi;     /* accepted time to AMC_ERR_TIMEOUT */
+} amc_test_tmo_t;
+
+/*
+ * Judges what a rank that waited for a late peer got back.  Returns 1 when it
+ * was the expected AMC_ERR_TIMEOUT (so the barrier instance was abandoned and
+ * the caller must not check its counter).
+ */
+static int amc_test_judge_timeout(const amc_test_tmo_t *p, int rc, double el,
+                                  amc_request_t req_after, const char *what,
+                                  const amc_test_ctr_t *c, int k, int late, double late_sleep)
+{
+    if (rc == AMC_ERR_TIMEOUT) {
+        if ((el < p->lo) || (el >= p->hi)) {
+            amc_test_fail("%s (%s #%d) timed out after %.3f s with AMC_TIMEOUT=%g (expected "
+                          "%.2f s <= t < %.2f s)", what, c->name, k, el, p->t, p->lo, p->hi);
+        }
+        if (req_after != AMC_REQUEST_NULL) {
+            amc_test_fail("%s (%s #%d) returned AMC_ERR_TIMEOUT but did not set the request "
+                          "to AMC_REQUEST_NULL", what, c->name, k);
+        }
+        return 1;
+    }
+    if (rc == AMC_SUCCESS) {
+        amc_test_fail("%s (%s #%d) returned AMC_SUCCESS after %.3f s while rank %d slept "
+                      "%.2f s; expected AMC_ERR_TIMEOUT after ~%g s", what, c->name, k, el,
+                      late, late_sleep, p->t);
+        amc_test_check(c, k, "a barrier that should have timed out");
+        return 0;
+    }
+    amc_test_fatal("%s (%s #%d) returned %s (%d) after %.3f s while rank %d slept; expected "
+                   "AMC_ERR_TIMEOUT", what, c->name, k, amc_test_code_name(rc), rc, el, late);
+}
+
+/* The late rank enters the barrier the others gave up on: it must complete. */
+static void amc_test_late_entry(amc_comm_t comm, amc_test_ctr_t *c, int use_ibarrier)
+{
+    amc_request_t req;
+    int           k = amc_test_stamp(c);
+    int           rc;
+
+    if (use_ibarrier) {
+        req = amc_test_ibarrier(comm, c, k);
+        rc  = amc_wait(&req);
+    } else {
+        rc = amc_barrier(comm);
+    }
+    if (rc != AMC_SUCCESS) {
+        amc_test_fatal("late rank: %s on %s barrier %d (which the others gave up on) "
+                       "returned %s (%d); it should complete, since the others' instances "
+                       "keep running", use_ibarrier ? "amc_ibarrier+amc_wait" : "amc_barrier",
+                       c->name, k, amc_test_code_name(rc), rc);
+    }
+    amc_test_check(c, k, "late rank entering a barrier the others gave up on");
+}
+
 static void amc_test_timeout_subtest(amc_comm_t world)
 {
     const char    *env = getenv("AMC_TIMEOUT");
-    double         t   = (env != NULL) ? strtod(env, NULL) : 0.0;
-    double         late_sleep, lo, hi, t0, el;
-    int            late = g_size - 1;
+    amc_test_tmo_t p;
+    double         late_sleep, t0, el;
+    int            late;
     amc_test_ctr_t cw, cd;
     amc_comm_t     d;
     amc_request_t  req;
     int            k, i, rc;
 
+    p.t = (env != NULL) ? strtod(env, NULL) : 0.0;
     if (g_size < 2) {
         amc_test_fatal("the timeout sub-test needs at least 2 ranks (got %d)", g_size);
     }
-    if (!(t > 0.0) || (t > 20.0)) {
+    if (!(p.t > 0.0) || (p.t > 20.0)) {
         amc_test_fatal("the timeout sub-test needs AMC_TIMEOUT in (0, 20] seconds in the "
                        "environment (got '%s')", env ? env : "(unset)");
     }
-    late_sleep = 2.5 * t;
-    lo         = 0.9 * t;
-    hi         = t + 9.0;
+    p.lo = 0.9 * p.t;
+    p.hi = p.t + 9.0;
 
-    amc_test_ctr_init(&cw, "world", 64);
-    amc_test_ctr_init(&cd, "d", 64);
+    amc_test_ctr_init(&cw, "world", 96);
+    amc_test_ctr_init(&cd, "d", 96);
     d = amc_test_dup(world, "d");
 
     for (k = 0; k < 3; ++k) {
@@ -735,40 +842,21 @@ static void amc_test_timeout_subtest(amc_comm_t world)
         amc_test_barrier(d, &cd, (k + 1) % AMC_TEST_NMODES);
     }
 
-    /* Phase 1: blocking amc_barrier on world; the last rank comes 2.5 T late. */
+    /* Phase 1: blocking amc_barrier on world; the last rank comes 2.5 T late.
+     * The others wait (outside the library) until it has entered, so that
+     * their next barrier is not itself cut short by the timeout. */
+    late       = g_size - 1;
+    late_sleep = 2.5 * p.t;
     if (g_rank == late) {
         amc_test_sleep(late_sleep);
-        k  = amc_test_stamp(&cw);
-        rc = amc_barrier(world);
-        if (rc != AMC_SUCCESS) {
-            amc_test_fatal("late rank: entering world barrier %d (which the others gave up "
-                           "on) returned %s (%d); it should complete, the others' instance "
-                           "keeps running", k, amc_test_code_name(rc), rc);
-        }
-        amc_test_check(&cw, k, "late rank entering a timed-out barrier");
+        amc_test_late_entry(world, &cw, 0);
     } else {
         k  = amc_test_stamp(&cw);
         t0 = amc_test_now();
         rc = amc_barrier(world);
         el = amc_test_now() - t0;
-        if (rc == AMC_ERR_TIMEOUT) {
-            if ((el < lo) || (el >= hi)) {
-                amc_test_fail("amc_barrier(world) #%d timed out after %.3f s with "
-                              "AMC_TIMEOUT=%g (expected %.2f s <= t < %.2f s)", k, el, t,
-                              lo, hi);
-            }
-        } else if (rc == AMC_SUCCESS) {
-            amc_test_fail("amc_barrier(world) #%d returned AMC_SUCCESS after %.3f s while "
-                          "rank %d slept %.1f s; expected AMC_ERR_TIMEOUT after ~%g s", k, el,
-                          late, late_sleep, t);
-            amc_test_check(&cw, k, "amc_barrier that should have timed out");
-        } else {
-            amc_test_fatal("amc_barrier(world) #%d returned %s (%d) after %.3f s while rank "
-                           "%d slept; expected AMC_ERR_TIMEOUT", k, amc_test_code_name(rc), rc,
-                           el, late);
-        }
-        /* Let the late rank enter the abandoned barrier before the next one,
-         * so that the next one is not itself cut short by the timeout. */
+        amc_test_judge_timeout(&p, rc, el, AMC_REQUEST_NULL, "amc_barrier", &cw, k, late,
+                               late_sleep);
         amc_test_await_stamps(&cw, k, AMC_TEST_STAMP_LIMIT_S);
     }
 
@@ -778,50 +866,69 @@ static void amc_test_timeout_subtest(amc_comm_t world)
         amc_test_barrier(d, &cd, (i + 2) % AMC_TEST_NMODES);
     }
 
-    /* Phase 2: amc_ibarrier + amc_wait on d; the last rank comes late again. */
+    /* Phase 2: amc_ibarrier + amc_wait on d; rank 0 comes late this time. */
+    late = 0;
     if (g_rank == late) {
         amc_test_sleep(late_sleep);
-        k   = amc_test_stamp(&cd);
-        req = amc_test_ibarrier(d, &cd, k);
-        rc  = amc_wait(&req);
-        if (rc != AMC_SUCCESS) {
-            amc_test_fatal("late rank: amc_wait on d barrier %d (which the others gave up "
-                           "on) returned %s (%d); it should complete", k,
-                           amc_test_code_name(rc), rc);
-        }
-        amc_test_check(&cd, k, "late rank entering a timed-out ibarrier");
+        amc_test_late_entry(d, &cd, 1);
     } else {
         k   = amc_test_stamp(&cd);
         req = amc_test_ibarrier(d, &cd, k);
         t0  = amc_test_now();
         rc  = amc_wait(&req);
         el  = amc_test_now() - t0;
-        if (rc == AMC_ERR_TIMEOUT) {
-            if ((el < lo) || (el >= hi)) {
-                amc_test_fail("amc_wait on d ibarrier #%d timed out after %.3f s with "
-                              "AMC_TIMEOUT=%g (expected %.2f s <= t < %.2f s)", k, el, t, lo,
-                              hi);
-            }
-            if (req != AMC_REQUEST_NULL) {
-                amc_test_fail("amc_wait on d ibarrier #%d returned AMC_ERR_TIMEOUT but did "
-                              "not set the request to AMC_REQUEST_NULL", k);
-            }
-        } else if (rc == AMC_SUCCESS) {
-            amc_test_fail("amc_wait on d ibarrier #%d returned AMC_SUCCESS after %.3f s while "
-                          "rank %d slept %.1f s; expected AMC_ERR_TIMEOUT after ~%g s", k, el,
-                          late, late_sleep, t);
-            amc_test_check(&cd, k, "amc_wait that should have timed out");
-        } else {
-            amc_test_fatal("amc_wait on d ibarrier #%d returned %s (%d) after %.3f s while "
-                           "rank %d slept; expected AMC_ERR_TIMEOUT", k,
-                           amc_test_code_name(rc), rc, el, late);
-        }
+        amc_test_judge_timeout(&p, rc, el, req, "amc_ibarrier+amc_wait", &cd, k, late,
+                               late_sleep);
         amc_test_await_stamps(&cd, k, AMC_TEST_STAMP_LIMIT_S);
     }
 
     for (i = 0; i < 9; ++i) {
         amc_test_barrier(d, &cd, i % AMC_TEST_NMODES);
         amc_test_barrier(world, &cw, (i + 1) % AMC_TEST_NMODES);
+    }
+
+    /* Phase 3: the others go straight on to the next barrier after the timeout,
+     * so the abandoned instance and the next one are both in flight when the
+     * late rank (N/2, 1.5 T late) enters them; the next one must then succeed
+     * on every rank (its own deadline is ~0.5 T after the late rank enters). */
+    late       = g_size / 2;
+    late_sleep = 1.5 * p.t;
+    if (g_rank == late) {
+        amc_test_sleep(late_sleep);
+        amc_test_late_entry(world, &cw, 0);
+        amc_test_late_entry(world, &cw, 0);
+    } else {
+        int timed_out;
+
+        k  = amc_test_stamp(&cw);
+        t0 = amc_test_now();
+        rc = amc_barrier(world);
+        el = amc_test_now() - t0;
+        timed_out = amc_test_judge_timeout(&p, rc, el, AMC_REQUEST_NULL, "amc_barrier", &cw, k,
+                                           late, late_sleep);
+        k  = amc_test_stamp(&cw);
+        t0 = amc_test_now();
+        rc = amc_barrier(world);
+        el = amc_test_now() - t0;
+        if (rc == AMC_SUCCESS) {
+            amc_test_check(&cw, k, "barrier entered right after a timed-out one");
+            amc_test_check(&cw, k - 1, "(the timed-out one, after the next one completed)");
+        } else if (rc == AMC_ERR_TIMEOUT) {
+            amc_test_fail("amc_barrier on world #%d, entered right after #%d %s, returned "
+                          "AMC_ERR_TIMEOUT after %.3f s although rank %d entered #%d and #%d "
+                          "%.2f s after this rank entered #%d", k, k - 1,
+                          timed_out ? "timed out" : "(which should have timed out)", el, late,
+                          k - 1, k, late_sleep, k - 1);
+            amc_test_await_stamps(&cw, k, AMC_TEST_STAMP_LIMIT_S);
+        } else {
+            amc_test_fatal("amc_barrier on world #%d, entered right after a timed-out one, "
+                           "returned %s (%d) after %.3f s", k, amc_test_code_name(rc), rc, el);
+        }
+    }
+
+    for (i = 0; i < 9; ++i) {
+        amc_test_barrier(world, &cw, i % AMC_TEST_NMODES);
+        amc_test_barrier(d, &cd, (i + 1) % AMC_TEST_NMODES);
     }
     amc_test_free(&d, "d");
     amc_test_barrier(world, &cw, AMC_TEST_BLOCKING);
