@@ -121,6 +121,15 @@ double amc_wtime(void)
     return amc_clock_sec();
 }
 
+int amc_wait_policy_current(amc_wait_policy_t *policy)
+{
+    if (amc_default_state != AMC_API_INITIALIZED) {
+        return AMC_ERR_NOT_INITIALIZED;
+    }
+    *policy = amc_default_ctx->cfg.wait;
+    return AMC_SUCCESS;
+}
+
 amc_comm_t amc_comm_world(void)
 {
     return (amc_default_state == AMC_API_INITIALIZED) ? amc_context_world(amc_default_ctx)

@@ -79,9 +79,28 @@ static void amc_config_format_unsigned(const void *field, char *buf, size_t len)
     snprintf(buf, len, "%u", *(const unsigned *)field);
 }
 
+static int amc_config_parse_spin(const char *text, void *field)
+{
+    if (strcmp(text, "auto") == 0) {
+        *(unsigned *)field = AMC_SPIN_AUTO;
+        return AMC_SUCCESS;
+    }
+    return amc_config_parse_unsigned(text, field);
+}
+
+static void amc_config_format_spin(const void *field, char *buf, size_t len)
+{
+    if (*(const unsigned *)field == AMC_SPIN_AUTO) {
+        snprintf(buf, len, "auto");
+    } else {
+        amc_config_format_unsigned(field, buf, len);
+    }
+}
+
 #define AMC_CONFIG_LEVEL    amc_config_parse_level, amc_config_format_level
 #define AMC_CONFIG_SECONDS  amc_config_parse_seconds, amc_config_format_seconds
 #define AMC_CONFIG_UNSIGNED amc_config_parse_unsigned, amc_config_format_unsigned
+#define AMC_CONFIG_SPIN     amc_config_parse_spin, amc_config_format_spin
 
 /* Defaults of the wait policy come from measurements on a 2-core machine with
  * up to 32 ranks (doc/design.md, "Waiting"). */
@@ -93,9 +112,10 @@ static const amc_config_entry_t amc_config_table[] = {
       "Seconds after which a wait that cannot complete returns AMC_ERR_TIMEOUT "
       "and logs what it waits for (fractions allowed); 0 waits forever.",
       offsetof(amc_config_t, timeout_sec), AMC_CONFIG_SECONDS },
-    { "AMC_SPIN_COUNT", "64",
-      "Empty progress passes a wait spins before it starts to yield the core.",
-      offsetof(amc_config_t, wait.spin_count), AMC_CONFIG_UNSIGNED },
+    { "AMC_SPIN_COUNT", "auto",
+      "Empty progress passes a wait spins before it starts to yield the core; "
+      "auto: 0 when the node runs more ranks than it has cores, else 1000.",
+      offsetof(amc_config_t, wait.spin_count), AMC_CONFIG_SPIN },
     { "AMC_YIELD_USEC", "2000",
       "Microseconds a wait keeps yielding (sched_yield) before it arms the UCX "
       "worker and sleeps on its event fd.",
@@ -140,14 +160,6 @@ void amc_config_defaults(amc_config_t *cfg)
                                            (char *)cfg + amc_config_table[i].offset);
         (void)status; /* the defaults are literals checked by test_config */
     }
-}
-
-void amc_wait_policy_default(amc_wait_policy_t *policy)
-{
-    amc_config_t cfg;
-
-    amc_config_defaults(&cfg);
-    *policy = cfg.wait;
 }
 
 int amc_config_read(amc_config_t *cfg, const amc_log_t *log)

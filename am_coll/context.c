@@ -22,6 +22,9 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, amc_context
         goto err_destroy_tp;
     }
     ctx->cfg       = *cfg;
+    if (ctx->cfg.wait.spin_count == AMC_SPIN_AUTO) {
+        ctx->cfg.wait.spin_count = amc_wait_spin_auto(tp->local_size);
+    }
     ctx->log.level = cfg->log_level;
     ctx->log.rank  = tp->rank;
     ctx->tp        = tp;
@@ -144,6 +147,10 @@ struct amc_comm *amc_context_lookup(amc_context_t *ctx, uint64_t cid)
 {
     struct amc_comm *comm;
 
+    /* the world lives as long as the context: no lock for the common case */
+    if ((ctx->world != NULL) && (ctx->world->cid == cid)) {
+        return ctx->world;
+    }
     amc_spin_lock(&ctx->lock);
     for (comm = ctx->table[amc_context_bucket(cid)]; comm != NULL; comm = comm->next) {
         if (comm->cid == cid) {
@@ -203,8 +210,8 @@ int amc_context_insert(amc_context_t *ctx, struct amc_comm *comm)
 
     while ((orphan = mine) != NULL) {
         mine = orphan->next;
-        amc_am_dispatch(ctx, comm, orphan->bytes, orphan->hdr_len,
-                        orphan->bytes + orphan->hdr_len, orphan->len);
+        amc_am_dispatch_bytes(ctx, comm, orphan->bytes, orphan->hdr_len,
+                              orphan->bytes + orphan->hdr_len, orphan->len);
         free(orphan);
     }
     return AMC_SUCCESS;

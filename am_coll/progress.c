@@ -2,6 +2,18 @@
 #include "am_coll/clock.h"
 
 #include <sched.h>
+#include <unistd.h>
+
+/* Empty passes before the first yield when each rank has its own core: a
+ * yield then costs a system call and finds nobody to hand over to. */
+#define AMC_SPIN_DEDICATED 1000u
+
+unsigned amc_wait_spin_auto(int local_ranks)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return ((cpus > 0) && (local_ranks > cpus)) ? 0u : AMC_SPIN_DEDICATED;
+}
 
 void amc_waiter_init(amc_waiter_t *w, const amc_wait_policy_t *policy)
 {

@@ -27,8 +27,18 @@ typedef struct amc_waiter {
     uint64_t                 sleeps;     /* how often we slept: diagnostics */
 } amc_waiter_t;
 
-/* The defaults of the AMC_SPIN_COUNT, AMC_YIELD_USEC and AMC_SLEEP_MSEC variables. */
-void amc_wait_policy_default(amc_wait_policy_t *policy);
+/* AMC_SPIN_COUNT=auto: decided per node by amc_wait_spin_auto. */
+#define AMC_SPIN_AUTO (~0u)
+
+/* Spinning only pays when every local rank has a core of its own: with more
+ * ranks than cores a spinning rank holds the core its peer needs (Open MPI
+ * yields at once when oversubscribed, for the same reason). */
+unsigned amc_wait_spin_auto(int local_ranks);
+
+/* The policy the default context waits with (AMC_SPIN_COUNT resolved), for
+ * code that must wait exactly as amcoll does (the benchmark's baseline).
+ * AMC_ERR_NOT_INITIALIZED before amc_init. */
+int  amc_wait_policy_current(amc_wait_policy_t *policy);
 
 void amc_waiter_init(amc_waiter_t *w, const amc_wait_policy_t *policy);
 

@@ -95,17 +95,47 @@ int amc_request_poll(struct amc_request *req)
 
 int amc_request_wait_one(struct amc_request *req)
 {
-    amc_context_t *ctx = req->comm->ctx;
-    amc_waiter_t   waiter;
-    int            status, progressed;
+    amc_context_t   *ctx = req->comm->ctx;
+    amc_transport_t *tp  = ctx->tp;
+    int            (*progress)(amc_transport_t *) = tp->ops->progress;
+    amc_waiter_t     waiter;
+    int              status;
 
+    status = amc_request_poll(req);
+    if (status != AMC_INPROGRESS) {
+        return status;
+    }
+
+    /* The hot loop: with many ranks per core a barrier takes ~170 passes per
+     * rank, so a pass is one progress call and one load. Errors and the
+     * timeout are looked at when something happened or the loop goes idle. */
     amc_waiter_init(&waiter, &ctx->cfg.wait);
     for (;;) {
-        progressed = amc_context_progress(ctx);
-        status     = amc_request_poll(req);
+        if (progress(tp)) {
+            if (amc_request_is_complete(req)) {
+                return req->status;
+            }
+            waiter.idle_passes = 0;
+            if (__atomic_load_n(&req->comm->ctrl.pending_err, __ATOMIC_RELAXED) ||
+                __atomic_load_n(&ctx->pending_err, __ATOMIC_RELAXED)) {
+                return amc_request_poll(req);
+            }
+            continue;
+        }
+        if (amc_request_is_complete(req)) {
+            return req->status;
+        }
+        if (waiter.idle_passes < waiter.policy->spin_count) {
+            waiter.idle_passes++;
+            continue;
+        }
+        if (ctx->zombies != NULL) {
+            amc_context_progress(ctx);
+        }
+        status = amc_request_poll(req);
         if (status != AMC_INPROGRESS) {
             return status;
         }
-        amc_waiter_pass(&waiter, progressed, amc_context_sleep, ctx);
+        amc_waiter_pass(&waiter, 0, amc_context_sleep, ctx);
     }
 }

@@ -217,34 +217,15 @@ static double amc_bench_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The layered baseline must wait exactly as amcoll does, so it starts from the
- * library's defaults and takes the same three AMC_* overrides, parsed as the
- * library parses them (decimal, 0 .. UINT_MAX/2). */
+/* The layered baseline must wait exactly as amcoll does: it takes the policy
+ * the library resolved (defaults, AMC_* overrides, AMC_SPIN_COUNT=auto). */
 static int amc_bench_policy(amc_wait_policy_t *policy)
 {
-    static const char *const names[3] = {"AMC_SPIN_COUNT", "AMC_YIELD_USEC", "AMC_SLEEP_MSEC"};
-    unsigned *const          fields[3] = {&policy->spin_count, &policy->yield_usec,
-                                          &policy->sleep_msec};
-    unsigned long long       v;
-    const char              *text;
-    char                    *end;
-    int                      i;
+    int rc = amc_wait_policy_current(policy);
 
-    amc_wait_policy_default(policy);
-    for (i = 0; i < 3; i++) {
-        text = getenv(names[i]);
-        if (text == NULL) {
-            continue;
-        }
-        errno = 0;
-        v     = strtoull(text, &end, 10);
-        if ((text[0] == '-') || (errno != 0) || (end == text) || (*end != '\0') ||
-            (v > UINT_MAX / 2)) {
-            fprintf(stderr, "barrier_bench: %s='%s' is not an unsigned integer\n",
-                    names[i], text);
-            return -1;
-        }
-        *fields[i] = (unsigned)v;
+    if (rc != AMC_SUCCESS) {
+        fprintf(stderr, "barrier_bench: amc_wait_policy_current: %s\n", amc_strerror(rc));
+        return -1;
     }
     return 0;
 }

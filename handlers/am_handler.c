@@ -6,6 +6,14 @@
 
 #include <string.h>
 
+static inline void amc_am_dispatch(struct amc_comm *comm, const amc_wire_hdr_t *hdr,
+                                   const void *data, size_t len)
+{
+    (void)data;
+    (void)len; /* barrier messages carry no data */
+    amc_barrier_on_arrival(comm, hdr);
+}
+
 static void amc_am_reject(amc_context_t *ctx, const char *why, const amc_wire_hdr_t *hdr)
 {
     if (hdr != NULL) {
@@ -43,7 +51,7 @@ void amc_am_recv(void *arg, const void *hdr_bytes, size_t hdr_len, const void *d
 
     comm = amc_context_lookup(ctx, hdr.cid);
     if (comm != NULL) {
-        amc_am_dispatch(ctx, comm, &hdr, sizeof(hdr), data, len);
+        amc_am_dispatch(comm, &hdr, data, len);
         return;
     }
 
@@ -59,15 +67,13 @@ void amc_am_recv(void *arg, const void *hdr_bytes, size_t hdr_len, const void *d
     }
 }
 
-void amc_am_dispatch(amc_context_t *ctx, struct amc_comm *comm,
-                     const void *hdr_bytes, size_t hdr_len, const void *data, size_t len)
+void amc_am_dispatch_bytes(amc_context_t *ctx, struct amc_comm *comm,
+                           const void *hdr_bytes, size_t hdr_len, const void *data, size_t len)
 {
     amc_wire_hdr_t hdr;
 
     (void)ctx;
-    (void)hdr_len;
-    (void)data;
-    (void)len;
+    (void)hdr_len; /* checked before it was held */
     memcpy(&hdr, hdr_bytes, sizeof(hdr));
-    amc_barrier_on_arrival(comm, &hdr);
+    amc_am_dispatch(comm, &hdr, data, len);
 }

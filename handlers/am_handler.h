@@ -14,8 +14,8 @@ struct amc_comm;
 /* amc_recv_cb_t; arg is the amc_context_t */
 void amc_am_recv(void *arg, const void *hdr, size_t hdr_len, const void *data, size_t len);
 
-/* Delivers a checked message to its communicator (also replays held orphans). */
-void amc_am_dispatch(struct amc_context *ctx, struct amc_comm *comm,
-                     const void *hdr, size_t hdr_len, const void *data, size_t len);
+/* Replays a held message (raw bytes as they arrived) to its communicator. */
+void amc_am_dispatch_bytes(struct amc_context *ctx, struct amc_comm *comm,
+                           const void *hdr, size_t hdr_len, const void *data, size_t len);
 
 #endif

@@ -11,22 +11,23 @@ struct amc_pmix_boot {
     pmix_proc_t myproc;
     int         rank;
     int         size;
+    int         local_size;
     int         singleton;   /* no PMIx server: a job of one */
     int         initialized; /* PMIx_Init succeeded and needs PMIx_Finalize */
     amc_log_t   log;
 };
 
-static int amc_pmix_get_job_size(amc_pmix_boot_t *boot, int *size_p)
+/* Job-level integer keys live on the wildcard rank only (ucx-pmix-notes §4). */
+static int amc_pmix_get_job_int(amc_pmix_boot_t *boot, const char *key, int *size_p)
 {
     pmix_proc_t   wildcard;
     pmix_value_t *value = NULL;
     pmix_status_t rc;
 
-    /* PMIX_JOB_SIZE lives on the wildcard rank only (ucx-pmix-notes §4) */
     PMIX_LOAD_PROCID(&wildcard, boot->myproc.nspace, PMIX_RANK_WILDCARD);
-    rc = PMIx_Get(&wildcard, PMIX_JOB_SIZE, NULL, 0, &value);
+    rc = PMIx_Get(&wildcard, key, NULL, 0, &value);
     if ((rc != PMIX_SUCCESS) || (value == NULL)) {
-        amc_error(&boot->log, "PMIx_Get(PMIX_JOB_SIZE) failed: %s", PMIx_Error_string(rc));
+        amc_error(&boot->log, "PMIx_Get(%s) failed: %s", key, PMIx_Error_string(rc));
         return AMC_ERR_TRANSPORT;
     }
     switch (value->type) {
@@ -34,7 +35,7 @@ static int amc_pmix_get_job_size(amc_pmix_boot_t *boot, int *size_p)
     case PMIX_INT:    *size_p = value->data.integer;     break;
     case PMIX_UINT16: *size_p = (int)value->data.uint16; break;
     default:
-        amc_error(&boot->log, "PMIX_JOB_SIZE has unexpected type %d", (int)value->type);
+        amc_error(&boot->log, "%s has unexpected type %d", key, (int)value->type);
         PMIX_VALUE_RELEASE(value);
         return AMC_ERR_TRANSPORT;
     }
@@ -61,6 +62,7 @@ int amc_pmix_boot_init(amc_pmix_boot_t **boot_p)
         boot->singleton   = 1;
         boot->rank        = 0;
         boot->size        = 1;
+        boot->local_size  = 1;
         *boot_p           = boot;
         return AMC_SUCCESS;
     }
@@ -73,9 +75,13 @@ int amc_pmix_boot_init(amc_pmix_boot_t **boot_p)
     boot->rank        = (int)boot->myproc.rank;
     boot->log.rank    = boot->rank;
 
-    status = amc_pmix_get_job_size(boot, &boot->size);
+    status = amc_pmix_get_job_int(boot, PMIX_JOB_SIZE, &boot->size);
     if (status != AMC_SUCCESS) {
         goto err_finalize;
+    }
+    /* only a hint for the wait policy: assume the job is on one node without it */
+    if (amc_pmix_get_job_int(boot, PMIX_LOCAL_SIZE, &boot->local_size) != AMC_SUCCESS) {
+        boot->local_size = boot->size;
     }
     if ((boot->size < 1) || (boot->rank < 0) || (boot->rank >= boot->size)) {
         amc_error(&boot->log, "PMIx gave rank %d of job size %d", boot->rank, boot->size);
@@ -100,6 +106,11 @@ int amc_pmix_boot_rank(const amc_pmix_boot_t *boot)
 int amc_pmix_boot_size(const amc_pmix_boot_t *boot)
 {
     return boot->size;
+}
+
+int amc_pmix_boot_local_size(const amc_pmix_boot_t *boot)
+{
+    return boot->local_size;
 }
 
 int amc_pmix_boot_is_singleton(const amc_pmix_boot_t *boot)

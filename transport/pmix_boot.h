@@ -15,6 +15,7 @@ typedef void (*amc_boot_progress_fn_t)(void *arg);
 int  amc_pmix_boot_init(amc_pmix_boot_t **boot_p);
 int  amc_pmix_boot_rank(const amc_pmix_boot_t *boot);
 int  amc_pmix_boot_size(const amc_pmix_boot_t *boot);
+int  amc_pmix_boot_local_size(const amc_pmix_boot_t *boot);  /* ranks on this node */
 int  amc_pmix_boot_is_singleton(const amc_pmix_boot_t *boot);
 
 /* Publishes addr under key, fences with data collection, and returns every

@@ -45,6 +45,7 @@ struct amc_transport {
     const char                *name;
     int                        rank;
     int                        size;
+    int                        local_size;  /* ranks on this node, for the wait policy */
     amc_recv_cb_t              recv_cb;
     void                      *recv_arg;
 };

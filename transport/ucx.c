@@ -283,6 +283,7 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, int serialized, const amc_lo
     self->super.name = "ucx";
     self->super.rank = amc_pmix_boot_rank(boot);
     self->super.size = amc_pmix_boot_size(boot);
+    self->super.local_size = amc_pmix_boot_local_size(boot);
     self->log        = *log;
     self->boot       = boot;
     self->efd        = -1;

@@ -47,7 +47,9 @@ static void test_defaults(void)
     amc_config_defaults(&cfg);
     CHECK(cfg.log_level == AMC_LOG_WARN, "default log level");
     CHECK(cfg.timeout_sec == 0.0, "no timeout by default");
-    CHECK(cfg.wait.spin_count > 0, "spin count");
+    CHECK(cfg.wait.spin_count == AMC_SPIN_AUTO, "spin count decided per node");
+    CHECK(amc_wait_spin_auto(1) > 0, "a rank alone on a node spins first");
+    CHECK(amc_wait_spin_auto(100000) == 0, "an oversubscribed node yields at once");
     CHECK(cfg.wait.yield_usec > 0, "yield time");
     CHECK(cfg.wait.sleep_msec > 0, "sleep bound");
     CHECK(cfg.early_max > 0 && cfg.orphan_max > 0, "store bounds");
@@ -78,6 +80,9 @@ static void test_values(void)
     CHECK(r.status == AMC_ERR_ARG, "negative timeout is rejected");
     unsetenv("AMC_TIMEOUT");
 
+    setenv("AMC_SPIN_COUNT", "auto", 1);
+    capture_stderr(do_read, &r, err, sizeof(err));
+    CHECK(r.status == AMC_SUCCESS && r.cfg.wait.spin_count == AMC_SPIN_AUTO, "auto is accepted");
     setenv("AMC_SPIN_COUNT", "-3", 1);
     capture_stderr(do_read, &r, err, sizeof(err));
     CHECK(r.status == AMC_ERR_ARG, "negative count is rejected");
@@ -119,7 +124,15 @@ static void test_print(void)
         CHECK(strstr(buf, names[i]) != NULL, "%s is in the table", names[i]);
     }
     CHECK(strstr(buf, "AMC_SPIN_COUNT=12345") != NULL, "current values are printed");
-    CHECK(strstr(buf, "default: 64") != NULL, "defaults are printed");
+    CHECK(strstr(buf, "default: auto") != NULL, "defaults are printed");
+    cfg.wait.spin_count = AMC_SPIN_AUTO;
+    tmp = tmpfile();
+    amc_config_print(tmp, &cfg);
+    rewind(tmp);
+    got      = fread(buf, 1, sizeof(buf) - 1, tmp);
+    buf[got] = '\0';
+    fclose(tmp);
+    CHECK(strstr(buf, "AMC_SPIN_COUNT=auto") != NULL, "auto is printed as such");
 }
 
 int main(void)
