@@ -82,7 +82,7 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
         goto err; /* the transport owns boot from here, also on failure */
     }
 
-    status = amc_context_create(&cfg, tp, &amc_default_ctx);
+    status = amc_context_create(&cfg, tp, granted > AMC_THREAD_SERIALIZED, &amc_default_ctx);
     if (status != AMC_SUCCESS) {
         goto err; /* the context destroyed tp */
     }

@@ -33,7 +33,7 @@ static int amc_comm_alloc(amc_context_t *ctx, int rank, int size, uint64_t cid,
     comm->nrounds = amc_comm_rounds(size);
     comm->cid     = cid;
     comm->ctx     = ctx;
-    amc_coll_ctrl_init(&comm->ctrl, ctx->cfg.early_max);
+    amc_coll_ctrl_init(&comm->ctrl, ctx->cfg.early_max, ctx->threaded);
     *comm_p = comm;
     return AMC_SUCCESS;
 

@@ -10,7 +10,8 @@ static inline unsigned amc_context_bucket(uint64_t cid)
     return (unsigned)((cid ^ (cid >> 17) ^ (cid >> 41)) & (AMC_CID_BUCKETS - 1));
 }
 
-int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, amc_context_t **ctx_p)
+int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threaded,
+                       amc_context_t **ctx_p)
 {
     amc_context_t *ctx;
     amc_comm_t     world;
@@ -28,7 +29,8 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, amc_context
     ctx->log.level = cfg->log_level;
     ctx->log.rank  = tp->rank;
     ctx->tp        = tp;
-    amc_spinlock_init(&ctx->lock);
+    ctx->threaded  = threaded;
+    amc_spinlock_init(&ctx->lock, threaded);
     amc_transport_set_recv(tp, amc_am_recv, ctx);
 
     status = amc_comm_create_world(ctx, &world);

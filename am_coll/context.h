@@ -33,6 +33,7 @@ typedef struct amc_context {
     amc_config_t     cfg;
     amc_log_t        log;
     amc_transport_t *tp;
+    int              threaded;     /* threads may meet in handlers: locks are on */
     amc_spinlock_t   lock;         /* the tables below */
     struct amc_comm *table[AMC_CID_BUCKETS];
     struct amc_comm *world;
@@ -45,8 +46,10 @@ typedef struct amc_context {
     int              pending_err;  /* an error no communicator could take */
 } amc_context_t;
 
-/* Takes ownership of tp (destroyed with the context, also on failure). */
-int  amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, amc_context_t **ctx_p);
+/* Takes ownership of tp (destroyed with the context, also on failure).
+ * threaded: more than one thread may be inside the library at once. */
+int  amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threaded,
+                        amc_context_t **ctx_p);
 void amc_context_destroy(amc_context_t *ctx);
 
 struct amc_comm *amc_context_world(amc_context_t *ctx);

@@ -8,6 +8,9 @@
  * yield then costs a system call and finds nobody to hand over to. */
 #define AMC_SPIN_DEDICATED 1000u
 
+/* Yields between two looks at the clock while idle. */
+#define AMC_WAIT_CLOCK_EVERY 16u
+
 unsigned amc_wait_spin_auto(int local_ranks)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -27,6 +30,7 @@ void amc_waiter_pass(amc_waiter_t *w, int made_progress,
                      amc_sleep_fn_t sleep_fn, void *sleep_arg)
 {
     uint64_t now;
+    unsigned yielding;
 
     if (made_progress) {
         w->idle_passes = 0;
@@ -37,19 +41,20 @@ void amc_waiter_pass(amc_waiter_t *w, int made_progress,
         return;
     }
 
-    now = amc_clock_usec();
-    if (w->idle_passes == w->policy->spin_count + 1) {
-        w->idle_since_usec = now;
+    /* A clock read costs as much as a progress pass: look at it on entering
+     * the yield phase and every AMC_WAIT_CLOCK_EVERY yields after that. */
+    yielding = w->idle_passes - w->policy->spin_count - 1;
+    if (yielding == 0) {
+        w->idle_since_usec = amc_clock_usec();
+    } else if ((sleep_fn != NULL) && (yielding % AMC_WAIT_CLOCK_EVERY) == 0) {
+        now = amc_clock_usec();
+        if (now - w->idle_since_usec >= w->policy->yield_usec) {
+            sleep_fn(sleep_arg, (int)w->policy->sleep_msec);
+            w->sleeps++;
+            /* Still idle after a sleep: the next check sleeps again at once
+             * (idle_since is kept), while any progress restarts the spin. */
+            return;
+        }
     }
-
-    if ((sleep_fn == NULL) || (now - w->idle_since_usec < w->policy->yield_usec)) {
-        sched_yield();
-        return;
-    }
-
-    sleep_fn(sleep_arg, (int)w->policy->sleep_msec);
-    w->sleeps++;
-    /* Still idle after a sleep: the next empty pass sleeps again at once
-     * (idle_since is kept), while any progress restarts the spin phase. */
-    w->idle_passes = w->policy->spin_count + 1;
+    sched_yield();
 }

@@ -6,6 +6,9 @@
 
 #include <stdlib.h>
 
+/* Idle passes between two looks at handler errors and the timeout. */
+#define AMC_REQUEST_IDLE_CHECK_EVERY 16u
+
 void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap)
 {
     req->magic    = AMC_REQUEST_MAGIC;
@@ -99,6 +102,7 @@ int amc_request_wait_one(struct amc_request *req)
     amc_transport_t *tp  = ctx->tp;
     int            (*progress)(amc_transport_t *) = tp->ops->progress;
     amc_waiter_t     waiter;
+    unsigned         idle_checks = 0;
     int              status;
 
     status = amc_request_poll(req);
@@ -129,12 +133,15 @@ int amc_request_wait_one(struct amc_request *req)
             waiter.idle_passes++;
             continue;
         }
-        if (ctx->zombies != NULL) {
-            amc_context_progress(ctx);
-        }
-        status = amc_request_poll(req);
-        if (status != AMC_INPROGRESS) {
-            return status;
+        /* the timeout has second granularity: look now and then */
+        if ((++idle_checks % AMC_REQUEST_IDLE_CHECK_EVERY) == 0) {
+            if (ctx->zombies != NULL) {
+                amc_context_progress(ctx);
+            }
+            status = amc_request_poll(req);
+            if (status != AMC_INPROGRESS) {
+                return status;
+            }
         }
         amc_waiter_pass(&waiter, 0, amc_context_sleep, ctx);
     }

@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -898,10 +899,25 @@ static int amc_bench_separator(amc_bench_t *b)
     return 0;
 }
 
-/* Runs iters operations of one method; *elapsed is this rank's wall time. */
-static int amc_bench_run(amc_bench_t *b, int method, long iters, double *elapsed)
+/* This process's user-space CPU time, seconds. The kernel's share is mostly
+ * sched_yield and context switches, the same for every method; what the
+ * software layers cost shows in user time. */
+static double amc_bench_cpu_now(void)
 {
-    double t0 = amc_bench_now();
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec;
+}
+
+/* Runs iters operations of one method; *elapsed is this rank's wall time,
+ * *cpu (if not NULL) the CPU time it burnt meanwhile. When ranks share cores
+ * the wall time is mostly the scheduler's; the CPU time is what the software
+ * layers themselves cost. */
+static int amc_bench_run_cpu(amc_bench_t *b, int method, long iters, double *elapsed,
+                             double *cpu)
+{
+    double t0 = amc_bench_now(), c0 = amc_bench_cpu_now();
     long   i;
     int    rc;
 
@@ -947,7 +963,15 @@ static int amc_bench_run(amc_bench_t *b, int method, long iters, double *elapsed
         return -1;
     }
     *elapsed = amc_bench_now() - t0;
+    if (cpu != NULL) {
+        *cpu = amc_bench_cpu_now() - c0;
+    }
     return 0;
+}
+
+static int amc_bench_run(amc_bench_t *b, int method, long iters, double *elapsed)
+{
+    return amc_bench_run_cpu(b, method, iters, elapsed, NULL);
 }
 
 /* Seconds per reported unit: one barrier, or half a round trip. */
@@ -1039,7 +1063,8 @@ static int amc_bench_main(amc_bench_t *b, const amc_bench_opts_t *o)
     long              iters[AMC_BENCH_NMETHODS] = {0};
     uint64_t          sleeps[AMC_BENCH_NMETHODS] = {0};
     double           *samples[AMC_BENCH_NMETHODS] = {NULL};
-    amc_bench_stats_t st[AMC_BENCH_NMETHODS];
+    double           *cpu_samples[AMC_BENCH_NMETHODS] = {NULL};
+    amc_bench_stats_t st[AMC_BENCH_NMETHODS], cpu_st[AMC_BENCH_NMETHODS];
     int               have[AMC_BENCH_NMETHODS] = {0};
     int               m, j, rep, rc = -1;
 
@@ -1047,8 +1072,9 @@ static int amc_bench_main(amc_bench_t *b, const amc_bench_opts_t *o)
         if (!amc_bench_enabled(b, o, m)) {
             continue;
         }
-        samples[m] = calloc((size_t)o->reps, sizeof(double));
-        if (samples[m] == NULL) {
+        samples[m]     = calloc((size_t)o->reps, sizeof(double));
+        cpu_samples[m] = calloc((size_t)o->reps, sizeof(double));
+        if ((samples[m] == NULL) || (cpu_samples[m] == NULL)) {
             fprintf(stderr, "barrier_bench: rank %d: out of memory\n", b->rank);
             goto out;
         }
@@ -1102,7 +1128,7 @@ static int amc_bench_main(amc_bench_t *b, const amc_bench_opts_t *o)
     for (rep = 0; rep < o->reps; rep++) {
         /* Rotate the order so no method always follows the same one. */
         for (j = 0; j < AMC_BENCH_NMETHODS; j++) {
-            double   el, per;
+            double   el, per, cpu;
             uint64_t sleeps0;
 
             m = (rep + j) % AMC_BENCH_NMETHODS;
@@ -1114,16 +1140,19 @@ static int amc_bench_main(amc_bench_t *b, const amc_bench_opts_t *o)
             }
             amc_bench_set_phase(AMC_BENCH_PHASE_TIMING, m);
             sleeps0 = b->sleeps;
-            if (amc_bench_run(b, m, iters[m], &el) != 0) {
+            if (amc_bench_run_cpu(b, m, iters[m], &el, &cpu) != 0) {
                 goto out;
             }
             sleeps[m] += b->sleeps - sleeps0;
             per = amc_bench_per_op(m, iters[m], el);
-            /* The barrier ends when the slowest rank leaves it. */
-            if (amc_bench_allmax(b, &per) != 0) {
+            cpu = amc_bench_per_op(m, iters[m], cpu);
+            /* The barrier ends when the slowest rank leaves it; CPU is that
+             * of the busiest rank. */
+            if ((amc_bench_allmax(b, &per) != 0) || (amc_bench_allmax(b, &cpu) != 0)) {
                 goto out;
             }
-            samples[m][rep] = per;
+            samples[m][rep]     = per;
+            cpu_samples[m][rep] = cpu;
         }
     }
 
@@ -1133,19 +1162,22 @@ static int amc_bench_main(amc_bench_t *b, const amc_bench_opts_t *o)
                 continue;
             }
             amc_bench_stats(samples[m], o->reps, &st[m]);
+            amc_bench_stats(cpu_samples[m], o->reps, &cpu_st[m]);
             have[m] = 1;
             printf("RESULT N=%d method=%s median_us=%.3f q1_us=%.3f q3_us=%.3f "
-                   "min_us=%.3f max_us=%.3f iters=%ld reps=%d\n",
+                   "min_us=%.3f max_us=%.3f cpu_us=%.3f iters=%ld reps=%d\n",
                    b->size, amc_bench_method_names[m], st[m].median * 1e6, st[m].q1 * 1e6,
-                   st[m].q3 * 1e6, st[m].min * 1e6, st[m].max * 1e6, iters[m], o->reps);
+                   st[m].q3 * 1e6, st[m].min * 1e6, st[m].max * 1e6, cpu_st[m].median * 1e6,
+                   iters[m], o->reps);
         }
         for (m = 0; m < AMC_BENCH_NMETHODS; m++) {
             if (!have[m]) {
                 continue;
             }
-            printf("  N=%-3d %-31s median %10.3f us   IQR [%.3f, %.3f]   range [%.3f, %.3f]",
+            printf("  N=%-3d %-31s median %10.3f us   IQR [%.3f, %.3f]   range [%.3f, %.3f]"
+                   "   user CPU %.3f us",
                    b->size, amc_bench_method_titles[m], st[m].median * 1e6, st[m].q1 * 1e6,
-                   st[m].q3 * 1e6, st[m].min * 1e6, st[m].max * 1e6);
+                   st[m].q3 * 1e6, st[m].min * 1e6, st[m].max * 1e6, cpu_st[m].median * 1e6);
             if (m == AMC_BENCH_LAYERED || m == AMC_BENCH_PINGPONG) {
                 /* Only the bench's own waits are visible; amcoll's are inside it. */
                 printf("   rank0 sleeps/op %.3f",
@@ -1179,6 +1211,7 @@ static int amc_bench_main(amc_bench_t *b, const amc_bench_opts_t *o)
 out:
     for (m = 0; m < AMC_BENCH_NMETHODS; m++) {
         free(samples[m]);
+        free(cpu_samples[m]);
     }
     return rc;
 }

@@ -120,12 +120,14 @@ BEGIN {
     n = kv["N"]; m = kv["method"]
     if (!(n in seen)) { seen[n] = 1; order[++cnt] = n }
     for (f = 1; f <= nf; f++) val[n, m, f] = kv[fld[f]]
+    cpu[n, m] = ("cpu_us" in kv) ? kv["cpu_us"] : "?"
     have[n, m] = 1
 }
 END {
     printf "# N"
     for (j = 1; j <= nm; j++) for (f = 1; f <= nf; f++) printf " %s_%s", meth[j], fld[f]
-    printf " amcoll/layered amcoll/openmpi openmpi_issue_ref_us\n"
+    printf " amcoll/layered amcoll/openmpi openmpi_issue_ref_us"
+    printf " amcoll_cpu_us layered_cpu_us openmpi_cpu_us amcoll/layered_cpu\n"
     for (c = 1; c <= cnt; c++) {
         n = order[c]
         printf "%s", n
@@ -137,15 +139,21 @@ END {
         o = ((n, "openmpi") in have) ? val[n, "openmpi", 1] : ""
         printf " %s", (a != "" && l != "" && l + 0 > 0) ? sprintf("%.4f", a / l) : "?"
         printf " %s", (a != "" && o != "" && o + 0 > 0) ? sprintf("%.4f", a / o) : "?"
-        printf " %s\n", (n in ref) ? ref[n] : "?"
+        printf " %s", (n in ref) ? ref[n] : "?"
+        ac = ((n, "amcoll") in have) ? cpu[n, "amcoll"] : "?"
+        lc = ((n, "layered") in have) ? cpu[n, "layered"] : "?"
+        oc = ((n, "openmpi") in have) ? cpu[n, "openmpi"] : "?"
+        printf " %s %s %s", ac, lc, oc
+        printf " %s\n", (ac != "?" && lc != "?" && lc + 0 > 0) ? sprintf("%.4f", ac / lc) : "?"
     }
 }' "$raw" > "$dat" || die "cannot write '$dat'"
 
-# Columns: 1 N, 2 amcoll, 7 layered, 12 openmpi, 17 ping-pong, 22/23 ratios.
+# Columns: 1 N, 2 amcoll, 7 layered, 12 openmpi, 17 ping-pong, 22/23 ratios,
+# 25-27 user CPU µs per barrier (busiest rank), 28 CPU ratio amcoll/layered.
 echo
 echo "barrier latency, median over reps (µs); targets: amcoll <= 0.7 x layered; <= 0.5 x Open MPI at N=2, <= 0.7 x at N>2"
-echo "    N |  amcoll µs | layered µs | Open MPI µs | AM ping-pong µs | amcoll/layered | amcoll/OpenMPI | targets"
-echo "------+------------+------------+-------------+-----------------+----------------+----------------+--------"
+echo "    N |  amcoll µs | layered µs | Open MPI µs | AM ping-pong µs | amcoll/layered | amcoll/OpenMPI | user CPU µs amcoll/layered/OMPI (ratio) | targets"
+echo "------+------------+------------+-------------+-----------------+----------------+----------------+----------------------------------------+--------"
 awk '
 function cell(v, w, fmt) { return (v == "?") ? sprintf("%" w "s", "-") : sprintf("%" w fmt, v) }
 /^#/ { next }
@@ -157,8 +165,10 @@ function cell(v, w, fmt) { return (v == "?") ? sprintf("%" w "s", "-") : sprintf
     sub(/ $/, "", miss)
     tgt = (miss == "") ? "ok" : "MISS " miss
     if ($22 == "?" && $23 == "?") tgt = "-"
-    printf "%5s | %s | %s | %s | %s | %s | %s | %s\n", $1, cell($2, 10, ".3f"), cell($7, 10, ".3f"),
-        cell($12, 11, ".3f"), cell($17, 15, ".3f"), cell($22, 14, ".3f"), cell($23, 14, ".3f"), tgt
+    cpucol = sprintf("%s / %s / %s (%s)", cell($25, 7, ".2f"), cell($26, 7, ".2f"), cell($27, 7, ".2f"),
+                     cell($28, 5, ".2f"))
+    printf "%5s | %s | %s | %s | %s | %s | %s | %38s | %s\n", $1, cell($2, 10, ".3f"), cell($7, 10, ".3f"),
+        cell($12, 11, ".3f"), cell($17, 15, ".3f"), cell($22, 14, ".3f"), cell($23, 14, ".3f"), cpucol, tgt
 }' "$dat"
 echo
 echo "data: $dat"

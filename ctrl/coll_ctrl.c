@@ -5,10 +5,10 @@
 
 #define AMC_CTRL_WINDOW_MASK (AMC_CTRL_WINDOW - 1)
 
-void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max)
+void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, int threaded)
 {
     memset(ctrl, 0, sizeof(*ctrl));
-    amc_spinlock_init(&ctrl->lock);
+    amc_spinlock_init(&ctrl->lock, threaded);
     ctrl->early_max = early_max;
 }
 

@@ -57,7 +57,8 @@ typedef struct amc_coll_ctrl {
     int              pending_err;  /* an error no instance could take */
 } amc_coll_ctrl_t;
 
-void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max);
+/* threaded: handlers and callers may run on different threads at once. */
+void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, int threaded);
 /* drop_req is called for every request still attached to an instance: the
  * communicator goes away before they finished (teardown with requests out). */
 void amc_coll_ctrl_cleanup(amc_coll_ctrl_t *ctrl, void (*drop_req)(struct amc_request *req));

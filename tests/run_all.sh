@@ -8,16 +8,13 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-jobs=$(nproc 2>/dev/null || echo 2)
-
-./install-deps.sh || { echo "run_all: installing dependencies failed"; exit 1; }
 
 passed=0
 failed=0
 
 # Adds the PASS/FAIL counts of an automake test-suite.log summary.
 tally() {
-    local log=$1 p f
+    local log=$1 p f e
     p=$(sed -n 's/^# PASS: *\([0-9]*\)/\1/p' "$log" | head -1)
     f=$(sed -n 's/^# FAIL: *\([0-9]*\)/\1/p' "$log" | head -1)
     e=$(sed -n 's/^# ERROR: *\([0-9]*\)/\1/p' "$log" | head -1)
@@ -27,12 +24,8 @@ tally() {
 
 step() { echo; echo "==== $*"; }
 
-[ -x configure ] || ./autogen.sh >/dev/null || { echo "run_all: autogen.sh failed"; exit 1; }
-
 step "build (-Wall -Wextra -Werror)"
-mkdir -p build
-( cd build && { [ -f Makefile ] || ../configure --enable-werror >/dev/null; } && make -j"$jobs" >/dev/null ) ||
-    { echo "run_all: build failed"; echo "0 passed, 1 failed"; exit 1; }
+./build.sh || { echo "run_all: build failed"; echo "0 passed, 1 failed"; exit 1; }
 
 step "unit and integration tests"
 ( cd build && make -j1 check ) ; rc=$?
@@ -42,9 +35,7 @@ tally build/test-suite.log
 
 step "unit tests under AddressSanitizer + UBSan"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
-mkdir -p build-asan
-( cd build-asan && { [ -f Makefile ] || ../configure --enable-werror --disable-shared \
-      CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" >/dev/null; } && make -j"$jobs" >/dev/null ) ||
+AMC_BUILD_DIR=build-asan ./build.sh --disable-shared CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" ||
     { echo "run_all: sanitizer build failed"; failed=$((failed + 1)); }
 if [ -f build-asan/Makefile ]; then
     unit=$(ls tests/unit/test_*.c | sed 's/\.c$//' | tr '\n' ' ')
@@ -53,6 +44,16 @@ if [ -f build-asan/Makefile ]; then
         make -j1 check TESTS="$unit" ); rc=$?
     tally build-asan/test-suite.log
     [ $rc -eq 0 ] || grep -l -E "^(FAIL|ERROR)" build-asan/tests/unit/*.trs 2>/dev/null | sed 's/\.trs$/.log/' | xargs -r tail -n 40
+fi
+
+step "make distcheck (tarball builds, tests pass from a read-only source tree)"
+if ( cd build && make distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >distcheck.log 2>&1 ); then
+    echo "PASS: distcheck"
+    passed=$((passed + 1))
+else
+    echo "FAIL: distcheck (last lines of build/distcheck.log follow)"
+    tail -n 30 build/distcheck.log
+    failed=$((failed + 1))
 fi
 
 echo

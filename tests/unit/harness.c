@@ -39,6 +39,15 @@ int amc_test_summary(const char *name)
     return (amc_test_failed_count == 0) ? 0 : 1;
 }
 
+/* AMC_TEST_LOCKS=1 runs the fake worlds with the control-structure locks on,
+ * so the locked paths are exercised by the same tests. */
+int amc_test_threaded_locks(void)
+{
+    const char *env = getenv("AMC_TEST_LOCKS");
+
+    return (env != NULL) && (env[0] == '1');
+}
+
 int amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t completion,
                           const amc_config_t *cfg)
 {
@@ -51,7 +60,8 @@ int amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t 
         defaults.log_level = getenv("AMC_LOG_LEVEL") ? amc_log_from_env().level : -1;
         cfg = &defaults;
     }
-    world->n   = n;
+    world->n        = n;
+    world->threaded = amc_test_threaded_locks();
     world->ctx = calloc((size_t)n, sizeof(*world->ctx));
     if (world->ctx == NULL) {
         return AMC_ERR_NO_MEMORY;
@@ -64,7 +74,7 @@ int amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t 
     for (rank = 0; rank < n; rank++) {
         status = amc_fake_transport_create(world->fabric, rank, &tp);
         if (status == AMC_SUCCESS) {
-            status = amc_context_create(cfg, tp, &world->ctx[rank]);
+            status = amc_context_create(cfg, tp, world->threaded, &world->ctx[rank]);
         }
         if (status != AMC_SUCCESS) {
             world->n = rank;

@@ -24,9 +24,12 @@ unsigned long amc_test_failures(void);
 
 typedef struct amc_test_world {
     int                n;
+    int                threaded;
     amc_fake_fabric_t *fabric;
     amc_context_t    **ctx;
 } amc_test_world_t;
+
+int  amc_test_threaded_locks(void);
 
 /* cfg may be NULL for the defaults (log level from AMC_LOG_LEVEL, else error). */
 int  amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t completion,
