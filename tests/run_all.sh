@@ -33,13 +33,13 @@ tally build/test-suite.log
 [ -f build/tests/integration/run_integration.sh.log ] && cat build/tests/integration/run_integration.sh.log | grep -E "^(PASS|FAIL):|integration:" || true
 [ $rc -eq 0 ] || { echo "---- failing test logs"; grep -l -E "^(FAIL|ERROR)" build/tests/*/*.trs 2>/dev/null | sed 's/\.trs$/.log/' | xargs -r tail -n 40; }
 
-step "unit tests under AddressSanitizer + UBSan"
+step "unit tests under AddressSanitizer + UBSan, control-structure locks on"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
 AMC_BUILD_DIR=build-asan ./build.sh --disable-shared CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" ||
     { echo "run_all: sanitizer build failed"; failed=$((failed + 1)); }
 if [ -f build-asan/Makefile ]; then
     unit=$(ls tests/unit/test_*.c | sed 's/\.c$//' | tr '\n' ' ')
-    ( cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+    ( cd build-asan && AMCTEST_LOCKS=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
         LSAN_OPTIONS=suppressions="$top/tests/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
         make -j1 check TESTS="$unit" ); rc=$?
     tally build-asan/test-suite.log

@@ -39,11 +39,11 @@ int amc_test_summary(const char *name)
     return (amc_test_failed_count == 0) ? 0 : 1;
 }
 
-/* AMC_TEST_LOCKS=1 runs the fake worlds with the control-structure locks on,
+/* AMCTEST_LOCKS=1 runs the fake worlds with the control-structure locks on,
  * so the locked paths are exercised by the same tests. */
 int amc_test_threaded_locks(void)
 {
-    const char *env = getenv("AMC_TEST_LOCKS");
+    const char *env = getenv("AMCTEST_LOCKS");
 
     return (env != NULL) && (env[0] == '1');
 }
