@@ -25,6 +25,18 @@ int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
     ctrl->seq_next++;
     req->slot = slot;
     slot->req = req;
+    if (slot->kind == AMC_WIRE_COLL) {
+        /* peers run a data collective where this rank calls a barrier */
+        amc_request_complete(req, AMC_ERR_PROTOCOL);
+        slot->bitvec |= 1;
+        amc_early_list_free(&slot->early);
+        amc_coll_ctrl_release(ctrl, slot);
+        amc_spin_unlock(&ctrl->lock);
+        amc_error(&comm->ctx->log, "barrier on communicator 0x%llx: peers run a data collective",
+                  (unsigned long long)comm->cid);
+        return AMC_SUCCESS;
+    }
+    slot->kind = AMC_WIRE_BARRIER;
     /* bit 0: the local rank reached the barrier, the first synchronization point */
     amc_coll_slot_set_bit(slot, 0);
     amc_barrier_advance(comm, slot, &first, &count);

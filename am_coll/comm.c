@@ -1,5 +1,6 @@
 #include "am_coll/comm.h"
 #include "am_coll/request.h"
+#include "am_coll/coll.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,30 @@ err_free_comm:
 err:
     amc_error(&ctx->log, "out of memory creating a communicator of %d ranks", size);
     return AMC_ERR_NO_MEMORY;
+}
+
+/* Teardown with an instance still in its slot. */
+static void amc_comm_drop_slot(amc_coll_slot_t *slot)
+{
+    if (slot->req != NULL) {
+        amc_request_drop(slot->req);
+        slot->req = NULL;
+    }
+    if (slot->inst != NULL) {
+        amc_coll_inst_free(slot->inst);
+        slot->inst = NULL;
+    }
+}
+
+static void amc_comm_free_schedules(amc_comm_t comm)
+{
+    amc_sched_t *sched, *next;
+
+    for (sched = comm->sched_cache; sched != NULL; sched = next) {
+        next = sched->next;
+        amc_sched_free(sched);
+    }
+    comm->sched_cache = NULL;
 }
 
 static void amc_comm_free_struct(amc_comm_t comm)
@@ -115,7 +140,8 @@ void amc_comm_destroy(amc_comm_t comm)
     amc_context_t *ctx = comm->ctx;
 
     amc_context_remove(ctx, comm);
-    amc_coll_ctrl_cleanup(&comm->ctrl, amc_request_drop);
+    amc_coll_ctrl_cleanup(&comm->ctrl, amc_comm_drop_slot);
+    amc_comm_free_schedules(comm);
     free(comm->peers);
     comm->peers = NULL;
     comm->magic = AMC_COMM_MAGIC_DEAD;

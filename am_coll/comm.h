@@ -23,6 +23,7 @@ struct amc_comm {
     uint64_t         dup_count;    /* children so far: their ids derive from it */
     amc_context_t   *ctx;
     amc_coll_ctrl_t  ctrl;
+    struct amc_sched *sched_cache; /* schedules by shape, most recent first */
     struct amc_comm *next;         /* context hash chain */
     struct amc_comm *list_next;    /* zombie or graveyard list */
 };

@@ -1,5 +1,6 @@
 #include "am_coll/request.h"
 #include "am_coll/barrier.h"
+#include "am_coll/coll.h"
 #include "am_coll/clock.h"
 #include "am_coll/comm.h"
 #include "am_coll/status.h"
@@ -53,7 +54,9 @@ static void amc_request_fail(struct amc_request *req, int status, int timed_out)
     amc_spin_lock(&ctrl->lock);
     if (!req->complete) {
         if (req->slot != NULL) {
-            if (timed_out) {
+            if (timed_out && (req->slot->inst != NULL)) {
+                amc_coll_describe(req->slot->inst, why, sizeof(why));
+            } else if (timed_out) {
                 amc_barrier_describe(req->comm, req->slot, why, sizeof(why));
             }
             req->slot->req = NULL;

@@ -12,35 +12,35 @@ void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, int threaded)
     ctrl->early_max = early_max;
 }
 
-static void amc_coll_slot_free(amc_coll_slot_t *slot, void (*drop_req)(struct amc_request *req))
+static void amc_coll_slot_free(amc_coll_slot_t *slot, void (*drop)(amc_coll_slot_t *slot))
 {
-    if ((slot->req != NULL) && (drop_req != NULL)) {
-        drop_req(slot->req);
+    if (drop != NULL) {
+        drop(slot);
     }
+    amc_early_list_free(&slot->early);
     free(slot);
 }
 
-static void amc_coll_slot_list_free(amc_coll_slot_t *slot,
-                                    void (*drop_req)(struct amc_request *req))
+static void amc_coll_slot_list_free(amc_coll_slot_t *slot, void (*drop)(amc_coll_slot_t *slot))
 {
     amc_coll_slot_t *next;
 
     for (; slot != NULL; slot = next) {
         next = slot->next;
-        amc_coll_slot_free(slot, drop_req);
+        amc_coll_slot_free(slot, drop);
     }
 }
 
-void amc_coll_ctrl_cleanup(amc_coll_ctrl_t *ctrl, void (*drop_req)(struct amc_request *req))
+void amc_coll_ctrl_cleanup(amc_coll_ctrl_t *ctrl, void (*drop)(amc_coll_slot_t *slot))
 {
     int i;
 
     for (i = 0; i < AMC_CTRL_WINDOW; i++) {
         if (ctrl->window[i] != NULL) {
-            amc_coll_slot_free(ctrl->window[i], drop_req);
+            amc_coll_slot_free(ctrl->window[i], drop);
         }
     }
-    amc_coll_slot_list_free(ctrl->early, drop_req);
+    amc_coll_slot_list_free(ctrl->early, drop);
     amc_coll_slot_list_free(ctrl->free_slots, NULL);
     amc_spinlock_destroy(&ctrl->lock);
 }
@@ -60,6 +60,9 @@ static amc_coll_slot_t *amc_coll_slot_alloc(amc_coll_ctrl_t *ctrl, uint64_t seq,
         }
     }
     slot->seq           = seq;
+    slot->kind          = 0;
+    slot->inst          = NULL;
+    slot->early         = NULL;
     slot->bitvec        = 0;
     slot->cur_val       = -1;
     slot->rounds_sent   = 0;
@@ -164,6 +167,7 @@ void amc_coll_ctrl_release(amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot)
             break;
         }
         *link            = NULL;
+        amc_early_list_free(&slot->early); /* strays a rejected peer left */
         slot->next       = ctrl->free_slots;
         ctrl->free_slots = slot;
         ctrl->active--;

@@ -16,6 +16,7 @@
 #ifndef AMC_COLL_CTRL_H
 #define AMC_COLL_CTRL_H
 
+#include "ctrl/early_store.h"
 #include "ctrl/spinlock.h"
 #include "handlers/wire.h"
 #include "transport/transport.h"
@@ -27,9 +28,13 @@
 
 struct amc_request;
 struct amc_comm;
+struct amc_coll_inst;
 
 typedef struct amc_coll_slot {
     uint64_t               seq;
+    uint8_t                kind;           /* AMC_WIRE_BARRIER / _COLL once known, else 0 */
+    struct amc_coll_inst  *inst;           /* a scheduled collective's state, once posted */
+    amc_early_msg_t       *early;          /* its data messages ahead of their round */
     uint64_t               bitvec;
     int                    cur_val;        /* trailing ones of bitvec, minus one */
     int                    rounds_sent;    /* rounds handed to the transport so far */
@@ -59,9 +64,10 @@ typedef struct amc_coll_ctrl {
 
 /* threaded: handlers and callers may run on different threads at once. */
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, int threaded);
-/* drop_req is called for every request still attached to an instance: the
- * communicator goes away before they finished (teardown with requests out). */
-void amc_coll_ctrl_cleanup(amc_coll_ctrl_t *ctrl, void (*drop_req)(struct amc_request *req));
+/* drop is called for every slot still in use (teardown with instances
+ * running): it releases what the slot holds beyond itself (request,
+ * collective state); early messages are freed here. */
+void amc_coll_ctrl_cleanup(amc_coll_ctrl_t *ctrl, void (*drop)(amc_coll_slot_t *slot));
 
 typedef enum {
     AMC_CTRL_FOUND,

@@ -1,5 +1,6 @@
 #include "handlers/am_handler.h"
 #include "handlers/barrier_handler.h"
+#include "handlers/coll_handler.h"
 #include "handlers/wire.h"
 #include "am_coll/comm.h"
 #include "am_coll/context.h"
@@ -9,9 +10,11 @@
 static inline void amc_am_dispatch(struct amc_comm *comm, const amc_wire_hdr_t *hdr,
                                    const void *data, size_t len)
 {
-    (void)data;
-    (void)len; /* barrier messages carry no data */
-    amc_barrier_on_arrival(comm, hdr);
+    if (hdr->kind == AMC_WIRE_BARRIER) {
+        amc_barrier_on_arrival(comm, hdr); /* barrier messages carry no data */
+    } else {
+        amc_coll_on_arrival(comm, hdr, data, len);
+    }
 }
 
 static void amc_am_reject(amc_context_t *ctx, const char *why, const amc_wire_hdr_t *hdr)
@@ -44,7 +47,7 @@ void amc_am_recv(void *arg, const void *hdr_bytes, size_t hdr_len, const void *d
         amc_am_reject(ctx, "bad magic or wire version", NULL);
         return;
     }
-    if (hdr.kind != AMC_WIRE_BARRIER) {
+    if ((hdr.kind != AMC_WIRE_BARRIER) && (hdr.kind != AMC_WIRE_COLL)) {
         amc_am_reject(ctx, "unknown message kind", &hdr);
         return;
     }

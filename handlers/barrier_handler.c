@@ -9,7 +9,8 @@ typedef enum {
     AMC_BARRIER_OLDER,
     AMC_BARRIER_DUPLICATE,
     AMC_BARRIER_NO_ROOM,
-    AMC_BARRIER_NO_MEMORY
+    AMC_BARRIER_NO_MEMORY,
+    AMC_BARRIER_MISMATCH
 } amc_barrier_verdict_t;
 
 static const char *amc_barrier_verdict_str(amc_barrier_verdict_t verdict)
@@ -19,6 +20,7 @@ static const char *amc_barrier_verdict_str(amc_barrier_verdict_t verdict)
     case AMC_BARRIER_DUPLICATE: return "duplicate message for this round";
     case AMC_BARRIER_NO_ROOM:   return "too many instances ahead of this rank (AMC_EARLY_MAX)";
     case AMC_BARRIER_NO_MEMORY: return "out of memory for an early arrival";
+    case AMC_BARRIER_MISMATCH:  return "a barrier where this rank runs a data collective";
     default:                    return "accepted";
     }
 }
@@ -50,7 +52,9 @@ static void amc_barrier_fill_header(struct amc_comm *comm, amc_coll_slot_t *slot
     hdr->magic   = AMC_WIRE_MAGIC;
     hdr->version = AMC_WIRE_VERSION;
     hdr->kind    = AMC_WIRE_BARRIER;
-    hdr->round   = (uint8_t)round;
+    hdr->coll    = 0;
+    hdr->round   = (uint32_t)round;
+    hdr->root    = -1;
     hdr->src     = (uint32_t)comm->rank;
     hdr->cid     = comm->cid;
     hdr->seq     = slot->seq;
@@ -93,7 +97,7 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr)
     int                   bit, first = 0, count = 0;
     uint32_t              expected_src;
 
-    if (hdr->round >= comm->nrounds) {
+    if (hdr->round >= (uint32_t)comm->nrounds) {
         amc_barrier_reject(comm, hdr, "round out of range for the communicator size");
         return;
     }
@@ -108,6 +112,11 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr)
     amc_spin_lock(&ctrl->lock);
     switch (amc_coll_ctrl_slot(ctrl, hdr->seq, comm, &slot)) {
     case AMC_CTRL_FOUND:
+        if (slot->kind == AMC_WIRE_COLL) {
+            verdict = AMC_BARRIER_MISMATCH;
+            break;
+        }
+        slot->kind = AMC_WIRE_BARRIER;
         if (slot->bitvec & ((uint64_t)1 << bit)) {
             verdict = AMC_BARRIER_DUPLICATE;
             break;

@@ -1,7 +1,10 @@
 /*
  * The wire header of every amcoll active message. It is the whole message
  * for a barrier: the receiver needs the communicator (cid), the collective
- * instance (seq) and the synchronization point it satisfies (round).
+ * instance (seq) and the synchronization point it satisfies (round). Data
+ * collectives add which collective and root the sender is running, so ranks
+ * that call different collectives get AMC_ERR_PROTOCOL instead of a wrong
+ * result; the data follows the header.
  */
 #ifndef AMC_WIRE_H
 #define AMC_WIRE_H
@@ -9,10 +12,11 @@
 #include <stdint.h>
 
 #define AMC_WIRE_MAGIC   0xA7u
-#define AMC_WIRE_VERSION 1u
+#define AMC_WIRE_VERSION 2u
 
 enum {
-    AMC_WIRE_BARRIER = 1
+    AMC_WIRE_BARRIER = 1,  /* the dissemination barrier's own fast path */
+    AMC_WIRE_COLL    = 2   /* a step of a scheduled collective (am_coll/sched.h) */
 };
 
 /* The UCX active-message id all amcoll traffic uses. */
@@ -21,13 +25,15 @@ enum {
 typedef struct amc_wire_hdr {
     uint8_t  magic;    /* AMC_WIRE_MAGIC: rejects garbage and foreign senders */
     uint8_t  version;  /* AMC_WIRE_VERSION */
-    uint8_t  kind;     /* AMC_WIRE_BARRIER */
-    uint8_t  round;    /* dissemination round r: distance 2^r */
+    uint8_t  kind;     /* AMC_WIRE_BARRIER or AMC_WIRE_COLL */
+    uint8_t  coll;     /* AMC_WIRE_COLL: which collective (amc_coll_type_t) */
     uint32_t src;      /* sender's rank in the communicator */
     uint64_t cid;      /* communicator context id */
     uint64_t seq;      /* collective sequence number on that communicator */
+    uint32_t round;    /* barrier: round r (distance 2^r); else the schedule's round */
+    int32_t  root;     /* rooted collectives: the root; else -1 */
 } amc_wire_hdr_t;
 
-_Static_assert(sizeof(amc_wire_hdr_t) == 24, "wire header layout");
+_Static_assert(sizeof(amc_wire_hdr_t) == 32, "wire header layout");
 
 #endif

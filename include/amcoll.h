@@ -49,6 +49,9 @@ enum {
     AMC_BAND, AMC_BOR, AMC_BXOR
 };
 
+/* A user reduction: inout[i] = in[i] (op) inout[i] for i < count. */
+typedef void (*amc_user_fn_t)(const void *in, void *inout, size_t count, amc_datatype_t dt);
+
 #define AMC_IN_PLACE  ((void *)(-1L))
 #define AMC_UNDEFINED (-32766)
 
@@ -74,9 +77,43 @@ int amc_comm_size(amc_comm_t comm, int *size);
 int amc_comm_dup(amc_comm_t comm, amc_comm_t *newcomm);
 int amc_comm_free(amc_comm_t *comm);
 
+/* Reduction operations; amc_op_free sets *op to an invalid handle */
+int amc_op_create(amc_user_fn_t fn, int commute, amc_op_t *op);
+int amc_op_free(amc_op_t *op);
+
 /* Collectives */
 int amc_barrier(amc_comm_t comm);
 int amc_ibarrier(amc_comm_t comm, amc_request_t *req);
+
+/* Data collectives: per-rank count, one datatype for both sides (api.md) */
+int amc_bcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm);
+int amc_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+               amc_op_t op, int root, amc_comm_t comm);
+int amc_allreduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                  amc_op_t op, amc_comm_t comm);
+int amc_gather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, int root,
+               amc_comm_t comm);
+int amc_scatter(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, int root,
+                amc_comm_t comm);
+int amc_allgather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                  amc_comm_t comm);
+int amc_alltoall(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                 amc_comm_t comm);
+
+int amc_ibcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm,
+               amc_request_t *req);
+int amc_ireduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                amc_op_t op, int root, amc_comm_t comm, amc_request_t *req);
+int amc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                   amc_op_t op, amc_comm_t comm, amc_request_t *req);
+int amc_igather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, int root,
+                amc_comm_t comm, amc_request_t *req);
+int amc_iscatter(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, int root,
+                 amc_comm_t comm, amc_request_t *req);
+int amc_iallgather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                   amc_comm_t comm, amc_request_t *req);
+int amc_ialltoall(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                  amc_comm_t comm, amc_request_t *req);
 
 /* Requests */
 int amc_test(amc_request_t *req, int *flag);

@@ -49,9 +49,13 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
     ucp_request_param_t  param;
     ucs_status_ptr_t     request;
 
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                         UCP_OP_ATTR_FIELD_FLAGS;
     param.cb.send      = amc_ucx_send_cb;
     param.user_data    = comp;
+    /* the handler copies or reduces the data where it lands; rendezvous
+     * (receiver-driven, zero-copy) is not wired up yet */
+    param.flags        = UCP_AM_SEND_FLAG_EAGER;
 
     request = ucp_am_send_nbx(self->eps[dest], AMC_AM_ID, hdr, hdr_len, data, len, &param);
     if (request == NULL) {

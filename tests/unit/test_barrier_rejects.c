@@ -68,7 +68,8 @@ static amc_wire_hdr_t make_hdr(uint64_t cid, uint64_t seq, unsigned round, unsig
     hdr.magic   = AMC_WIRE_MAGIC;
     hdr.version = AMC_WIRE_VERSION;
     hdr.kind    = AMC_WIRE_BARRIER;
-    hdr.round   = (uint8_t)round;
+    hdr.round   = (uint32_t)round;
+    hdr.root    = -1;
     hdr.src     = src;
     hdr.cid     = cid;
     hdr.seq     = seq;

@@ -1,0 +1,37 @@
+/*
+ * The algorithms: one builder per file (am_coll/alg_*.c), and the table that
+ * chooses among them by communicator size and message size.
+ */
+#ifndef AMC_ALG_H
+#define AMC_ALG_H
+
+#include "am_coll/coll.h"
+
+/* Builders; each fills the schedule of one rank. */
+int amc_alg_bcast_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_reduce_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_allreduce_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_gather_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_scatter_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_allgather_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_alltoall_pairwise(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+
+/* Helpers shared by builders. */
+static inline int amc_alg_rel(int rank, int root, int size)
+{
+    return (rank - root + size) % size;
+}
+
+static inline int amc_alg_abs(int rel, int root, int size)
+{
+    return (rel + root) % size;
+}
+
+/* The buffer and offset a rank's own contribution is read from: the send
+ * buffer, or with AMC_IN_PLACE its place in the receive buffer. */
+static inline int amc_alg_src_buf(const amc_coll_args_t *a)
+{
+    return a->in_place ? AMC_BUF_RECV : AMC_BUF_SEND;
+}
+
+#endif

@@ -1,0 +1,24 @@
+/* Ring allgather: in step k every rank passes the block it received in step
+ * k-1 to its right neighbour. N-1 steps, each block sent N-1 times, any N.
+ * The block sent and the block received in a step never overlap. */
+#include "am_coll/alg.h"
+
+int amc_alg_allgather_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
+{
+    size_t bytes = a->count * a->dt_size;
+    int    right = (rank + 1) % size, left = (rank - 1 + size) % size, k;
+
+    amc_sb_round(b);
+    if (!a->in_place) {
+        amc_sb_copy(b, AMC_BUF_RECV, (size_t)rank * bytes, AMC_BUF_SEND, 0, bytes);
+    }
+    for (k = 0; k < size - 1; k++) {
+        if (k > 0) {
+            amc_sb_round(b);
+        }
+        amc_sb_send(b, right, AMC_BUF_RECV, (size_t)((rank - k + size) % size) * bytes, bytes);
+        amc_sb_recv(b, left, AMC_BUF_RECV, (size_t)((rank - k - 1 + 2 * size) % size) * bytes,
+                    bytes);
+    }
+    return AMC_SUCCESS;
+}

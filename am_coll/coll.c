@@ -1,0 +1,211 @@
+#include "am_coll/coll.h"
+#include "am_coll/alg.h"
+#include "am_coll/comm.h"
+#include "am_coll/request.h"
+#include "am_coll/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define AMC_SCHED_CACHE_MAX 16
+
+static int amc_sched_key_equal(const amc_sched_key_t *a, const amc_sched_key_t *b)
+{
+    return (a->coll == b->coll) && (a->alg == b->alg) && (a->in_place == b->in_place) &&
+           (a->commutative == b->commutative) && (a->root == b->root) &&
+           (a->count == b->count) && (a->dt == b->dt);
+}
+
+static int amc_coll_is_vector(int coll)
+{
+    return (coll == AMC_COLL_GATHERV) || (coll == AMC_COLL_SCATTERV) ||
+           (coll == AMC_COLL_ALLGATHERV) || (coll == AMC_COLL_ALLTOALLV) ||
+           (coll == AMC_COLL_REDUCE_SCATTER);
+}
+
+/* Finds or builds the schedule; vector forms depend on their count arrays
+ * and are built per call. */
+static int amc_coll_sched_get(amc_comm_t comm, const amc_alg_t *alg,
+                              const amc_coll_args_t *args, amc_sched_t **sched_p)
+{
+    amc_sched_builder_t b;
+    amc_sched_key_t     key;
+    amc_sched_t        *sched, **link, **victim = NULL;
+    unsigned            cached = 0;
+    int                 status;
+
+    memset(&key, 0, sizeof(key));
+    key.coll        = args->coll;
+    key.alg         = alg->id;
+    key.in_place    = (uint8_t)args->in_place;
+    key.commutative = (uint8_t)args->commutative;
+    key.root        = args->root;
+    key.count       = args->count;
+    key.dt          = args->dt;
+
+    if (!amc_coll_is_vector(args->coll)) {
+        for (link = &comm->sched_cache; (sched = *link) != NULL; link = &sched->next) {
+            if (amc_sched_key_equal(&sched->key, &key)) {
+                /* most recently used first */
+                *link       = sched->next;
+                sched->next = comm->sched_cache;
+                comm->sched_cache = sched;
+                *sched_p    = sched;
+                return AMC_SUCCESS;
+            }
+            cached++;
+            if (sched->users == 0) {
+                victim = link;
+            }
+        }
+    }
+
+    status = amc_sb_init(&b);
+    if (status == AMC_SUCCESS) {
+        status = alg->build(&b, args, comm->rank, comm->size);
+        if (status != AMC_SUCCESS) {
+            amc_sched_free(b.sched);
+        } else {
+            status = amc_sb_finish(&b, &sched);
+        }
+    }
+    if (status != AMC_SUCCESS) {
+        amc_error(&comm->ctx->log, "building the %s schedule (%s) failed: %s",
+                  amc_coll_name(args->coll), alg->name, amc_strerror(status));
+        return status;
+    }
+    sched->key = key;
+
+    if (!amc_coll_is_vector(args->coll)) {
+        if ((cached >= AMC_SCHED_CACHE_MAX) && (victim != NULL)) {
+            amc_sched_t *old = *victim;
+
+            *victim = old->next;
+            amc_sched_free(old);
+        }
+        sched->cached     = 1;
+        sched->next       = comm->sched_cache;
+        comm->sched_cache = sched;
+    }
+    *sched_p = sched;
+    return AMC_SUCCESS;
+}
+
+void amc_coll_inst_free(amc_coll_inst_t *inst)
+{
+    amc_sched_t *sched = inst->sched;
+
+    /* teardown frees the communicator's cached schedules after its instances */
+    if ((--sched->users == 0) && !sched->cached) {
+        amc_sched_free(sched);
+    }
+    free(inst->tmp);
+    free(inst);
+}
+
+static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, amc_sched_t *sched,
+                             amc_coll_inst_t **inst_p)
+{
+    amc_coll_inst_t *inst;
+    size_t           size;
+
+    size = sizeof(*inst) + (size_t)sched->nacts * (sizeof(amc_coll_send_t) + 1);
+    inst = calloc(1, size);
+    if (inst == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    inst->sends     = (amc_coll_send_t *)(inst + 1);
+    inst->recv_seen = (uint8_t *)(inst->sends + sched->nacts);
+    if (sched->tmp_bytes > 0) {
+        inst->tmp = malloc(sched->tmp_bytes);
+        if (inst->tmp == NULL) {
+            free(inst);
+            return AMC_ERR_NO_MEMORY;
+        }
+    }
+    inst->sched             = sched;
+    inst->comm              = comm;
+    inst->buf[AMC_BUF_SEND] = (unsigned char *)(uintptr_t)args->sendbuf;
+    inst->buf[AMC_BUF_RECV] = args->recvbuf;
+    inst->buf[AMC_BUF_TMP]  = inst->tmp;
+    if ((args->op >= 0) && (amc_op_bind(args->op, args->dt, &inst->op) != AMC_SUCCESS)) {
+        free(inst->tmp);
+        free(inst);
+        return AMC_ERR_ARG; /* checked by the caller; freed meanwhile */
+    }
+    inst->dt                = args->dt;
+    inst->dt_size           = args->dt_size;
+    inst->coll              = args->coll;
+    inst->root              = args->root;
+    inst->round             = -1;
+    sched->users++;
+    *inst_p = inst;
+    return AMC_SUCCESS;
+}
+
+int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *args, struct amc_request *req)
+{
+    amc_coll_ctrl_t  *ctrl = &comm->ctrl;
+    const amc_alg_t  *alg;
+    amc_sched_t      *sched;
+    amc_coll_inst_t  *inst;
+    amc_coll_slot_t  *slot;
+    amc_coll_lookup_t found;
+    int               status, next;
+
+    alg = amc_alg_select(comm, args);
+    if (alg == NULL) {
+        amc_error(&comm->ctx->log, "no algorithm for %s", amc_coll_name(args->coll));
+        return AMC_ERR_UNSUPPORTED;
+    }
+    status = amc_coll_sched_get(comm, alg, args, &sched);
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    status = amc_coll_inst_new(comm, args, sched, &inst);
+    if (status != AMC_SUCCESS) {
+        if (!sched->cached) {
+            amc_sched_free(sched);
+        }
+        return status;
+    }
+
+    amc_spin_lock(&ctrl->lock);
+    found = amc_coll_ctrl_slot(ctrl, ctrl->seq_next, comm, &slot);
+    if (found != AMC_CTRL_FOUND) {
+        amc_spin_unlock(&ctrl->lock);
+        amc_coll_inst_free(inst);
+        amc_error(&comm->ctx->log, "cannot start %s on communicator 0x%llx: %s",
+                  amc_coll_name(args->coll), (unsigned long long)comm->cid,
+                  (found == AMC_CTRL_NO_ROOM) ? "too many outstanding instances (AMC_EARLY_MAX)"
+                                              : "out of memory");
+        return AMC_ERR_NO_MEMORY;
+    }
+    ctrl->seq_next++;
+    req->slot  = slot;
+    slot->req  = req;
+    inst->slot = slot;
+    if (slot->kind == AMC_WIRE_BARRIER) {
+        /* peers entered a barrier where this rank calls a data collective */
+        amc_spin_unlock(&ctrl->lock);
+        amc_error(&comm->ctx->log, "%s on communicator 0x%llx seq %llu: peers run a barrier",
+                  amc_coll_name(args->coll), (unsigned long long)comm->cid,
+                  (unsigned long long)slot->seq);
+        amc_spin_lock(&ctrl->lock);
+        amc_request_complete(req, AMC_ERR_PROTOCOL);
+        amc_coll_inst_free(inst);
+        slot->bitvec |= 1; /* entered, so the slot can be released */
+        amc_coll_ctrl_release(ctrl, slot);
+        amc_spin_unlock(&ctrl->lock);
+        return AMC_SUCCESS;
+    }
+    slot->kind = AMC_WIRE_COLL;
+    slot->inst = inst;
+    next       = amc_coll_advance(inst);
+    amc_spin_unlock(&ctrl->lock);
+
+    if (next >= 0) {
+        amc_coll_issue_sends(inst, next);
+    }
+    return AMC_SUCCESS;
+}

@@ -1,0 +1,102 @@
+/*
+ * Scheduled collectives: what a call asks for (amc_coll_args_t), the
+ * algorithms that turn it into a schedule, and the running instance that the
+ * handlers advance (handlers/coll_handler.c).
+ */
+#ifndef AMC_COLL_H
+#define AMC_COLL_H
+
+#include "am_coll/op.h"
+#include "am_coll/sched.h"
+#include "ctrl/coll_ctrl.h"
+#include "handlers/wire.h"
+#include "transport/transport.h"
+#include "amcoll.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct amc_comm;
+struct amc_request;
+
+typedef struct amc_coll_args {
+    uint8_t        coll;       /* amc_coll_type_t */
+    int            root;       /* rooted collectives; else -1 */
+    size_t         count;      /* per-rank element count (non-v forms) */
+    amc_datatype_t dt;
+    size_t         dt_size;
+    amc_op_t       op;         /* reductions; else -1 */
+    int            commutative;
+    int            in_place;   /* sendbuf was AMC_IN_PLACE */
+    const void    *sendbuf;
+    void          *recvbuf;
+    /* vector forms, in elements as in MPI */
+    size_t         scount;
+    size_t         rcount;
+    const size_t  *scounts;
+    const size_t  *sdispls;
+    const size_t  *rcounts;
+    const size_t  *rdispls;
+} amc_coll_args_t;
+
+/* Fills a schedule for (rank, size); AMC_SUCCESS or an error code. */
+typedef int (*amc_alg_build_fn_t)(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                                  int size);
+
+typedef struct amc_alg {
+    uint8_t            coll;
+    uint8_t            id;       /* distinct within its collective, part of the cache key */
+    const char        *name;
+    amc_alg_build_fn_t build;
+} amc_alg_t;
+
+/* One send of an instance: the header lives here until the send completes. */
+typedef struct amc_coll_send {
+    amc_completion_t      comp;
+    struct amc_coll_inst *inst;
+    amc_wire_hdr_t        hdr;
+} amc_coll_send_t;
+
+typedef struct amc_coll_inst {
+    amc_sched_t         *sched;
+    struct amc_comm     *comm;
+    amc_coll_slot_t     *slot;
+    unsigned char       *buf[AMC_NBUFS];
+    void                *tmp;
+    amc_op_bound_t       op;          /* bound at start: handlers reduce without a lookup */
+    amc_datatype_t       dt;
+    size_t               dt_size;
+    uint8_t              coll;
+    int32_t              root;
+    int32_t              round;       /* current round; -1 before the start */
+    uint32_t             recv_left;   /* of the current round */
+    uint32_t             send_left;   /* of the current round, until completion */
+    int                  status;      /* first error: reported when it finishes */
+    int                  aborted;     /* mismatch: request failed, waits only for its sends */
+    uint8_t             *recv_seen;   /* [nacts] */
+    amc_coll_send_t     *sends;       /* [nacts]; SEND entries only */
+} amc_coll_inst_t;
+
+/* Starts a collective on comm; req completes when this rank's part is done. */
+int  amc_coll_start(struct amc_comm *comm, const amc_coll_args_t *args, struct amc_request *req);
+
+/* The algorithm for a call (size, count, AMC_* overrides). */
+const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *args);
+
+void amc_coll_inst_free(amc_coll_inst_t *inst);
+
+/* Handlers (handlers/coll_handler.c). */
+void amc_coll_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, const void *data,
+                         size_t len);
+
+/* With ctrl->lock held: runs rounds whose predecessors are complete; returns
+ * the round whose sends the caller must issue after unlocking, or -1. */
+int  amc_coll_advance(amc_coll_inst_t *inst);
+
+/* Without the lock: issues the sends of round (from amc_coll_advance). */
+void amc_coll_issue_sends(amc_coll_inst_t *inst, int round);
+
+/* With ctrl->lock held: what the instance waits for, for a timeout message. */
+void amc_coll_describe(const amc_coll_inst_t *inst, char *buf, size_t len);
+
+#endif

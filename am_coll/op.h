@@ -1,0 +1,65 @@
+/*
+ * Reduction operations: the predefined ops as typed loops, and user ops
+ * (amc_op_create) in a process-wide table. MPI's order throughout:
+ * inout[i] = in[i] (op) inout[i], in being the left operand, which matters
+ * for a non-commutative user op.
+ */
+#ifndef AMC_OP_H
+#define AMC_OP_H
+
+#include "amcoll.h"
+
+#include <stddef.h>
+
+/* AMC_BXOR is the last predefined op. */
+#define AMC_OP_PREDEFINED_COUNT (AMC_BXOR + 1)
+
+/* User handles start here, clear of the predefined values and of the
+ * room they may grow into. */
+#define AMC_OP_USER_BASE 1000
+
+/* What amc_op_free leaves in the caller's handle: no op, predefined or user. */
+#define AMC_OP_INVALID (-1)
+
+/* A predefined op's loop over count elements of one datatype. */
+typedef void (*amc_op_kernel_t)(const void *restrict in, void *restrict inout, size_t count);
+
+/* An op looked up once for a datatype, as a collective should do when it
+ * starts: reducing through it takes no lock, and the collective completes
+ * with the function it started with even if the user op is freed (or its
+ * handle reused) meanwhile, which MPI allows. */
+typedef struct amc_op_bound {
+    amc_op_t        op;
+    amc_datatype_t  dt;
+    amc_op_kernel_t kernel;    /* predefined op, else NULL */
+    amc_user_fn_t   user_fn;   /* user op, else NULL */
+    int             commute;
+} amc_op_bound_t;
+
+/* AMC_SUCCESS if op applies to dt (MPI's rules; a user op applies to every
+ * datatype), AMC_ERR_ARG for an unknown or freed op, an unknown datatype, or
+ * a pair the rules forbid. Thread-safe. */
+int amc_op_check(amc_op_t op, amc_datatype_t dt);
+
+/* amc_op_check, then fills *bound. */
+int amc_op_bind(amc_op_t op, amc_datatype_t dt, amc_op_bound_t *bound);
+
+/* inout[i] = in[i] (op) inout[i] for i < count. in and inout must not
+ * overlap; either may be unaligned for the datatype (a slower loop then).
+ * With count 0 nothing is touched and either pointer may be NULL. */
+void amc_op_bound_reduce(const amc_op_bound_t *bound, const void *in, void *inout,
+                         size_t count);
+
+/* The same for an op not bound beforehand: a user op is looked up under the
+ * table lock at every call. A pair amc_op_check rejects does nothing. */
+void amc_op_reduce(amc_op_t op, amc_datatype_t dt, const void *in, void *inout, size_t count);
+
+/* 1 for the predefined ops and a user op created commutative; 0 for a
+ * non-commutative user op and for an unknown or freed op, the order that is
+ * always correct. */
+int amc_op_is_commutative(amc_op_t op);
+
+/* "AMC_SUM" etc., "user op", or "invalid op", for log messages; never NULL. */
+const char *amc_op_name(amc_op_t op);
+
+#endif

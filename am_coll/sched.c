@@ -1,0 +1,240 @@
+#include "am_coll/sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *amc_coll_name(int coll)
+{
+    static const char *names[AMC_COLL_LAST] = {
+        [AMC_COLL_NONE] = "none",
+        [AMC_COLL_BCAST] = "bcast",
+        [AMC_COLL_REDUCE] = "reduce",
+        [AMC_COLL_ALLREDUCE] = "allreduce",
+        [AMC_COLL_GATHER] = "gather",
+        [AMC_COLL_GATHERV] = "gatherv",
+        [AMC_COLL_SCATTER] = "scatter",
+        [AMC_COLL_SCATTERV] = "scatterv",
+        [AMC_COLL_ALLGATHER] = "allgather",
+        [AMC_COLL_ALLGATHERV] = "allgatherv",
+        [AMC_COLL_ALLTOALL] = "alltoall",
+        [AMC_COLL_ALLTOALLV] = "alltoallv",
+        [AMC_COLL_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
+        [AMC_COLL_REDUCE_SCATTER] = "reduce_scatter",
+        [AMC_COLL_SCAN] = "scan",
+        [AMC_COLL_EXSCAN] = "exscan",
+    };
+
+    return ((coll >= 0) && (coll < AMC_COLL_LAST) && (names[coll] != NULL)) ? names[coll] : "?";
+}
+
+int amc_sb_init(amc_sched_builder_t *b)
+{
+    memset(b, 0, sizeof(*b));
+    b->sched = calloc(1, sizeof(*b->sched));
+    if (b->sched == NULL) {
+        b->status = AMC_ERR_NO_MEMORY;
+        return b->status;
+    }
+    return AMC_SUCCESS;
+}
+
+static int amc_sb_grow(void **array, uint32_t *cap, uint32_t need, size_t elem)
+{
+    uint32_t cap_new;
+    void    *grown;
+
+    if (need <= *cap) {
+        return AMC_SUCCESS;
+    }
+    cap_new = (*cap != 0) ? *cap : 8;
+    while (cap_new < need) {
+        cap_new *= 2;
+    }
+    grown = realloc(*array, (size_t)cap_new * elem);
+    if (grown == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    *array = grown;
+    *cap   = cap_new;
+    return AMC_SUCCESS;
+}
+
+void amc_sb_round(amc_sched_builder_t *b)
+{
+    amc_sched_t       *s = b->sched;
+    amc_sched_round_t *round;
+
+    if (b->status != AMC_SUCCESS) {
+        return;
+    }
+    b->status = amc_sb_grow((void **)&s->rounds, &b->cap_rounds, s->nrounds + 1,
+                            sizeof(*s->rounds));
+    if (b->status != AMC_SUCCESS) {
+        return;
+    }
+    round = &s->rounds[s->nrounds++];
+    memset(round, 0, sizeof(*round));
+    round->first = s->nacts;
+}
+
+static amc_sched_act_t *amc_sb_act(amc_sched_builder_t *b, int type)
+{
+    amc_sched_t     *s = b->sched;
+    amc_sched_act_t *act;
+
+    if (b->status != AMC_SUCCESS) {
+        return NULL;
+    }
+    if (s->nrounds == 0) {
+        amc_sb_round(b);
+        if (b->status != AMC_SUCCESS) {
+            return NULL;
+        }
+    }
+    b->status = amc_sb_grow((void **)&s->acts, &b->cap_acts, s->nacts + 1, sizeof(*s->acts));
+    if (b->status != AMC_SUCCESS) {
+        return NULL;
+    }
+    act = &s->acts[s->nacts++];
+    memset(act, 0, sizeof(*act));
+    act->type  = (uint8_t)type;
+    act->round = s->nrounds - 1;
+    s->rounds[s->nrounds - 1].count++;
+    return act;
+}
+
+void amc_sb_send(amc_sched_builder_t *b, int peer, int buf, size_t off, size_t bytes)
+{
+    amc_sched_act_t *act = amc_sb_act(b, AMC_ACT_SEND);
+
+    if (act != NULL) {
+        act->peer  = peer;
+        act->buf   = (uint8_t)buf;
+        act->off   = off;
+        act->bytes = bytes;
+        b->sched->rounds[b->sched->nrounds - 1].nsend++;
+    }
+}
+
+static void amc_sb_recv_any(amc_sched_builder_t *b, int type, int peer, int buf, size_t off,
+                            size_t bytes)
+{
+    amc_sched_act_t *act = amc_sb_act(b, type);
+
+    if (act != NULL) {
+        act->peer  = peer;
+        act->buf   = (uint8_t)buf;
+        act->off   = off;
+        act->bytes = bytes;
+        b->sched->rounds[b->sched->nrounds - 1].nrecv++;
+    }
+}
+
+void amc_sb_recv(amc_sched_builder_t *b, int peer, int buf, size_t off, size_t bytes)
+{
+    amc_sb_recv_any(b, AMC_ACT_RECV, peer, buf, off, bytes);
+}
+
+void amc_sb_recv_reduce(amc_sched_builder_t *b, int peer, int buf, size_t off, size_t bytes,
+                        int right)
+{
+    amc_sb_recv_any(b, right ? AMC_ACT_RECV_REDUCE_R : AMC_ACT_RECV_REDUCE, peer, buf, off,
+                    bytes);
+}
+
+static void amc_sb_local(amc_sched_builder_t *b, int type, int dst, size_t dst_off, int src,
+                         size_t src_off, size_t bytes)
+{
+    amc_sched_act_t *act;
+
+    if (bytes == 0) {
+        return;
+    }
+    act = amc_sb_act(b, type);
+    if (act != NULL) {
+        act->buf   = (uint8_t)dst;
+        act->off   = dst_off;
+        act->buf2  = (uint8_t)src;
+        act->off2  = src_off;
+        act->bytes = bytes;
+    }
+}
+
+void amc_sb_copy(amc_sched_builder_t *b, int dst, size_t dst_off, int src, size_t src_off,
+                 size_t bytes)
+{
+    if ((dst != src) || (dst_off != src_off)) {
+        amc_sb_local(b, AMC_ACT_COPY, dst, dst_off, src, src_off, bytes);
+    }
+}
+
+void amc_sb_reduce(amc_sched_builder_t *b, int dst, size_t dst_off, int src, size_t src_off,
+                   size_t bytes, int right)
+{
+    amc_sb_local(b, right ? AMC_ACT_REDUCE_R : AMC_ACT_REDUCE, dst, dst_off, src, src_off,
+                 bytes);
+}
+
+void amc_sb_tmp(amc_sched_builder_t *b, size_t bytes)
+{
+    if ((b->sched != NULL) && (bytes > b->sched->tmp_bytes)) {
+        b->sched->tmp_bytes = bytes;
+    }
+}
+
+static int amc_act_is_recv(const amc_sched_act_t *act)
+{
+    return (act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R);
+}
+
+/* Both ends of a pair list their messages to each other in the same order
+ * (the algorithms guarantee it, as MPI's non-overtaking rule does for
+ * point-to-point), so the k-th send to a peer matches its k-th receive. */
+static void amc_sched_number_messages(amc_sched_t *s)
+{
+    uint32_t i, j, tag;
+
+    for (i = 0; i < s->nacts; i++) {
+        if ((s->acts[i].type != AMC_ACT_SEND) && !amc_act_is_recv(&s->acts[i])) {
+            continue;
+        }
+        tag = 0;
+        for (j = 0; j < i; j++) {
+            if ((s->acts[j].peer == s->acts[i].peer) &&
+                ((s->acts[j].type == AMC_ACT_SEND) == (s->acts[i].type == AMC_ACT_SEND)) &&
+                ((s->acts[j].type == AMC_ACT_SEND) || amc_act_is_recv(&s->acts[j]))) {
+                tag++;
+            }
+        }
+        s->acts[i].tag = tag;
+    }
+}
+
+int amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p)
+{
+    amc_sched_t *s = b->sched;
+    int          status = b->status;
+
+    if (status != AMC_SUCCESS) {
+        amc_sched_free(s);
+        b->sched = NULL;
+        return status;
+    }
+    while ((s->nrounds > 0) && (s->rounds[s->nrounds - 1].count == 0)) {
+        s->nrounds--;
+    }
+    amc_sched_number_messages(s);
+    *sched_p = s;
+    b->sched = NULL;
+    return AMC_SUCCESS;
+}
+
+void amc_sched_free(amc_sched_t *sched)
+{
+    if (sched == NULL) {
+        return;
+    }
+    free(sched->rounds);
+    free(sched->acts);
+    free(sched);
+}

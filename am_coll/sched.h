@@ -1,0 +1,133 @@
+/*
+ * Collectives as schedules (LibNBC's rounds; GOAL's dependencies reduced to
+ * round order). A schedule is what one rank does in one collective: a list of
+ * rounds, each with local actions (copy, reduce), sends and receives. Round
+ * r+1 starts when every send of round r completed and every receive of round
+ * r arrived; at its start the round's local actions run, then its sends are
+ * issued. A schedule depends only on (collective, algorithm, size, rank,
+ * root, count, datatype, in-place, commutativity) and is cached per
+ * communicator; buffers are named, not pointed to, so one schedule serves
+ * every call with the same shape.
+ *
+ * Adding an algorithm means writing one am_coll/alg_*.c file that fills a
+ * schedule through the builder below.
+ */
+#ifndef AMC_SCHED_H
+#define AMC_SCHED_H
+
+#include "amcoll.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    AMC_COLL_NONE = 0,
+    AMC_COLL_BCAST,
+    AMC_COLL_REDUCE,
+    AMC_COLL_ALLREDUCE,
+    AMC_COLL_GATHER,
+    AMC_COLL_GATHERV,
+    AMC_COLL_SCATTER,
+    AMC_COLL_SCATTERV,
+    AMC_COLL_ALLGATHER,
+    AMC_COLL_ALLGATHERV,
+    AMC_COLL_ALLTOALL,
+    AMC_COLL_ALLTOALLV,
+    AMC_COLL_REDUCE_SCATTER_BLOCK,
+    AMC_COLL_REDUCE_SCATTER,
+    AMC_COLL_SCAN,
+    AMC_COLL_EXSCAN,
+    AMC_COLL_LAST
+} amc_coll_type_t;
+
+const char *amc_coll_name(int coll);
+
+/* Named buffers of an instance. */
+enum {
+    AMC_BUF_SEND,   /* the caller's send buffer */
+    AMC_BUF_RECV,   /* the caller's receive buffer */
+    AMC_BUF_TMP,    /* scratch of sched->tmp_bytes, one per instance */
+    AMC_NBUFS
+};
+
+typedef enum {
+    AMC_ACT_SEND,          /* peer <- buf[off, off+bytes) */
+    AMC_ACT_RECV,          /* buf[off, off+bytes) <- peer */
+    AMC_ACT_RECV_REDUCE,   /* buf = message (op) buf: the message is the left operand */
+    AMC_ACT_RECV_REDUCE_R, /* buf = buf (op) message */
+    AMC_ACT_COPY,          /* buf[off] <- buf2[off2], bytes */
+    AMC_ACT_REDUCE,        /* buf = buf2 (op) buf */
+    AMC_ACT_REDUCE_R       /* buf = buf (op) buf2 */
+} amc_act_type_t;
+
+typedef struct amc_sched_act {
+    uint8_t  type;
+    uint8_t  buf;    /* SEND: source; others: target */
+    uint8_t  buf2;   /* COPY / REDUCE*: source */
+    int      peer;   /* SEND / RECV*: rank in the communicator */
+    uint32_t round;  /* the round it belongs to */
+    uint32_t tag;    /* SEND / RECV*: its index among this instance's messages
+                      * between this rank and peer in that direction; the
+                      * header carries it, so ranks need not agree on rounds */
+    size_t   off;
+    size_t   off2;
+    size_t   bytes;
+} amc_sched_act_t;
+
+typedef struct amc_sched_round {
+    uint32_t first;   /* acts[first .. first+count) */
+    uint32_t count;
+    uint32_t nsend;
+    uint32_t nrecv;
+} amc_sched_round_t;
+
+/* What a schedule depends on; equal keys give equal schedules. */
+typedef struct amc_sched_key {
+    uint8_t        coll;
+    uint8_t        alg;
+    uint8_t        in_place;
+    uint8_t        commutative;
+    int            root;
+    size_t         count;
+    amc_datatype_t dt;
+} amc_sched_key_t;
+
+typedef struct amc_sched {
+    amc_sched_key_t    key;
+    uint32_t           nrounds;
+    uint32_t           nacts;
+    amc_sched_round_t *rounds;
+    amc_sched_act_t   *acts;
+    size_t             tmp_bytes;
+    unsigned           users;       /* running instances; a cached one is freed at 0 */
+    int                cached;
+    struct amc_sched  *next;        /* the communicator's cache */
+} amc_sched_t;
+
+/* Filling a schedule. Errors (out of memory) are remembered and reported by
+ * finish, so algorithms need not check every call. */
+typedef struct amc_sched_builder {
+    amc_sched_t *sched;
+    uint32_t     cap_rounds;
+    uint32_t     cap_acts;
+    int          status;
+} amc_sched_builder_t;
+
+int  amc_sb_init(amc_sched_builder_t *b);
+void amc_sb_round(amc_sched_builder_t *b);
+void amc_sb_send(amc_sched_builder_t *b, int peer, int buf, size_t off, size_t bytes);
+void amc_sb_recv(amc_sched_builder_t *b, int peer, int buf, size_t off, size_t bytes);
+/* right: the local value is the left operand, the message the right one */
+void amc_sb_recv_reduce(amc_sched_builder_t *b, int peer, int buf, size_t off, size_t bytes,
+                        int right);
+void amc_sb_copy(amc_sched_builder_t *b, int dst, size_t dst_off, int src, size_t src_off,
+                 size_t bytes);
+void amc_sb_reduce(amc_sched_builder_t *b, int dst, size_t dst_off, int src, size_t src_off,
+                   size_t bytes, int right);
+void amc_sb_tmp(amc_sched_builder_t *b, size_t bytes);  /* at least this much scratch */
+/* Numbers the messages per peer, drops empty trailing rounds; on success
+ * *sched_p is the schedule. */
+int  amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p);
+void amc_sched_free(amc_sched_t *sched);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * Early-arrival buffers: a data message that arrives before the local rank
+ * reached its round (or entered the collective at all) is copied here and
+ * consumed when the schedule gets to it (the patent's second "added
+ * complexity"). One list per instance slot, in arrival order.
+ */
+#ifndef AMC_EARLY_STORE_H
+#define AMC_EARLY_STORE_H
+
+#include "handlers/wire.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct amc_early_msg {
+    struct amc_early_msg *next;
+    amc_wire_hdr_t        hdr;
+    size_t                len;
+    unsigned char         data[];
+} amc_early_msg_t;
+
+/* A copy of the message; NULL when out of memory. */
+amc_early_msg_t *amc_early_msg_new(const amc_wire_hdr_t *hdr, const void *data, size_t len);
+
+void amc_early_list_append(amc_early_msg_t **list, amc_early_msg_t *msg);
+
+/* Unlinks and returns the first message for round, or NULL. */
+amc_early_msg_t *amc_early_list_take(amc_early_msg_t **list, uint32_t round);
+
+void amc_early_list_free(amc_early_msg_t **list);
+
+#endif

@@ -1,0 +1,440 @@
+/*
+ * The handlers that run scheduled collectives. The header handler finds the
+ * instance by sequence number and either consumes the message in the current
+ * round (copying or reducing the data straight into its place) or keeps a
+ * copy for a later round; whenever a round completes, the next one starts
+ * from inside the handler, so a collective advances without its caller.
+ */
+#include "am_coll/coll.h"
+#include "am_coll/comm.h"
+#include "am_coll/op.h"
+#include "am_coll/request.h"
+#include "am_coll/status.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void amc_coll_set_status(amc_coll_inst_t *inst, int status)
+{
+    if (inst->status == AMC_SUCCESS) {
+        inst->status = status;
+    }
+}
+
+/* dst = dst (op) src when right, else dst = src (op) dst; n bytes. The op
+ * writes into its right operand, so dst (op) src for an order-sensitive op
+ * needs a copy of src to write into. */
+static void amc_coll_reduce(amc_coll_inst_t *inst, void *dst, const void *src, size_t n,
+                            int right)
+{
+    void *scratch;
+
+    if (n == 0) {
+        return;
+    }
+    if (!right || inst->op.commute) {
+        amc_op_bound_reduce(&inst->op, src, dst, n / inst->dt_size);
+        return;
+    }
+    scratch = malloc(n);
+    if (scratch == NULL) {
+        amc_coll_set_status(inst, AMC_ERR_NO_MEMORY);
+        return;
+    }
+    memcpy(scratch, src, n);
+    amc_op_bound_reduce(&inst->op, dst, scratch, n / inst->dt_size);
+    memcpy(dst, scratch, n);
+    free(scratch);
+}
+
+static void amc_coll_run_locals(amc_coll_inst_t *inst, const amc_sched_round_t *round)
+{
+    const amc_sched_act_t *act;
+    uint32_t               i;
+
+    for (i = round->first; i < round->first + round->count; i++) {
+        act = &inst->sched->acts[i];
+        switch (act->type) {
+        case AMC_ACT_COPY:
+            memmove(inst->buf[act->buf] + act->off, inst->buf[act->buf2] + act->off2,
+                    act->bytes);
+            break;
+        case AMC_ACT_REDUCE:
+        case AMC_ACT_REDUCE_R:
+            amc_coll_reduce(inst, inst->buf[act->buf] + act->off,
+                            inst->buf[act->buf2] + act->off2, act->bytes,
+                            act->type == AMC_ACT_REDUCE_R);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+static int amc_coll_act_is_recv(const amc_sched_act_t *act)
+{
+    return (act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R);
+}
+
+/* The receive a message is for: from src, the tag-th message of src to us. */
+static int amc_coll_find_recv(const amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
+{
+    const amc_sched_act_t *act;
+    uint32_t               i;
+
+    for (i = 0; i < inst->sched->nacts; i++) {
+        act = &inst->sched->acts[i];
+        if (amc_coll_act_is_recv(act) && (act->peer == (int)hdr->src) &&
+            (act->tag == hdr->round)) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* Ranks run different collectives here: nothing this instance waits for
+ * will come. Its request fails now; the instance lingers only until its
+ * sends in flight complete (their headers live in it). */
+static void amc_coll_abort(amc_coll_inst_t *inst, int status)
+{
+    amc_coll_set_status(inst, status);
+    if (inst->slot->req != NULL) {
+        amc_request_complete(inst->slot->req, inst->status);
+        inst->slot->req = NULL;
+    }
+    inst->aborted = 1;
+    amc_early_list_free(&inst->slot->early);
+}
+
+static int amc_coll_matches(amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
+{
+    if ((hdr->coll == inst->coll) && (hdr->root == inst->root)) {
+        return 1;
+    }
+    amc_error(&inst->comm->ctx->log,
+              "collective mismatch on communicator 0x%llx seq %llu: rank %u runs %s "
+              "(root %d), this rank %s (root %d)",
+              (unsigned long long)inst->comm->cid, (unsigned long long)hdr->seq,
+              (unsigned)hdr->src, amc_coll_name(hdr->coll), (int)hdr->root,
+              amc_coll_name(inst->coll), (int)inst->root);
+    amc_coll_abort(inst, AMC_ERR_PROTOCOL);
+    return 0;
+}
+
+/* A message for a receive of the current round: into its place. Never writes
+ * past the posted length; a length that disagrees is the instance's error. */
+static void amc_coll_deliver(amc_coll_inst_t *inst, int index, const amc_wire_hdr_t *hdr,
+                             const void *data, size_t len)
+{
+    const amc_sched_act_t *act = &inst->sched->acts[index];
+    unsigned char         *target;
+    size_t                 n = len;
+
+    if (len != act->bytes) {
+        amc_error(&inst->comm->ctx->log,
+                  "%s seq %llu: rank %u sent %zu bytes where this rank expects %zu "
+                  "(count or datatype differ)", amc_coll_name(inst->coll),
+                  (unsigned long long)hdr->seq, (unsigned)hdr->src, len, act->bytes);
+        amc_coll_set_status(inst, AMC_ERR_TRUNCATE);
+        n = (len < act->bytes) ? len : act->bytes;
+        n -= n % inst->dt_size;
+    }
+    target = inst->buf[act->buf] + act->off;
+    if (act->type == AMC_ACT_RECV) {
+        memcpy(target, data, n);
+    } else {
+        /* the patent's point: reduce straight from the message */
+        amc_coll_reduce(inst, target, data, n, act->type == AMC_ACT_RECV_REDUCE_R);
+    }
+    inst->recv_seen[index] = 1;
+    inst->recv_left--;
+}
+
+/* Early messages whose receive belongs to the round that just started. */
+static void amc_coll_consume_early(amc_coll_inst_t *inst)
+{
+    amc_early_msg_t **link = &inst->slot->early, *msg;
+    int               index;
+
+    while ((msg = *link) != NULL) {
+        if (!amc_coll_matches(inst, &msg->hdr)) {
+            return; /* aborted: the early list is gone */
+        }
+        index = amc_coll_find_recv(inst, &msg->hdr);
+        if ((index >= 0) && (inst->sched->acts[index].round != (uint32_t)inst->round)) {
+            link = &msg->next; /* for a later round */
+            continue;
+        }
+        *link = msg->next;
+        if (index < 0) {
+            amc_coll_set_status(inst, AMC_ERR_PROTOCOL);
+        } else if (inst->recv_seen[index]) {
+            amc_coll_set_status(inst, AMC_ERR_PROTOCOL);
+        } else {
+            amc_coll_deliver(inst, index, &msg->hdr, msg->data, msg->len);
+        }
+        free(msg);
+    }
+}
+
+static void amc_coll_finish(amc_coll_inst_t *inst)
+{
+    amc_coll_slot_t *slot = inst->slot;
+    amc_comm_t       comm = inst->comm;
+
+    if (slot->req != NULL) {
+        amc_request_complete(slot->req, inst->status);
+    }
+    slot->inst = NULL;
+    amc_coll_inst_free(inst);
+    amc_coll_ctrl_release(&comm->ctrl, slot);
+}
+
+static void amc_coll_on_send_complete(amc_completion_t *comp, int status);
+
+static void amc_coll_prepare_sends(amc_coll_inst_t *inst, const amc_sched_round_t *round)
+{
+    const amc_sched_act_t *act;
+    amc_coll_send_t       *send;
+    uint32_t               i;
+
+    for (i = round->first; i < round->first + round->count; i++) {
+        act = &inst->sched->acts[i];
+        if (act->type != AMC_ACT_SEND) {
+            continue;
+        }
+        send               = &inst->sends[i];
+        send->comp.fn      = amc_coll_on_send_complete;
+        send->inst         = inst;
+        send->hdr.magic    = AMC_WIRE_MAGIC;
+        send->hdr.version  = AMC_WIRE_VERSION;
+        send->hdr.kind     = AMC_WIRE_COLL;
+        send->hdr.coll     = inst->coll;
+        send->hdr.src      = (uint32_t)inst->comm->rank;
+        send->hdr.cid      = inst->comm->cid;
+        send->hdr.seq      = inst->slot->seq;
+        send->hdr.round    = act->tag;
+        send->hdr.root     = inst->root;
+    }
+}
+
+int amc_coll_advance(amc_coll_inst_t *inst)
+{
+    const amc_sched_round_t *round;
+
+    for (;;) {
+        if (inst->aborted) {
+            if (inst->send_left == 0) {
+                amc_coll_finish(inst);
+            }
+            return -1;
+        }
+        if ((inst->round >= 0) && ((inst->recv_left > 0) || (inst->send_left > 0))) {
+            return -1;
+        }
+        if ((uint32_t)(inst->round + 1) >= inst->sched->nrounds) {
+            amc_coll_finish(inst);
+            return -1;
+        }
+        round           = &inst->sched->rounds[++inst->round];
+        inst->recv_left = round->nrecv;
+        inst->send_left = round->nsend;
+        amc_coll_run_locals(inst, round);
+        amc_coll_prepare_sends(inst, round);
+        if (inst->slot->early != NULL) {
+            amc_coll_consume_early(inst);
+            if (inst->aborted) {
+                inst->send_left = 0; /* this round's sends were never issued */
+                continue;
+            }
+        }
+        if (round->nsend > 0) {
+            return inst->round;
+        }
+    }
+}
+
+void amc_coll_issue_sends(amc_coll_inst_t *inst, int round_index)
+{
+    amc_comm_t               comm = inst->comm;
+    amc_transport_t         *tp   = comm->ctx->tp;
+    const amc_sched_round_t *round;
+    const amc_sched_act_t   *act;
+    uint32_t                 i, done;
+    int                      status, failure;
+
+    while (round_index >= 0) {
+        round   = &inst->sched->rounds[round_index];
+        done    = 0;
+        failure = AMC_SUCCESS;
+        for (i = round->first; i < round->first + round->count; i++) {
+            act = &inst->sched->acts[i];
+            if (act->type != AMC_ACT_SEND) {
+                continue;
+            }
+            status = tp->ops->send(tp, comm->peers[act->peer], &inst->sends[i].hdr,
+                                   sizeof(inst->sends[i].hdr), inst->buf[act->buf] + act->off,
+                                   act->bytes, &inst->sends[i].comp);
+            if (status == AMC_INPROGRESS) {
+                continue;
+            }
+            if (status != AMC_SUCCESS) {
+                failure = AMC_ERR_TRANSPORT;
+            }
+            done++;
+        }
+        /* the round cannot complete before these are counted: inst is ours */
+        if (done == 0) {
+            return;
+        }
+        amc_spin_lock(&comm->ctrl.lock);
+        inst->send_left -= done;
+        if (failure != AMC_SUCCESS) {
+            amc_coll_set_status(inst, failure);
+        }
+        round_index = amc_coll_advance(inst);
+        amc_spin_unlock(&comm->ctrl.lock);
+    }
+}
+
+static void amc_coll_on_send_complete(amc_completion_t *comp, int status)
+{
+    amc_coll_send_t *send = amc_container_of(comp, amc_coll_send_t, comp);
+    amc_coll_inst_t *inst = send->inst;
+    amc_comm_t       comm = inst->comm;
+    int              next;
+
+    amc_spin_lock(&comm->ctrl.lock);
+    inst->send_left--;
+    if (status != AMC_SUCCESS) {
+        amc_coll_set_status(inst, status);
+    }
+    next = amc_coll_advance(inst);
+    amc_spin_unlock(&comm->ctrl.lock);
+    if (next >= 0) {
+        amc_coll_issue_sends(inst, next);
+    }
+}
+
+static void amc_coll_reject(amc_comm_t comm, const amc_wire_hdr_t *hdr, const char *why)
+{
+    int expected = AMC_SUCCESS;
+
+    amc_error(&comm->ctx->log,
+              "%s message rejected on communicator 0x%llx (seq=%llu round=%u src=%u): %s",
+              amc_coll_name(hdr->coll), (unsigned long long)comm->cid,
+              (unsigned long long)hdr->seq, (unsigned)hdr->round, (unsigned)hdr->src, why);
+    __atomic_compare_exchange_n(&comm->ctrl.pending_err, &expected, AMC_ERR_PROTOCOL, 0,
+                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void *data,
+                         size_t len)
+{
+    amc_coll_ctrl_t *ctrl = &comm->ctrl;
+    amc_coll_slot_t *slot = NULL;
+    amc_coll_inst_t *inst = NULL;
+    amc_early_msg_t *msg;
+    const char      *why  = NULL;
+    int              next = -1, index;
+
+    if ((hdr->src >= (uint32_t)comm->size) || (hdr->coll == AMC_COLL_NONE) ||
+        (hdr->coll >= AMC_COLL_LAST)) {
+        amc_coll_reject(comm, hdr, "bad sender or collective type");
+        return;
+    }
+
+    amc_spin_lock(&ctrl->lock);
+    switch (amc_coll_ctrl_slot(ctrl, hdr->seq, comm, &slot)) {
+    case AMC_CTRL_FOUND:
+        break;
+    case AMC_CTRL_OLDER:
+        why = "sequence number of a collective that already finished here";
+        goto out;
+    case AMC_CTRL_NO_ROOM:
+        why = "too many instances ahead of this rank (AMC_EARLY_MAX)";
+        goto out;
+    default:
+        why = "out of memory";
+        goto out;
+    }
+    if (slot->kind == AMC_WIRE_BARRIER) {
+        why = "a data collective where this rank runs a barrier";
+        goto out;
+    }
+    if (slot->done) {
+        why = "message for a collective that already finished here";
+        goto out;
+    }
+    slot->kind = AMC_WIRE_COLL;
+    inst       = slot->inst;
+    index      = -1;
+    if ((inst != NULL) && inst->aborted) {
+        goto out; /* the rest of a mismatched collective: already reported */
+    }
+    if (inst != NULL) {
+        if (!amc_coll_matches(inst, hdr)) {
+            next = amc_coll_advance(inst); /* frees it if no send is in flight */
+            goto out;
+        }
+        index = amc_coll_find_recv(inst, hdr);
+        if (index < 0) {
+            amc_coll_set_status(inst, AMC_ERR_PROTOCOL);
+            why = "no such message in this rank's schedule";
+            goto out;
+        }
+        if (inst->recv_seen[index]) {
+            amc_coll_set_status(inst, AMC_ERR_PROTOCOL);
+            why = "duplicate message";
+            goto out;
+        }
+    }
+    if ((inst == NULL) || (inst->sched->acts[index].round > (uint32_t)inst->round)) {
+        /* ahead of this rank: keep a copy for when it gets there */
+        msg = amc_early_msg_new(hdr, data, len);
+        if (msg == NULL) {
+            why = "out of memory for an early arrival";
+            goto out;
+        }
+        amc_early_list_append(&slot->early, msg);
+        goto out;
+    }
+    amc_coll_deliver(inst, index, hdr, data, len);
+    next = amc_coll_advance(inst);
+
+out:
+    amc_spin_unlock(&ctrl->lock);
+    if (why != NULL) {
+        amc_coll_reject(comm, hdr, why);
+    } else if (next >= 0) {
+        amc_coll_issue_sends(inst, next);
+    }
+}
+
+void amc_coll_describe(const amc_coll_inst_t *inst, char *buf, size_t len)
+{
+    const amc_sched_round_t *round;
+    const amc_sched_act_t   *act;
+    size_t                   used;
+    uint32_t                 i;
+
+    used = (size_t)snprintf(buf, len,
+                            "%s seq %llu on communicator 0x%llx (rank %d of %d, root %d): "
+                            "round %d of %u, %u receives and %u sends outstanding; waiting for:",
+                            amc_coll_name(inst->coll), (unsigned long long)inst->slot->seq,
+                            (unsigned long long)inst->comm->cid, inst->comm->rank,
+                            inst->comm->size, (int)inst->root, (int)inst->round,
+                            inst->sched->nrounds, inst->recv_left, inst->send_left);
+    if ((inst->round < 0) || ((uint32_t)inst->round >= inst->sched->nrounds)) {
+        return;
+    }
+    round = &inst->sched->rounds[inst->round];
+    for (i = round->first; (i < round->first + round->count) && (used < len); i++) {
+        act = &inst->sched->acts[i];
+        if ((act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R) &&
+            !inst->recv_seen[i]) {
+            used += (size_t)snprintf(buf + used, len - used, " rank %d", act->peer);
+        }
+    }
+}

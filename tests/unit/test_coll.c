@@ -1,0 +1,291 @@
+/*
+ * Data collectives on the fake transport: each run gives every rank a random
+ * sequence of collectives (kind, root, count, in place or not, op), posted
+ * non-blocking with random lateness, while the fabric delivers in a seeded
+ * random order. Results are checked against values computed here. A
+ * non-commutative user op (2x2 matrix product) checks MPI's rank order.
+ */
+#include "tests/unit/harness.h"
+#include "am_coll/sched.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_N    17
+#define MAX_OPS  6
+#define MAX_CNT  12   /* elements per rank (multiple of 4 for the matrix op) */
+
+static amc_op_t matmul_op = -1;
+
+/* 2x2 uint32 matrices, row-major in groups of 4: inout = in x inout. */
+static void matmul(const void *in_v, void *inout_v, size_t count, amc_datatype_t dt)
+{
+    const uint32_t *a = in_v;
+    uint32_t       *b = inout_v, r[4];
+    size_t          i;
+
+    (void)dt;
+    for (i = 0; i + 4 <= count; i += 4) {
+        r[0] = a[i] * b[i] + a[i + 1] * b[i + 2];
+        r[1] = a[i] * b[i + 1] + a[i + 1] * b[i + 3];
+        r[2] = a[i + 2] * b[i] + a[i + 3] * b[i + 2];
+        r[3] = a[i + 2] * b[i + 1] + a[i + 3] * b[i + 3];
+        memcpy(&b[i], r, sizeof(r));
+    }
+}
+
+typedef struct {
+    int      coll, root, in_place;
+    size_t   count;
+    amc_op_t op;
+} op_desc_t;
+
+typedef struct {
+    uint32_t      send[MAX_N][MAX_N * MAX_CNT];
+    uint32_t      recv[MAX_N][MAX_N * MAX_CNT];
+    uint32_t      expect[MAX_N][MAX_N * MAX_CNT];
+    int           check[MAX_N];        /* whether rank's recv is defined */
+    amc_request_t req[MAX_N];
+    int           posted[MAX_N], done[MAX_N];
+} op_state_t;
+
+static uint32_t value(uint64_t seed, int op, int rank, size_t i)
+{
+    uint64_t x = seed * 1000003u + (uint64_t)op * 7919u + (uint64_t)rank * 104729u + i * 31u;
+
+    x ^= x >> 13;
+    x *= 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(x >> 40) % 1000u;
+}
+
+/* acc = acc (op) x in MPI's order */
+static void fold(amc_op_t op, uint32_t *acc, const uint32_t *x, size_t count)
+{
+    uint32_t tmp[MAX_CNT];
+    size_t   i;
+
+    if (op == AMC_SUM) {
+        for (i = 0; i < count; i++) {
+            acc[i] += x[i];
+        }
+        return;
+    }
+    memcpy(tmp, x, count * sizeof(uint32_t));
+    matmul(acc, tmp, count, AMC_UINT32);
+    memcpy(acc, tmp, count * sizeof(uint32_t));
+}
+
+static void prepare(const op_desc_t *d, op_state_t *st, int n, uint64_t seed, int opi)
+{
+    uint32_t acc[MAX_CNT];
+    size_t   c = d->count, i;
+    int      r, j;
+
+    memset(st, 0, sizeof(*st));
+    for (r = 0; r < n; r++) {
+        for (i = 0; i < (size_t)n * c; i++) {
+            st->send[r][i] = value(seed, opi, r, i);
+            st->recv[r][i] = 0xdeadbeefu;
+        }
+    }
+    switch (d->coll) {
+    case AMC_COLL_BCAST:
+        for (r = 0; r < n; r++) {
+            if (r == d->root) {
+                memcpy(st->recv[r], st->send[r], c * 4);
+            }
+            memcpy(st->expect[r], st->send[d->root], c * 4);
+            st->check[r] = 1;
+        }
+        break;
+    case AMC_COLL_REDUCE:
+    case AMC_COLL_ALLREDUCE:
+        memcpy(acc, st->send[0], c * 4);
+        for (r = 1; r < n; r++) {
+            fold(d->op, acc, st->send[r], c);
+        }
+        for (r = 0; r < n; r++) {
+            st->check[r] = (d->coll == AMC_COLL_ALLREDUCE) || (r == d->root);
+            memcpy(st->expect[r], acc, c * 4);
+            if (d->in_place && st->check[r]) {
+                memcpy(st->recv[r], st->send[r], c * 4);
+            }
+        }
+        break;
+    case AMC_COLL_GATHER:
+    case AMC_COLL_ALLGATHER:
+        for (r = 0; r < n; r++) {
+            st->check[r] = (d->coll == AMC_COLL_ALLGATHER) || (r == d->root);
+            for (j = 0; j < n; j++) {
+                memcpy(&st->expect[r][(size_t)j * c], st->send[j], c * 4);
+            }
+            if (d->in_place && st->check[r]) {
+                memcpy(&st->recv[r][(size_t)r * c], st->send[r], c * 4);
+            }
+        }
+        break;
+    case AMC_COLL_SCATTER:
+        for (r = 0; r < n; r++) {
+            st->check[r] = !(d->in_place && (r == d->root));
+            memcpy(st->expect[r], &st->send[d->root][(size_t)r * c], c * 4);
+        }
+        break;
+    case AMC_COLL_ALLTOALL:
+        for (r = 0; r < n; r++) {
+            st->check[r] = 1;
+            for (j = 0; j < n; j++) {
+                memcpy(&st->expect[r][(size_t)j * c], &st->send[j][(size_t)r * c], c * 4);
+            }
+            if (d->in_place) {
+                memcpy(st->recv[r], st->send[r], (size_t)n * c * 4);
+            }
+        }
+        break;
+    }
+}
+
+static int post(const op_desc_t *d, op_state_t *st, amc_comm_t comm, int r)
+{
+    const void *sb = d->in_place ? AMC_IN_PLACE : (const void *)st->send[r];
+    void       *rb = st->recv[r];
+
+    switch (d->coll) {
+    case AMC_COLL_BCAST:
+        return amc_ibcast(rb, d->count, AMC_UINT32, d->root, comm, &st->req[r]);
+    case AMC_COLL_REDUCE:
+        if (d->in_place && (r != d->root)) {
+            sb = st->send[r];
+        }
+        return amc_ireduce(sb, rb, d->count, AMC_UINT32, d->op, d->root, comm, &st->req[r]);
+    case AMC_COLL_ALLREDUCE:
+        return amc_iallreduce(sb, rb, d->count, AMC_UINT32, d->op, comm, &st->req[r]);
+    case AMC_COLL_GATHER:
+        if (d->in_place && (r != d->root)) {
+            sb = st->send[r];
+        }
+        return amc_igather(sb, rb, d->count, AMC_UINT32, d->root, comm, &st->req[r]);
+    case AMC_COLL_SCATTER:
+        return amc_iscatter(st->send[r], (d->in_place && (r == d->root)) ? AMC_IN_PLACE : rb,
+                            d->count, AMC_UINT32, d->root, comm, &st->req[r]);
+    case AMC_COLL_ALLGATHER:
+        return amc_iallgather(sb, rb, d->count, AMC_UINT32, comm, &st->req[r]);
+    default:
+        return amc_ialltoall(sb, rb, d->count, AMC_UINT32, comm, &st->req[r]);
+    }
+}
+
+static size_t recv_elems(const op_desc_t *d, int n)
+{
+    switch (d->coll) {
+    case AMC_COLL_GATHER: case AMC_COLL_ALLGATHER: case AMC_COLL_ALLTOALL:
+        return (size_t)n * d->count;
+    default:
+        return d->count;
+    }
+}
+
+static void run(int n, uint64_t seed, amc_fake_completion_t completion)
+{
+    static const int colls[] = { AMC_COLL_BCAST, AMC_COLL_REDUCE, AMC_COLL_ALLREDUCE,
+                                 AMC_COLL_GATHER, AMC_COLL_SCATTER, AMC_COLL_ALLGATHER,
+                                 AMC_COLL_ALLTOALL };
+    static const size_t counts[] = { 0, 4, 8, 12 };
+    static op_state_t   st[MAX_OPS];
+    amc_test_world_t    w;
+    amc_test_rng_t      rng;
+    op_desc_t           d[MAX_OPS];
+    int                 nops, k, r, rc, flag, left, idle = 0, next[MAX_N] = { 0 };
+    size_t              cnt;
+
+    amc_test_rng_seed(&rng, seed);
+    nops = 1 + (int)amc_test_rng_below(&rng, MAX_OPS);
+    for (k = 0; k < nops; k++) {
+        d[k].coll     = colls[amc_test_rng_below(&rng, sizeof(colls) / sizeof(colls[0]))];
+        d[k].root     = (int)amc_test_rng_below(&rng, (size_t)n);
+        d[k].count    = counts[amc_test_rng_below(&rng, 4)];
+        d[k].in_place = (int)amc_test_rng_below(&rng, 3) == 0;
+        d[k].op       = amc_test_rng_below(&rng, 2) ? AMC_SUM : matmul_op;
+        if ((d[k].coll != AMC_COLL_REDUCE) && (d[k].coll != AMC_COLL_ALLREDUCE)) {
+            d[k].op = -1;
+        }
+        if (d[k].coll == AMC_COLL_BCAST) {
+            d[k].in_place = 0;
+        }
+        prepare(&d[k], &st[k], n, seed, k);
+    }
+
+    rc = amc_test_world_create(&w, n, completion, NULL);
+    CHECK(rc == AMC_SUCCESS, "world");
+    left = n * nops;
+    while ((left > 0) && (idle < 2000)) {
+        int activity = 0;
+
+        for (r = 0; r < n; r++) {
+            k = next[r];
+            if ((k < nops) && (amc_test_rng_below(&rng, 3) == 0)) {
+                rc = post(&d[k], &st[k], amc_test_world_comm(&w, r), r);
+                CHECK(rc == AMC_SUCCESS, "n=%d seed=%llu: post %s: %s", n,
+                      (unsigned long long)seed, amc_coll_name(d[k].coll), amc_strerror(rc));
+                st[k].posted[r] = 1;
+                next[r]++;
+                activity++;
+            }
+            for (k = 0; k < next[r]; k++) {
+                if (st[k].done[r]) {
+                    continue;
+                }
+                rc = amc_test(&st[k].req[r], &flag);
+                CHECK(rc == AMC_SUCCESS, "n=%d seed=%llu rank %d: %s(root %d count %zu "
+                      "in_place %d): %s", n, (unsigned long long)seed, r,
+                      amc_coll_name(d[k].coll), d[k].root, d[k].count, d[k].in_place,
+                      amc_strerror(rc));
+                if (flag || (rc != AMC_SUCCESS)) {
+                    st[k].done[r] = 1;
+                    left--;
+                    activity++;
+                }
+            }
+        }
+        cnt = amc_fake_deliverable(w.fabric);
+        if (cnt > 0) {
+            activity += amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, cnt));
+        }
+        idle = activity ? 0 : idle + 1;
+    }
+    CHECK(left == 0, "n=%d seed=%llu: %d operations never completed", n,
+          (unsigned long long)seed, left);
+    CHECK(amc_fake_header_violations(w.fabric) == 0, "header reused");
+
+    for (k = 0; k < nops; k++) {
+        for (r = 0; r < n; r++) {
+            if (st[k].check[r]) {
+                CHECK(memcmp(st[k].recv[r], st[k].expect[r], recv_elems(&d[k], n) * 4) == 0,
+                      "n=%d seed=%llu op %d: %s(root %d count %zu in_place %d %s) wrong at rank %d",
+                      n, (unsigned long long)seed, k, amc_coll_name(d[k].coll), d[k].root,
+                      d[k].count, d[k].in_place, (d[k].op == AMC_SUM) ? "sum" : "matmul", r);
+            }
+        }
+    }
+    amc_test_world_destroy(&w);
+}
+
+int main(void)
+{
+    static const int sizes[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17 };
+    size_t           i;
+    uint64_t         seed;
+    int              rc;
+
+    rc = amc_op_create(matmul, 0, &matmul_op);
+    CHECK(rc == AMC_SUCCESS, "op_create");
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        for (seed = 1; seed <= 150; seed++) {
+            run(sizes[i], seed * 131 + (uint64_t)sizes[i],
+                (seed & 1) ? AMC_FAKE_COMPLETE_ON_DELIVERY : AMC_FAKE_COMPLETE_ON_SEND);
+        }
+    }
+    amc_op_free(&matmul_op);
+    return amc_test_summary("test_coll");
+}
