@@ -47,6 +47,21 @@ int amc_comm_dup(amc_comm_t comm, amc_comm_t *newcomm)
     return amc_comm_dup_internal(comm, newcomm);
 }
 
+int amc_comm_split(amc_comm_t comm, int color, int key, amc_comm_t *newcomm)
+{
+    int status = amc_api_check_comm(comm);
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    if ((newcomm == NULL) || ((color < 0) && (color != AMC_UNDEFINED))) {
+        amc_error(&comm->ctx->log, "amc_comm_split: color %d is neither >= 0 nor AMC_UNDEFINED",
+                  color);
+        return AMC_ERR_ARG;
+    }
+    return amc_comm_split_internal(comm, color, key, newcomm);
+}
+
 int amc_comm_free(amc_comm_t *comm)
 {
     int status;

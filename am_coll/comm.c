@@ -2,6 +2,7 @@
 #include "am_coll/request.h"
 #include "am_coll/coll.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,7 +157,7 @@ int amc_comm_dup_internal(amc_comm_t comm, amc_comm_t *newcomm_p)
     int        status;
 
     status = amc_comm_alloc(comm->ctx, comm->rank, comm->size,
-                            amc_comm_child_cid(comm->cid, comm->dup_count++), &newcomm);
+                            amc_comm_child_cid(comm->cid, comm->children++), &newcomm);
     if (status != AMC_SUCCESS) {
         return status;
     }
@@ -168,6 +169,101 @@ int amc_comm_dup_internal(amc_comm_t comm, amc_comm_t *newcomm_p)
     }
     *newcomm_p = newcomm;
     return AMC_SUCCESS;
+}
+
+typedef struct amc_comm_member {
+    int color;
+    int key;
+    int rank;   /* in the parent */
+} amc_comm_member_t;
+
+static int amc_comm_member_cmp(const void *pa, const void *pb)
+{
+    const amc_comm_member_t *a = pa, *b = pb;
+
+    if (a->key != b->key) {
+        return (a->key < b->key) ? -1 : 1;
+    }
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+int amc_comm_split_internal(amc_comm_t comm, int color, int key, amc_comm_t *newcomm_p)
+{
+    struct amc_request  req;
+    amc_coll_args_t     args;
+    amc_comm_member_t  *members = NULL;
+    amc_comm_t          newcomm;
+    int32_t             mine[2] = { color, key }, *all;
+    uint64_t            child = comm->children++;
+    int                 status, i, n = 0, my_index = -1;
+
+    all = malloc((size_t)comm->size * sizeof(mine));
+    if (all == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    memset(&args, 0, sizeof(args));
+    args.coll    = AMC_COLL_ALLGATHER;
+    args.root    = -1;
+    args.count   = 2;
+    args.dt      = AMC_INT32;
+    args.dt_size = sizeof(int32_t);
+    args.op      = -1;
+    args.sendbuf = mine;
+    args.recvbuf = all;
+    amc_request_init(&req, comm, 0);
+    status = amc_coll_start(comm, &args, &req);
+    if (status == AMC_SUCCESS) {
+        status = amc_request_wait_one(&req);
+    }
+    if (status != AMC_SUCCESS) {
+        goto out;
+    }
+
+    *newcomm_p = AMC_COMM_NULL;
+    if (color == AMC_UNDEFINED) {
+        goto out;
+    }
+    members = malloc((size_t)comm->size * sizeof(*members));
+    if (members == NULL) {
+        status = AMC_ERR_NO_MEMORY;
+        goto out;
+    }
+    for (i = 0; i < comm->size; i++) {
+        if (all[2 * i] == color) {
+            members[n].color = all[2 * i];
+            members[n].key   = all[2 * i + 1];
+            members[n].rank  = i;
+            n++;
+        }
+    }
+    qsort(members, (size_t)n, sizeof(*members), amc_comm_member_cmp);
+    for (i = 0; i < n; i++) {
+        if (members[i].rank == comm->rank) {
+            my_index = i;
+        }
+    }
+
+    status = amc_comm_alloc(comm->ctx, my_index, n,
+                            amc_comm_child_cid(comm->cid ^ amc_comm_mix((uint64_t)(uint32_t)color),
+                                               child),
+                            &newcomm);
+    if (status != AMC_SUCCESS) {
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        newcomm->peers[i] = comm->peers[members[i].rank];
+    }
+    status = amc_context_insert(comm->ctx, newcomm);
+    if (status != AMC_SUCCESS) {
+        amc_comm_free_struct(newcomm);
+        goto out;
+    }
+    *newcomm_p = newcomm;
+
+out:
+    free(members);
+    free(all);
+    return status;
 }
 
 int amc_comm_free_internal(amc_comm_t comm)

@@ -20,7 +20,7 @@ struct amc_comm {
     int              nrounds;      /* dissemination rounds: ceil(log2 size) */
     int             *peers;        /* communicator rank -> transport rank */
     uint64_t         cid;
-    uint64_t         dup_count;    /* children so far: their ids derive from it */
+    uint64_t         children;     /* dups and splits so far: their ids derive from it */
     amc_context_t   *ctx;
     amc_coll_ctrl_t  ctrl;
     struct amc_sched *sched_cache; /* schedules by shape, most recent first */
@@ -47,6 +47,12 @@ uint64_t amc_comm_child_cid(uint64_t parent_cid, uint64_t n);
 /* Collective over comm in the MPI sense (every rank calls it, same order),
  * but no messages: the child's context id derives from the parent's. */
 int amc_comm_dup_internal(amc_comm_t comm, amc_comm_t *newcomm_p);
+
+/* Collective over comm: an allgather of (color, key), then each color's
+ * members ordered by key (ties by rank in comm). AMC_UNDEFINED gives
+ * AMC_COMM_NULL. The child's id derives from the parent's, its child counter
+ * and the color: the same on every member, distinct between siblings. */
+int amc_comm_split_internal(amc_comm_t comm, int color, int key, amc_comm_t *newcomm_p);
 
 /* The handle dies now; the communicator when its last instance finishes. */
 int amc_comm_free_internal(amc_comm_t comm);

@@ -11,6 +11,7 @@
 #include "am_coll/request.h"
 #include "am_coll/status.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,16 +25,21 @@ static void amc_coll_set_status(amc_coll_inst_t *inst, int status)
 
 /* dst = dst (op) src when right, else dst = src (op) dst; n bytes. The op
  * writes into its right operand, so dst (op) src for an order-sensitive op
- * needs a copy of src to write into. */
+ * needs a copy of src to write into. A user function may treat its pointers
+ * as typed arrays, so a message payload that is not aligned for the type is
+ * staged as well; the built-in loops cope with any alignment. */
 static void amc_coll_reduce(amc_coll_inst_t *inst, void *dst, const void *src, size_t n,
                             int right)
 {
+    int   order = right && !inst->op.commute;
+    int   stage = (inst->op.user_fn != NULL) &&
+                  (((uintptr_t)src % inst->dt_size) || ((uintptr_t)dst % inst->dt_size));
     void *scratch;
 
     if (n == 0) {
         return;
     }
-    if (!right || inst->op.commute) {
+    if (!order && !stage) {
         amc_op_bound_reduce(&inst->op, src, dst, n / inst->dt_size);
         return;
     }
@@ -43,8 +49,12 @@ static void amc_coll_reduce(amc_coll_inst_t *inst, void *dst, const void *src, s
         return;
     }
     memcpy(scratch, src, n);
-    amc_op_bound_reduce(&inst->op, dst, scratch, n / inst->dt_size);
-    memcpy(dst, scratch, n);
+    if (order) {
+        amc_op_bound_reduce(&inst->op, dst, scratch, n / inst->dt_size);
+        memcpy(dst, scratch, n);
+    } else {
+        amc_op_bound_reduce(&inst->op, scratch, dst, n / inst->dt_size);
+    }
     free(scratch);
 }
 

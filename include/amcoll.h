@@ -75,6 +75,7 @@ amc_comm_t amc_comm_world(void);
 int amc_comm_rank(amc_comm_t comm, int *rank);
 int amc_comm_size(amc_comm_t comm, int *size);
 int amc_comm_dup(amc_comm_t comm, amc_comm_t *newcomm);
+int amc_comm_split(amc_comm_t comm, int color, int key, amc_comm_t *newcomm);
 int amc_comm_free(amc_comm_t *comm);
 
 /* Reduction operations; amc_op_free sets *op to an invalid handle */
