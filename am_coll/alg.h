@@ -7,14 +7,35 @@
 
 #include "am_coll/coll.h"
 
+#include <stdio.h>
+
+/* The algorithm of coll called name, or NULL. */
+const amc_alg_t *amc_alg_find(int coll, const char *name);
+
+/* ", name" for every algorithm of coll, for amc_info. */
+void amc_alg_print_names(FILE *stream, int coll);
+
 /* Builders; each fills the schedule of one rank. */
 int amc_alg_bcast_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_bcast_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_allreduce_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_allreduce_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_allgather_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_reduce_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allreduce_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_gather_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_scatter_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allgather_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_alltoall_pairwise(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_gatherv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_scatterv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_allgatherv_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_alltoallv_pairwise(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                               int size);
+int amc_alg_reduce_scatter_reduce_linear(amc_sched_builder_t *b, const amc_coll_args_t *a,
+                                         int rank, int size);
+int amc_alg_scan_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_exscan_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 
 /* Helpers shared by builders. */
 static inline int amc_alg_rel(int rank, int root, int size)

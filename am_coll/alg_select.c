@@ -2,7 +2,10 @@
  * where size- and count-dependent choices and AMC_<COLL>_ALG overrides go. */
 #include "am_coll/alg.h"
 
+#include "am_coll/comm.h"
+
 #include <stddef.h>
+#include <string.h>
 
 static const amc_alg_t amc_alg_table[] = {
     { AMC_COLL_BCAST,     1, "binomial",           amc_alg_bcast_binomial },
@@ -12,15 +15,96 @@ static const amc_alg_t amc_alg_table[] = {
     { AMC_COLL_SCATTER,   1, "linear",             amc_alg_scatter_linear },
     { AMC_COLL_ALLGATHER, 1, "ring",               amc_alg_allgather_ring },
     { AMC_COLL_ALLTOALL,  1, "pairwise",           amc_alg_alltoall_pairwise },
+    { AMC_COLL_GATHERV,    1, "linear",             amc_alg_gatherv_linear },
+    { AMC_COLL_SCATTERV,   1, "linear",             amc_alg_scatterv_linear },
+    { AMC_COLL_ALLGATHERV, 1, "ring",               amc_alg_allgatherv_ring },
+    { AMC_COLL_ALLTOALLV,  1, "pairwise",           amc_alg_alltoallv_pairwise },
+    { AMC_COLL_REDUCE_SCATTER_BLOCK, 1, "reduce_linear", amc_alg_reduce_scatter_reduce_linear },
+    { AMC_COLL_REDUCE_SCATTER,       1, "reduce_linear", amc_alg_reduce_scatter_reduce_linear },
+    { AMC_COLL_SCAN,       1, "recursive_doubling", amc_alg_scan_recdbl },
+    { AMC_COLL_EXSCAN,     1, "recursive_doubling", amc_alg_exscan_recdbl },
+    { AMC_COLL_BCAST,     2, "pipeline",           amc_alg_bcast_pipeline },
+    { AMC_COLL_ALLREDUCE, 2, "ring",               amc_alg_allreduce_ring },
+    { AMC_COLL_ALLREDUCE, 3, "linear",             amc_alg_allreduce_linear },
+    { AMC_COLL_ALLGATHER, 2, "bruck",              amc_alg_allgather_bruck },
 };
 
-const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *args)
+#define AMC_ALG_COUNT (sizeof(amc_alg_table) / sizeof(amc_alg_table[0]))
+
+const amc_alg_t *amc_alg_find(int coll, const char *name)
 {
     size_t i;
 
-    (void)comm;
-    for (i = 0; i < sizeof(amc_alg_table) / sizeof(amc_alg_table[0]); i++) {
-        if (amc_alg_table[i].coll == args->coll) {
+    for (i = 0; i < AMC_ALG_COUNT; i++) {
+        if ((amc_alg_table[i].coll == coll) && (strcmp(amc_alg_table[i].name, name) == 0)) {
+            return &amc_alg_table[i];
+        }
+    }
+    return NULL;
+}
+
+void amc_alg_print_names(FILE *stream, int coll)
+{
+    size_t i;
+
+    for (i = 0; i < AMC_ALG_COUNT; i++) {
+        if (amc_alg_table[i].coll == coll) {
+            fprintf(stream, ", %s", amc_alg_table[i].name);
+        }
+    }
+}
+
+/* The ring adds contributions in ring order: only for ops whose order does
+ * not matter, whatever was asked for. */
+static int amc_alg_usable(const amc_alg_t *alg, const amc_coll_args_t *args)
+{
+    return !((alg->build == amc_alg_allreduce_ring) && !args->commutative);
+}
+
+/* The size-based default. */
+static const char *amc_alg_auto(const amc_config_t *cfg, const amc_coll_args_t *args, int size)
+{
+    size_t bytes = args->count * args->dt_size;
+
+    switch (args->coll) {
+    case AMC_COLL_BCAST:
+        return ((bytes >= cfg->bcast_pipeline_min) && (bytes > cfg->bcast_segment) && (size > 2))
+                   ? "pipeline" : "binomial";
+    case AMC_COLL_ALLREDUCE:
+        if ((cfg->linear_max_ranks > 0) && (size <= (int)cfg->linear_max_ranks)) {
+            return "linear";
+        }
+        return (args->commutative && (bytes >= cfg->allreduce_ring_min) &&
+                (args->count >= (size_t)size)) ? "ring" : "recursive_doubling";
+    case AMC_COLL_ALLGATHER:
+        return ((size_t)size * bytes <= cfg->allgather_bruck_max) ? "bruck" : "ring";
+    default:
+        return NULL;
+    }
+}
+
+const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *args)
+{
+    const amc_config_t *cfg = &comm->ctx->cfg;
+    const amc_alg_t    *alg = NULL;
+    const char         *name;
+    size_t              i;
+
+    if (strcmp(cfg->alg[args->coll], "auto") != 0) {
+        alg = amc_alg_find(args->coll, cfg->alg[args->coll]);
+        if ((alg != NULL) && amc_alg_usable(alg, args)) {
+            return alg;
+        }
+    }
+    name = amc_alg_auto(cfg, args, comm->size);
+    if (name != NULL) {
+        alg = amc_alg_find(args->coll, name);
+        if ((alg != NULL) && amc_alg_usable(alg, args)) {
+            return alg;
+        }
+    }
+    for (i = 0; i < AMC_ALG_COUNT; i++) {
+        if ((amc_alg_table[i].coll == args->coll) && amc_alg_usable(&amc_alg_table[i], args)) {
             return &amc_alg_table[i];
         }
     }

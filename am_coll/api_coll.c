@@ -284,3 +284,353 @@ int amc_ialltoall(const void *sendbuf, void *recvbuf, size_t count, amc_datatype
 {
     return amc_api_all(AMC_COLL_ALLTOALL, sendbuf, recvbuf, count, dt, comm, req, 1);
 }
+
+static int amc_api_reduce_any(int coll, const void *sendbuf, void *recvbuf, size_t count,
+                              amc_datatype_t dt, amc_op_t op, amc_comm_t comm,
+                              amc_request_t *req, int nb)
+{
+    amc_coll_args_t a;
+    int             status, live = (amc_comm_check(comm) == AMC_SUCCESS), recv_used = 1;
+    size_t          blocks = 1;
+
+    AMC_API_REQ_CHECK(req, nb);
+    amc_api_args_init(&a, coll, sendbuf, recvbuf, count, dt, (op == -1) ? -2 : op, -1);
+    if (live && (coll == AMC_COLL_REDUCE_SCATTER_BLOCK)) {
+        blocks = (size_t)comm->size; /* the input: one block per rank */
+    }
+    if (live && (coll == AMC_COLL_EXSCAN) && (comm->rank == 0) && (sendbuf != AMC_IN_PLACE)) {
+        recv_used = 0; /* MPI: rank 0's result is undefined, its recvbuf not significant */
+    }
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, blocks, 1, recv_used);
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+}
+
+int amc_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count,
+                             amc_datatype_t dt, amc_op_t op, amc_comm_t comm)
+{
+    return amc_api_reduce_any(AMC_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, count, dt, op,
+                              comm, NULL, 0);
+}
+
+int amc_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count,
+                              amc_datatype_t dt, amc_op_t op, amc_comm_t comm,
+                              amc_request_t *req)
+{
+    return amc_api_reduce_any(AMC_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, count, dt, op,
+                              comm, req, 1);
+}
+
+int amc_scan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
+             amc_comm_t comm)
+{
+    return amc_api_reduce_any(AMC_COLL_SCAN, sendbuf, recvbuf, count, dt, op, comm, NULL, 0);
+}
+
+int amc_iscan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
+              amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_reduce_any(AMC_COLL_SCAN, sendbuf, recvbuf, count, dt, op, comm, req, 1);
+}
+
+int amc_exscan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
+               amc_comm_t comm)
+{
+    return amc_api_reduce_any(AMC_COLL_EXSCAN, sendbuf, recvbuf, count, dt, op, comm, NULL, 0);
+}
+
+int amc_iexscan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                amc_op_t op, amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_reduce_any(AMC_COLL_EXSCAN, sendbuf, recvbuf, count, dt, op, comm, req, 1);
+}
+
+/* Vector forms. amc_api_coll_check sees count 0 (comm, datatype, root, op
+ * and AMC_IN_PLACE); the helpers below check the counts and buffers. */
+
+/* A count in elements: its bytes, or AMC_ERR_ARG if they overflow. */
+static int amc_api_count_check(amc_comm_t comm, const amc_coll_args_t *a, size_t count,
+                               size_t *bytes)
+{
+    if (amc_count_bytes(count, a->dt, bytes) != AMC_SUCCESS) {
+        amc_error(&comm->ctx->log, "%s: count %zu overflows", amc_coll_name(a->coll), count);
+        return AMC_ERR_ARG;
+    }
+    return AMC_SUCCESS;
+}
+
+/* A per-rank count array and, with displs, its displacements: present, and
+ * the end of every non-empty block and the sum of all representable in
+ * bytes; *bytes is that sum. */
+static int amc_api_vector_check(amc_comm_t comm, const amc_coll_args_t *a, const size_t *counts,
+                                const size_t *displs, int with_displs, size_t *bytes)
+{
+    size_t limit = SIZE_MAX / a->dt_size, total = 0;
+    int    i;
+
+    if ((counts == NULL) || (with_displs && (displs == NULL))) {
+        return AMC_ERR_ARG;
+    }
+    for (i = 0; i < comm->size; i++) {
+        if ((counts[i] > limit - total) ||
+            (with_displs && (counts[i] > 0) && (displs[i] > limit - counts[i]))) {
+            amc_error(&comm->ctx->log, "%s: count %zu of rank %d overflows",
+                      amc_coll_name(a->coll), counts[i], i);
+            return AMC_ERR_ARG;
+        }
+        total += counts[i];
+    }
+    *bytes = total * a->dt_size;
+    return AMC_SUCCESS;
+}
+
+/* A buffer that must hold bytes: neither NULL nor the sentinel unless empty. */
+static int amc_api_buf_check(const void *buf, size_t bytes)
+{
+    return ((bytes > 0) && ((buf == NULL) || (buf == AMC_IN_PLACE))) ? AMC_ERR_ARG : AMC_SUCCESS;
+}
+
+/* The block a rank sends itself: both sides must agree, as between ranks. */
+static int amc_api_own_check(amc_comm_t comm, const amc_coll_args_t *a, size_t scount,
+                             size_t rcount)
+{
+    if (scount != rcount) {
+        amc_error(&comm->ctx->log, "%s: rank %d sends itself %zu elements but expects %zu",
+                  amc_coll_name(a->coll), comm->rank, scount, rcount);
+        return AMC_ERR_TRUNCATE;
+    }
+    return AMC_SUCCESS;
+}
+
+static int amc_api_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                           const size_t recvcounts[], const size_t displs[], amc_datatype_t dt,
+                           int root, amc_comm_t comm, amc_request_t *req, int nb)
+{
+    amc_coll_args_t a;
+    size_t          sbytes, rbytes;
+    int             status;
+
+    AMC_API_REQ_CHECK(req, nb);
+    amc_api_args_init(&a, AMC_COLL_GATHERV, sendbuf, recvbuf, 0, dt, -1,
+                      (root == -1) ? -2 : root);
+    a.scount  = sendcount;
+    a.rcounts = recvcounts;
+    a.rdispls = displs;
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND_AT_ROOT, 1, 0, 0);
+    if ((status == AMC_SUCCESS) && !a.in_place) {
+        status = amc_api_count_check(comm, &a, sendcount, &sbytes);
+        if (status == AMC_SUCCESS) {
+            status = amc_api_buf_check(sendbuf, sbytes);
+        }
+    }
+    if ((status == AMC_SUCCESS) && (comm->rank == root)) {
+        status = amc_api_vector_check(comm, &a, recvcounts, displs, 1, &rbytes);
+        if (status == AMC_SUCCESS) {
+            status = amc_api_buf_check(recvbuf, rbytes);
+        }
+        if ((status == AMC_SUCCESS) && !a.in_place) {
+            status = amc_api_own_check(comm, &a, sendcount, recvcounts[root]);
+        }
+    }
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+}
+
+int amc_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t recvcounts[],
+                const size_t displs[], amc_datatype_t dt, int root, amc_comm_t comm)
+{
+    return amc_api_gatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dt, root, comm,
+                           NULL, 0);
+}
+
+int amc_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t recvcounts[],
+                 const size_t displs[], amc_datatype_t dt, int root, amc_comm_t comm,
+                 amc_request_t *req)
+{
+    return amc_api_gatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dt, root, comm,
+                           req, 1);
+}
+
+static int amc_api_scatterv(const void *sendbuf, const size_t sendcounts[],
+                            const size_t displs[], void *recvbuf, size_t recvcount,
+                            amc_datatype_t dt, int root, amc_comm_t comm, amc_request_t *req,
+                            int nb)
+{
+    amc_coll_args_t a;
+    size_t          sbytes, rbytes;
+    int             status;
+
+    AMC_API_REQ_CHECK(req, nb);
+    amc_api_args_init(&a, AMC_COLL_SCATTERV, sendbuf, recvbuf, 0, dt, -1,
+                      (root == -1) ? -2 : root);
+    a.scounts = sendcounts;
+    a.sdispls = displs;
+    a.rcount  = recvcount;
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_RECV_AT_ROOT, 1, 0, 0);
+    if ((status == AMC_SUCCESS) && !a.in_place) {
+        status = amc_api_count_check(comm, &a, recvcount, &rbytes);
+        if (status == AMC_SUCCESS) {
+            status = amc_api_buf_check(recvbuf, rbytes);
+        }
+    }
+    if ((status == AMC_SUCCESS) && (comm->rank == root)) {
+        status = amc_api_vector_check(comm, &a, sendcounts, displs, 1, &sbytes);
+        if (status == AMC_SUCCESS) {
+            status = amc_api_buf_check(sendbuf, sbytes);
+        }
+        if ((status == AMC_SUCCESS) && !a.in_place) {
+            status = amc_api_own_check(comm, &a, sendcounts[root], recvcount);
+        }
+    }
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+}
+
+int amc_scatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
+                 void *recvbuf, size_t recvcount, amc_datatype_t dt, int root, amc_comm_t comm)
+{
+    return amc_api_scatterv(sendbuf, sendcounts, displs, recvbuf, recvcount, dt, root, comm,
+                            NULL, 0);
+}
+
+int amc_iscatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
+                  void *recvbuf, size_t recvcount, amc_datatype_t dt, int root, amc_comm_t comm,
+                  amc_request_t *req)
+{
+    return amc_api_scatterv(sendbuf, sendcounts, displs, recvbuf, recvcount, dt, root, comm,
+                            req, 1);
+}
+
+static int amc_api_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                              const size_t recvcounts[], const size_t displs[],
+                              amc_datatype_t dt, amc_comm_t comm, amc_request_t *req, int nb)
+{
+    amc_coll_args_t a;
+    size_t          sbytes, rbytes;
+    int             status;
+
+    AMC_API_REQ_CHECK(req, nb);
+    amc_api_args_init(&a, AMC_COLL_ALLGATHERV, sendbuf, recvbuf, 0, dt, -1, -1);
+    a.scount  = sendcount;
+    a.rcounts = recvcounts;
+    a.rdispls = displs;
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 0, 0);
+    if (status == AMC_SUCCESS) {
+        status = amc_api_vector_check(comm, &a, recvcounts, displs, 1, &rbytes);
+    }
+    if (status == AMC_SUCCESS) {
+        status = amc_api_buf_check(recvbuf, rbytes);
+    }
+    if ((status == AMC_SUCCESS) && !a.in_place) {
+        status = amc_api_count_check(comm, &a, sendcount, &sbytes);
+        if (status == AMC_SUCCESS) {
+            status = amc_api_buf_check(sendbuf, sbytes);
+        }
+        if (status == AMC_SUCCESS) {
+            status = amc_api_own_check(comm, &a, sendcount, recvcounts[comm->rank]);
+        }
+    }
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+}
+
+int amc_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                   const size_t recvcounts[], const size_t displs[], amc_datatype_t dt,
+                   amc_comm_t comm)
+{
+    return amc_api_allgatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dt, comm, NULL, 0);
+}
+
+int amc_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                    const size_t recvcounts[], const size_t displs[], amc_datatype_t dt,
+                    amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_allgatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dt, comm, req, 1);
+}
+
+/* With AMC_IN_PLACE the blocks to send are the receive blocks (MPI), so
+ * sendcounts and sdispls are ignored. */
+static int amc_api_alltoallv(const void *sendbuf, const size_t sendcounts[],
+                             const size_t sdispls[], void *recvbuf, const size_t recvcounts[],
+                             const size_t rdispls[], amc_datatype_t dt, amc_comm_t comm,
+                             amc_request_t *req, int nb)
+{
+    amc_coll_args_t a;
+    size_t          sbytes, rbytes;
+    int             status;
+
+    AMC_API_REQ_CHECK(req, nb);
+    amc_api_args_init(&a, AMC_COLL_ALLTOALLV, sendbuf, recvbuf, 0, dt, -1, -1);
+    a.scounts = sendcounts;
+    a.sdispls = sdispls;
+    a.rcounts = recvcounts;
+    a.rdispls = rdispls;
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 0, 0);
+    if (status == AMC_SUCCESS) {
+        status = amc_api_vector_check(comm, &a, recvcounts, rdispls, 1, &rbytes);
+    }
+    if (status == AMC_SUCCESS) {
+        status = amc_api_buf_check(recvbuf, rbytes);
+    }
+    if ((status == AMC_SUCCESS) && !a.in_place) {
+        status = amc_api_vector_check(comm, &a, sendcounts, sdispls, 1, &sbytes);
+        if (status == AMC_SUCCESS) {
+            status = amc_api_buf_check(sendbuf, sbytes);
+        }
+        if (status == AMC_SUCCESS) {
+            status = amc_api_own_check(comm, &a, sendcounts[comm->rank], recvcounts[comm->rank]);
+        }
+    }
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+}
+
+int amc_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
+                  void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
+                  amc_datatype_t dt, amc_comm_t comm)
+{
+    return amc_api_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dt,
+                             comm, NULL, 0);
+}
+
+int amc_ialltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
+                   void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
+                   amc_datatype_t dt, amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dt,
+                             comm, req, 1);
+}
+
+/* With AMC_IN_PLACE the input, the whole vector, is in recvbuf (MPI). */
+static int amc_api_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                                  amc_datatype_t dt, amc_op_t op, amc_comm_t comm,
+                                  amc_request_t *req, int nb)
+{
+    amc_coll_args_t a;
+    size_t          total, rbytes;
+    int             status;
+
+    AMC_API_REQ_CHECK(req, nb);
+    amc_api_args_init(&a, AMC_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, dt,
+                      (op == -1) ? -2 : op, -1);
+    a.rcounts = recvcounts;
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 0, 0);
+    if (status == AMC_SUCCESS) {
+        status = amc_api_vector_check(comm, &a, recvcounts, NULL, 0, &total);
+    }
+    if (status == AMC_SUCCESS) {
+        rbytes = a.in_place ? total : recvcounts[comm->rank] * a.dt_size;
+        status = amc_api_buf_check(recvbuf, rbytes);
+        if ((status == AMC_SUCCESS) && !a.in_place) {
+            status = amc_api_buf_check(sendbuf, total);
+        }
+    }
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+}
+
+int amc_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                       amc_datatype_t dt, amc_op_t op, amc_comm_t comm)
+{
+    return amc_api_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm, NULL, 0);
+}
+
+int amc_ireduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                        amc_datatype_t dt, amc_op_t op, amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm, req, 1);
+}

@@ -143,8 +143,9 @@ static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, amc_s
     return AMC_SUCCESS;
 }
 
-int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *args, struct amc_request *req)
+int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_request *req)
 {
+    amc_coll_args_t   args_copy = *call, *args = &args_copy;
     amc_coll_ctrl_t  *ctrl = &comm->ctrl;
     const amc_alg_t  *alg;
     amc_sched_t      *sched;
@@ -153,7 +154,8 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *args, struct amc_requ
     amc_coll_lookup_t found;
     int               status, next;
 
-    alg = amc_alg_select(comm, args);
+    args->segment = comm->ctx->cfg.bcast_segment;
+    alg           = amc_alg_select(comm, args);
     if (alg == NULL) {
         amc_error(&comm->ctx->log, "no algorithm for %s", amc_coll_name(args->coll));
         return AMC_ERR_UNSUPPORTED;

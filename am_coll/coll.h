@@ -28,6 +28,7 @@ typedef struct amc_coll_args {
     amc_op_t       op;         /* reductions; else -1 */
     int            commutative;
     int            in_place;   /* sendbuf was AMC_IN_PLACE */
+    size_t         segment;    /* pipelined algorithms: bytes per segment (AMC_BCAST_SEGMENT) */
     const void    *sendbuf;
     void          *recvbuf;
     /* vector forms, in elements as in MPI */

@@ -1,5 +1,6 @@
 #include "am_coll/config.h"
 #include "amcoll.h"
+#include "am_coll/alg.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -9,7 +10,10 @@
 
 extern char **environ;
 
-typedef int  (*amc_config_parse_fn_t)(const char *text, void *field);
+struct amc_config_entry;
+
+typedef int  (*amc_config_parse_fn_t)(const struct amc_config_entry *entry, const char *text,
+                                      void *field);
 typedef void (*amc_config_format_fn_t)(const void *field, char *buf, size_t len);
 
 typedef struct amc_config_entry {
@@ -19,10 +23,12 @@ typedef struct amc_config_entry {
     size_t                 offset;
     amc_config_parse_fn_t  parse;
     amc_config_format_fn_t format;
+    int                    coll;     /* AMC_<COLL>_ALG entries: the collective */
 } amc_config_entry_t;
 
-static int amc_config_parse_level(const char *text, void *field)
+static int amc_config_parse_level(const amc_config_entry_t *entry, const char *text, void *field)
 {
+    (void)entry;
     int level = amc_log_level_parse(text);
 
     if (level < 0) {
@@ -37,8 +43,9 @@ static void amc_config_format_level(const void *field, char *buf, size_t len)
     snprintf(buf, len, "%s", amc_log_level_name(*(const int *)field));
 }
 
-static int amc_config_parse_seconds(const char *text, void *field)
+static int amc_config_parse_seconds(const amc_config_entry_t *entry, const char *text, void *field)
 {
+    (void)entry;
     char  *end;
     double value;
 
@@ -57,8 +64,9 @@ static void amc_config_format_seconds(const void *field, char *buf, size_t len)
     snprintf(buf, len, "%g", *(const double *)field);
 }
 
-static int amc_config_parse_unsigned(const char *text, void *field)
+static int amc_config_parse_unsigned(const amc_config_entry_t *entry, const char *text, void *field)
 {
+    (void)entry;
     char              *end;
     unsigned long long value;
 
@@ -79,13 +87,14 @@ static void amc_config_format_unsigned(const void *field, char *buf, size_t len)
     snprintf(buf, len, "%u", *(const unsigned *)field);
 }
 
-static int amc_config_parse_spin(const char *text, void *field)
+static int amc_config_parse_spin(const amc_config_entry_t *entry, const char *text, void *field)
 {
+    (void)entry;
     if (strcmp(text, "auto") == 0) {
         *(unsigned *)field = AMC_SPIN_AUTO;
         return AMC_SUCCESS;
     }
-    return amc_config_parse_unsigned(text, field);
+    return amc_config_parse_unsigned(entry, text, field);
 }
 
 static void amc_config_format_spin(const void *field, char *buf, size_t len)
@@ -97,10 +106,27 @@ static void amc_config_format_spin(const void *field, char *buf, size_t len)
     }
 }
 
-#define AMC_CONFIG_LEVEL    amc_config_parse_level, amc_config_format_level
-#define AMC_CONFIG_SECONDS  amc_config_parse_seconds, amc_config_format_seconds
-#define AMC_CONFIG_UNSIGNED amc_config_parse_unsigned, amc_config_format_unsigned
-#define AMC_CONFIG_SPIN     amc_config_parse_spin, amc_config_format_spin
+static int amc_config_parse_alg(const amc_config_entry_t *entry, const char *text, void *field)
+{
+    if ((strlen(text) >= AMC_ALG_NAME_MAX) ||
+        ((strcmp(text, "auto") != 0) && (amc_alg_find(entry->coll, text) == NULL))) {
+        return AMC_ERR_ARG;
+    }
+    strcpy(field, text);
+    return AMC_SUCCESS;
+}
+
+static void amc_config_format_alg(const void *field, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", (const char *)field);
+}
+
+#define AMC_CONFIG_LEVEL    amc_config_parse_level, amc_config_format_level, AMC_COLL_NONE
+#define AMC_CONFIG_SECONDS  amc_config_parse_seconds, amc_config_format_seconds, AMC_COLL_NONE
+#define AMC_CONFIG_UNSIGNED amc_config_parse_unsigned, amc_config_format_unsigned, AMC_COLL_NONE
+#define AMC_CONFIG_SPIN     amc_config_parse_spin, amc_config_format_spin, AMC_COLL_NONE
+#define AMC_CONFIG_ALG(_coll) \
+    offsetof(amc_config_t, alg[_coll]), amc_config_parse_alg, amc_config_format_alg, (_coll)
 
 /* Defaults of the wait policy come from measurements on a 2-core machine with
  * up to 32 ranks (doc/design.md, "Waiting"). */
@@ -132,6 +158,42 @@ static const amc_config_entry_t amc_config_table[] = {
       "Messages held for communicators this rank has not created yet; more is "
       "a protocol error.",
       offsetof(amc_config_t, orphan_max), AMC_CONFIG_UNSIGNED },
+    { "AMC_BCAST_PIPELINE_MIN", "65536",
+      "Bytes from which bcast sends segments down the binomial tree, so that "
+      "inner ranks forward one segment while the next arrives.",
+      offsetof(amc_config_t, bcast_pipeline_min), AMC_CONFIG_UNSIGNED },
+    { "AMC_BCAST_SEGMENT", "32768",
+      "Segment size of the pipelined bcast in bytes.",
+      offsetof(amc_config_t, bcast_segment), AMC_CONFIG_UNSIGNED },
+    { "AMC_ALLREDUCE_RING_MIN", "65536",
+      "Bytes from which allreduce with a commutative op runs reduce-scatter + "
+      "allgather on a ring (each rank moves 2(N-1)/N of the data instead of log2 N "
+      "times all of it).",
+      offsetof(amc_config_t, allreduce_ring_min), AMC_CONFIG_UNSIGNED },
+    { "AMC_ALLGATHER_BRUCK_MAX", "32768",
+      "Total bytes (all ranks' blocks) up to which allgather uses Bruck's "
+      "log2 N steps instead of the N-1 steps of the ring.",
+      offsetof(amc_config_t, allgather_bruck_max), AMC_CONFIG_UNSIGNED },
+    { "AMC_LINEAR_MAX_RANKS", "0",
+      "Communicators of at most this many ranks use linear allreduce (every rank "
+      "talks to rank 0 once each way: two scheduling steps, which can win when "
+      "ranks share cores); 0 turns it off.",
+      offsetof(amc_config_t, linear_max_ranks), AMC_CONFIG_UNSIGNED },
+    { "AMC_BCAST_ALG", "auto", "bcast algorithm (auto: by size).",
+      AMC_CONFIG_ALG(AMC_COLL_BCAST) },
+    { "AMC_REDUCE_ALG", "auto", "reduce algorithm.",
+      AMC_CONFIG_ALG(AMC_COLL_REDUCE) },
+    { "AMC_ALLREDUCE_ALG", "auto",
+      "allreduce algorithm (auto: by size; ring only for commutative ops).",
+      AMC_CONFIG_ALG(AMC_COLL_ALLREDUCE) },
+    { "AMC_GATHER_ALG", "auto", "gather algorithm.",
+      AMC_CONFIG_ALG(AMC_COLL_GATHER) },
+    { "AMC_SCATTER_ALG", "auto", "scatter algorithm.",
+      AMC_CONFIG_ALG(AMC_COLL_SCATTER) },
+    { "AMC_ALLGATHER_ALG", "auto", "allgather algorithm (auto: by total size).",
+      AMC_CONFIG_ALG(AMC_COLL_ALLGATHER) },
+    { "AMC_ALLTOALL_ALG", "auto", "alltoall algorithm.",
+      AMC_CONFIG_ALG(AMC_COLL_ALLTOALL) },
 };
 
 #define AMC_CONFIG_COUNT (sizeof(amc_config_table) / sizeof(amc_config_table[0]))
@@ -156,7 +218,8 @@ void amc_config_defaults(amc_config_t *cfg)
 
     memset(cfg, 0, sizeof(*cfg));
     for (i = 0; i < AMC_CONFIG_COUNT; i++) {
-        status = amc_config_table[i].parse(amc_config_table[i].default_value,
+        status = amc_config_table[i].parse(&amc_config_table[i],
+                                           amc_config_table[i].default_value,
                                            (char *)cfg + amc_config_table[i].offset);
         (void)status; /* the defaults are literals checked by test_config */
     }
@@ -178,7 +241,7 @@ int amc_config_read(amc_config_t *cfg, const amc_log_t *log)
         if (value == NULL) {
             continue;
         }
-        if (entry->parse(value, (char *)cfg + entry->offset) != AMC_SUCCESS) {
+        if (entry->parse(entry, value, (char *)cfg + entry->offset) != AMC_SUCCESS) {
             amc_error(log, "invalid value '%s' for %s: %s", value, entry->name, entry->doc);
             status = AMC_ERR_ARG;
         }
@@ -207,7 +270,12 @@ void amc_config_print(FILE *stream, const amc_config_t *cfg)
     for (i = 0; i < AMC_CONFIG_COUNT; i++) {
         entry = &amc_config_table[i];
         entry->format((const char *)cfg + entry->offset, value, sizeof(value));
-        fprintf(stream, "#\n# %s\n#\n# default: %s\n%s=%s\n", entry->doc,
-                entry->default_value, entry->name, value);
+        fprintf(stream, "#\n# %s\n", entry->doc);
+        if (entry->coll != AMC_COLL_NONE) {
+            fprintf(stream, "# choices: auto");
+            amc_alg_print_names(stream, entry->coll);
+            fprintf(stream, "\n");
+        }
+        fprintf(stream, "#\n# default: %s\n%s=%s\n", entry->default_value, entry->name, value);
     }
 }

@@ -7,8 +7,11 @@
 
 #include "am_coll/log.h"
 #include "am_coll/progress.h"
+#include "am_coll/sched.h"
 
 #include <stdio.h>
+
+#define AMC_ALG_NAME_MAX 24
 
 typedef struct amc_config {
     int               log_level;
@@ -16,6 +19,13 @@ typedef struct amc_config {
     amc_wait_policy_t wait;
     unsigned          early_max;     /* instances held per communicator beyond the window */
     unsigned          orphan_max;    /* messages held for communicators not created yet */
+    /* AMC_<COLL>_ALG: an algorithm's name, or "auto" for the size-based choice */
+    char              alg[AMC_COLL_LAST][AMC_ALG_NAME_MAX];
+    unsigned          bcast_pipeline_min;   /* bytes from which bcast is segmented */
+    unsigned          bcast_segment;        /* its segment size in bytes */
+    unsigned          allreduce_ring_min;   /* bytes from which allreduce uses the ring */
+    unsigned          allgather_bruck_max;  /* total bytes up to which allgather uses Bruck */
+    unsigned          linear_max_ranks;     /* communicators this small use linear algorithms */
 } amc_config_t;
 
 void amc_config_defaults(amc_config_t *cfg);

@@ -45,8 +45,10 @@ int amc_op_check(amc_op_t op, amc_datatype_t dt);
 int amc_op_bind(amc_op_t op, amc_datatype_t dt, amc_op_bound_t *bound);
 
 /* inout[i] = in[i] (op) inout[i] for i < count. in and inout must not
- * overlap; either may be unaligned for the datatype (a slower loop then).
- * With count 0 nothing is touched and either pointer may be NULL. */
+ * overlap. A predefined op takes either unaligned for the datatype (a slower
+ * loop then); a user function gets the pointers as they are and, as in MPI,
+ * may take them as typed arrays, so hand it buffers aligned for the datatype.
+ * With count 0 nothing is touched (no user call) and either may be NULL. */
 void amc_op_bound_reduce(const amc_op_bound_t *bound, const void *in, void *inout,
                          size_t count);
 

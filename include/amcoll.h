@@ -100,6 +100,25 @@ int amc_allgather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype
                   amc_comm_t comm);
 int amc_alltoall(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
                  amc_comm_t comm);
+int amc_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count,
+                             amc_datatype_t dt, amc_op_t op, amc_comm_t comm);
+int amc_scan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
+             amc_comm_t comm);
+int amc_exscan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
+               amc_comm_t comm);
+/* Vector forms: counts and displacements in elements, as in MPI */
+int amc_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t recvcounts[],
+                const size_t displs[], amc_datatype_t dt, int root, amc_comm_t comm);
+int amc_scatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
+                 void *recvbuf, size_t recvcount, amc_datatype_t dt, int root, amc_comm_t comm);
+int amc_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                   const size_t recvcounts[], const size_t displs[], amc_datatype_t dt,
+                   amc_comm_t comm);
+int amc_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
+                  void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
+                  amc_datatype_t dt, amc_comm_t comm);
+int amc_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                       amc_datatype_t dt, amc_op_t op, amc_comm_t comm);
 
 int amc_ibcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm,
                amc_request_t *req);
@@ -115,6 +134,27 @@ int amc_iallgather(const void *sendbuf, void *recvbuf, size_t count, amc_datatyp
                    amc_comm_t comm, amc_request_t *req);
 int amc_ialltoall(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
                   amc_comm_t comm, amc_request_t *req);
+int amc_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count,
+                              amc_datatype_t dt, amc_op_t op, amc_comm_t comm,
+                              amc_request_t *req);
+int amc_iscan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
+              amc_comm_t comm, amc_request_t *req);
+int amc_iexscan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                amc_op_t op, amc_comm_t comm, amc_request_t *req);
+int amc_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t recvcounts[],
+                 const size_t displs[], amc_datatype_t dt, int root, amc_comm_t comm,
+                 amc_request_t *req);
+int amc_iscatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
+                  void *recvbuf, size_t recvcount, amc_datatype_t dt, int root, amc_comm_t comm,
+                  amc_request_t *req);
+int amc_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                    const size_t recvcounts[], const size_t displs[], amc_datatype_t dt,
+                    amc_comm_t comm, amc_request_t *req);
+int amc_ialltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
+                   void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
+                   amc_datatype_t dt, amc_comm_t comm, amc_request_t *req);
+int amc_ireduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                        amc_datatype_t dt, amc_op_t op, amc_comm_t comm, amc_request_t *req);
 
 /* Requests */
 int amc_test(amc_request_t *req, int *flag);

@@ -56,8 +56,13 @@ int amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t 
     int              rank, status;
 
     if (cfg == NULL) {
-        amc_config_defaults(&defaults);
-        defaults.log_level = getenv("AMC_LOG_LEVEL") ? amc_log_from_env().level : -1;
+        /* AMC_* from the environment, so a wrapper can force algorithms */
+        amc_log_t quiet = { AMC_LOG_ERROR, -1 };
+
+        if (amc_config_read(&defaults, &quiet) != AMC_SUCCESS) {
+            return AMC_ERR_ARG;
+        }
+        defaults.log_level = getenv("AMC_LOG_LEVEL") ? defaults.log_level : -1;
         cfg = &defaults;
     }
     world->n        = n;
