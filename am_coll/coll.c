@@ -109,13 +109,13 @@ static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, amc_s
     amc_coll_inst_t *inst;
     size_t           size;
 
-    size = sizeof(*inst) + (size_t)sched->nacts * (sizeof(amc_coll_send_t) + 1);
+    size = sizeof(*inst) + (size_t)sched->nacts * (sizeof(amc_coll_xfer_t) + 1);
     inst = calloc(1, size);
     if (inst == NULL) {
         return AMC_ERR_NO_MEMORY;
     }
-    inst->sends     = (amc_coll_send_t *)(inst + 1);
-    inst->recv_seen = (uint8_t *)(inst->sends + sched->nacts);
+    inst->xfers     = (amc_coll_xfer_t *)(inst + 1);
+    inst->recv_seen = (uint8_t *)(inst->xfers + sched->nacts);
     if (sched->tmp_bytes > 0) {
         inst->tmp = malloc(sched->tmp_bytes);
         if (inst->tmp == NULL) {

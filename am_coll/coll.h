@@ -51,12 +51,15 @@ typedef struct amc_alg {
     amc_alg_build_fn_t build;
 } amc_alg_t;
 
-/* One send of an instance: the header lives here until the send completes. */
-typedef struct amc_coll_send {
+/* One message of an instance. A send's header lives here until the send
+ * completes; a receive whose data was left at the sender is fetched through
+ * it (into scratch first when it is to be reduced). */
+typedef struct amc_coll_xfer {
     amc_completion_t      comp;
     struct amc_coll_inst *inst;
     amc_wire_hdr_t        hdr;
-} amc_coll_send_t;
+    void                 *scratch;
+} amc_coll_xfer_t;
 
 typedef struct amc_coll_inst {
     amc_sched_t         *sched;
@@ -75,7 +78,7 @@ typedef struct amc_coll_inst {
     int                  status;      /* first error: reported when it finishes */
     int                  aborted;     /* mismatch: request failed, waits only for its sends */
     uint8_t             *recv_seen;   /* [nacts] */
-    amc_coll_send_t     *sends;       /* [nacts]; SEND entries only */
+    amc_coll_xfer_t     *xfers;       /* [nacts]; SEND and RECV* entries */
 } amc_coll_inst_t;
 
 /* Starts a collective on comm; req completes when this rank's part is done. */
@@ -88,7 +91,7 @@ void amc_coll_inst_free(amc_coll_inst_t *inst);
 
 /* Handlers (handlers/coll_handler.c). */
 void amc_coll_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, const void *data,
-                         size_t len);
+                         size_t len, void *desc);
 
 /* With ctrl->lock held: runs rounds whose predecessors are complete; returns
  * the round whose sends the caller must issue after unlocking, or -1. */

@@ -35,7 +35,8 @@ static int amc_comm_alloc(amc_context_t *ctx, int rank, int size, uint64_t cid,
     comm->nrounds = amc_comm_rounds(size);
     comm->cid     = cid;
     comm->ctx     = ctx;
-    amc_coll_ctrl_init(&comm->ctrl, ctx->cfg.early_max, ctx->threaded);
+    amc_coll_ctrl_init(&comm->ctrl, ctx->cfg.early_max, ctx->threaded, amc_context_release_desc,
+                       ctx);
     *comm_p = comm;
     return AMC_SUCCESS;
 

@@ -179,6 +179,12 @@ static const amc_config_entry_t amc_config_table[] = {
       "talks to rank 0 once each way: two scheduling steps, which can win when "
       "ranks share cores); 0 turns it off.",
       offsetof(amc_config_t, linear_max_ranks), AMC_CONFIG_UNSIGNED },
+    { "AMC_RNDV_THRESH", "16384",
+      "Bytes from which a collective's message stays at the sender until the "
+      "receiver's schedule reaches it and pulls it straight into place (UCX AM "
+      "rendezvous); smaller ones travel eagerly and wait in early-arrival "
+      "buffers if they come early.",
+      offsetof(amc_config_t, rndv_thresh), AMC_CONFIG_UNSIGNED },
     { "AMC_BCAST_ALG", "auto", "bcast algorithm (auto: by size).",
       AMC_CONFIG_ALG(AMC_COLL_BCAST) },
     { "AMC_REDUCE_ALG", "auto", "reduce algorithm.",

@@ -213,7 +213,7 @@ int amc_context_insert(amc_context_t *ctx, struct amc_comm *comm)
     while ((orphan = mine) != NULL) {
         mine = orphan->next;
         amc_am_dispatch_bytes(ctx, comm, orphan->bytes, orphan->hdr_len,
-                              orphan->bytes + orphan->hdr_len, orphan->len);
+                              orphan->bytes + orphan->hdr_len, orphan->len, orphan->desc);
         free(orphan);
     }
     return AMC_SUCCESS;
@@ -235,24 +235,32 @@ void amc_context_remove(amc_context_t *ctx, struct amc_comm *comm)
     amc_spin_unlock(&ctx->lock);
 }
 
+void amc_context_release_desc(void *arg, void *desc)
+{
+    amc_context_t *ctx = arg;
+
+    ctx->tp->ops->release(ctx->tp, desc);
+}
+
 int amc_context_hold_orphan(amc_context_t *ctx, uint64_t cid, const void *hdr,
-                            size_t hdr_len, const void *data, size_t len)
+                            size_t hdr_len, const void *data, size_t len, void *desc)
 {
     amc_orphan_t *orphan, **link;
 
     if (__atomic_load_n(&ctx->orphan_count, __ATOMIC_RELAXED) >= ctx->cfg.orphan_max) {
         return AMC_ERR_PROTOCOL;
     }
-    orphan = malloc(sizeof(*orphan) + hdr_len + len);
+    orphan = malloc(sizeof(*orphan) + hdr_len + ((desc != NULL) ? 0 : len));
     if (orphan == NULL) {
         return AMC_ERR_NO_MEMORY;
     }
     orphan->next    = NULL;
     orphan->cid     = cid;
+    orphan->desc    = desc;
     orphan->hdr_len = hdr_len;
     orphan->len     = len;
     memcpy(orphan->bytes, hdr, hdr_len);
-    if (len > 0) {
+    if ((desc == NULL) && (len > 0)) {
         memcpy(orphan->bytes + hdr_len, data, len);
     }
 

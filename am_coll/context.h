@@ -24,6 +24,7 @@ struct amc_comm;
 typedef struct amc_orphan {
     struct amc_orphan *next;
     uint64_t           cid;
+    void              *desc;       /* rendezvous data still at the sender */
     size_t             hdr_len;
     size_t             len;
     unsigned char      bytes[];  /* header, then data */
@@ -73,8 +74,11 @@ int  amc_context_cid_is_dead(amc_context_t *ctx, uint64_t cid);
 
 /* Holds a message whose communicator is unknown; AMC_ERR_PROTOCOL when full. */
 int  amc_context_hold_orphan(amc_context_t *ctx, uint64_t cid, const void *hdr,
-                             size_t hdr_len, const void *data, size_t len);
+                             size_t hdr_len, const void *data, size_t len, void *desc);
 unsigned amc_context_orphans(amc_context_t *ctx);
+
+/* amc_early_release_fn_t: gives an unread rendezvous descriptor back. */
+void amc_context_release_desc(void *ctx, void *desc);
 
 /* A user-freed communicator with instances still running. */
 void amc_context_add_zombie(amc_context_t *ctx, struct amc_comm *comm);

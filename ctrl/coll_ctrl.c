@@ -5,10 +5,13 @@
 
 #define AMC_CTRL_WINDOW_MASK (AMC_CTRL_WINDOW - 1)
 
-void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, int threaded)
+void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, int threaded,
+                        amc_early_release_fn_t release_desc, void *release_arg)
 {
     memset(ctrl, 0, sizeof(*ctrl));
     amc_spinlock_init(&ctrl->lock, threaded);
+    ctrl->release_desc = release_desc;
+    ctrl->release_arg  = release_arg;
     ctrl->early_max = early_max;
 }
 
@@ -17,7 +20,8 @@ static void amc_coll_slot_free(amc_coll_slot_t *slot, void (*drop)(amc_coll_slot
     if (drop != NULL) {
         drop(slot);
     }
-    amc_early_list_free(&slot->early);
+    /* teardown: the transport is gone, and its descriptors with it */
+    amc_early_list_free(&slot->early, NULL, NULL);
     free(slot);
 }
 
@@ -167,7 +171,7 @@ void amc_coll_ctrl_release(amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot)
             break;
         }
         *link            = NULL;
-        amc_early_list_free(&slot->early); /* strays a rejected peer left */
+        amc_early_list_free(&slot->early, ctrl->release_desc, ctrl->release_arg);
         slot->next       = ctrl->free_slots;
         ctrl->free_slots = slot;
         ctrl->active--;

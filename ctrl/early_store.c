@@ -3,9 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-amc_early_msg_t *amc_early_msg_new(const amc_wire_hdr_t *hdr, const void *data, size_t len)
+amc_early_msg_t *amc_early_msg_new(const amc_wire_hdr_t *hdr, const void *data, size_t len,
+                                   void *desc)
 {
-    amc_early_msg_t *msg = malloc(sizeof(*msg) + len);
+    amc_early_msg_t *msg = malloc(sizeof(*msg) + ((desc != NULL) ? 0 : len));
 
     if (msg == NULL) {
         return NULL;
@@ -13,7 +14,8 @@ amc_early_msg_t *amc_early_msg_new(const amc_wire_hdr_t *hdr, const void *data, 
     msg->next = NULL;
     msg->hdr  = *hdr;
     msg->len  = len;
-    if (len > 0) {
+    msg->desc = desc;
+    if ((desc == NULL) && (len > 0)) {
         memcpy(msg->data, data, len);
     }
     return msg;
@@ -41,12 +43,15 @@ amc_early_msg_t *amc_early_list_take(amc_early_msg_t **list, uint32_t round)
     return NULL;
 }
 
-void amc_early_list_free(amc_early_msg_t **list)
+void amc_early_list_free(amc_early_msg_t **list, amc_early_release_fn_t release, void *arg)
 {
     amc_early_msg_t *msg, *next;
 
     for (msg = *list; msg != NULL; msg = next) {
         next = msg->next;
+        if ((msg->desc != NULL) && (release != NULL)) {
+            release(arg, msg->desc);
+        }
         free(msg);
     }
     *list = NULL;

@@ -16,17 +16,25 @@ typedef struct amc_early_msg {
     struct amc_early_msg *next;
     amc_wire_hdr_t        hdr;
     size_t                len;
+    void                 *desc;   /* data still at the sender (rendezvous): no copy */
     unsigned char         data[];
 } amc_early_msg_t;
 
-/* A copy of the message; NULL when out of memory. */
-amc_early_msg_t *amc_early_msg_new(const amc_wire_hdr_t *hdr, const void *data, size_t len);
+/* Gives a rendezvous descriptor back to the transport unread. */
+typedef void (*amc_early_release_fn_t)(void *arg, void *desc);
+
+/* A copy of the message, or with desc only the header and the descriptor;
+ * NULL when out of memory. */
+amc_early_msg_t *amc_early_msg_new(const amc_wire_hdr_t *hdr, const void *data, size_t len,
+                                   void *desc);
 
 void amc_early_list_append(amc_early_msg_t **list, amc_early_msg_t *msg);
 
 /* Unlinks and returns the first message for round, or NULL. */
 amc_early_msg_t *amc_early_list_take(amc_early_msg_t **list, uint32_t round);
 
-void amc_early_list_free(amc_early_msg_t **list);
+/* Frees the list; descriptors go back through release (NULL: the transport is
+ * gone, and its descriptors with it). */
+void amc_early_list_free(amc_early_msg_t **list, amc_early_release_fn_t release, void *arg);
 
 #endif

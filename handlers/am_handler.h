@@ -12,10 +12,12 @@ struct amc_context;
 struct amc_comm;
 
 /* amc_recv_cb_t; arg is the amc_context_t */
-void amc_am_recv(void *arg, const void *hdr, size_t hdr_len, const void *data, size_t len);
+void amc_am_recv(void *arg, const void *hdr, size_t hdr_len, const void *data, size_t len,
+                 void *desc);
 
 /* Replays a held message (raw bytes as they arrived) to its communicator. */
 void amc_am_dispatch_bytes(struct amc_context *ctx, struct amc_comm *comm,
-                           const void *hdr, size_t hdr_len, const void *data, size_t len);
+                           const void *hdr, size_t hdr_len, const void *data, size_t len,
+                           void *desc);
 
 #endif

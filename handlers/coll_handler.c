@@ -114,7 +114,8 @@ static void amc_coll_abort(amc_coll_inst_t *inst, int status)
         inst->slot->req = NULL;
     }
     inst->aborted = 1;
-    amc_early_list_free(&inst->slot->early);
+    amc_early_list_free(&inst->slot->early, inst->comm->ctrl.release_desc,
+                        inst->comm->ctrl.release_arg);
 }
 
 static int amc_coll_matches(amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
@@ -132,15 +133,94 @@ static int amc_coll_matches(amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
     return 0;
 }
 
+/* The data of a receive is in place (or in scratch, reduced now). */
+static void amc_coll_fetch_done(amc_coll_inst_t *inst, int index, int status)
+{
+    const amc_sched_act_t *act  = &inst->sched->acts[index];
+    amc_coll_xfer_t       *xfer = &inst->xfers[index];
+
+    if (status != AMC_SUCCESS) {
+        amc_coll_set_status(inst, AMC_ERR_TRANSPORT);
+    } else if (xfer->scratch != NULL) {
+        amc_coll_reduce(inst, inst->buf[act->buf] + act->off, xfer->scratch, act->bytes,
+                        act->type == AMC_ACT_RECV_REDUCE_R);
+    }
+    free(xfer->scratch);
+    xfer->scratch = NULL;
+    inst->recv_left--;
+}
+
+static void amc_coll_on_fetch_complete(amc_completion_t *comp, int status)
+{
+    amc_coll_xfer_t *xfer = amc_container_of(comp, amc_coll_xfer_t, comp);
+    amc_coll_inst_t *inst = xfer->inst;
+    amc_comm_t       comm = inst->comm;
+    int              next;
+
+    amc_spin_lock(&comm->ctrl.lock);
+    amc_coll_fetch_done(inst, (int)(xfer - inst->xfers), status);
+    next = amc_coll_advance(inst);
+    amc_spin_unlock(&comm->ctrl.lock);
+    if (next >= 0) {
+        amc_coll_issue_sends(inst, next);
+    }
+}
+
+/* Data left at the sender: pulled straight into its place, or into scratch
+ * when it is to be reduced. The transport call is made under the control
+ * structure's lock, which is legal inside a UCX callback and free of
+ * contention at the thread levels granted today (see doc/design.md). */
+static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t len)
+{
+    const amc_sched_act_t *act  = &inst->sched->acts[index];
+    amc_coll_xfer_t       *xfer = &inst->xfers[index];
+    amc_transport_t       *tp   = inst->comm->ctx->tp;
+    void                  *target;
+    int                    status;
+
+    inst->recv_seen[index] = 1;
+    if (len != act->bytes) {
+        amc_error(&inst->comm->ctx->log,
+                  "%s: %zu bytes announced where this rank expects %zu (count or datatype "
+                  "differ)", amc_coll_name(inst->coll), len, act->bytes);
+        amc_coll_set_status(inst, AMC_ERR_TRUNCATE);
+        tp->ops->release(tp, desc);
+        inst->recv_left--;
+        return;
+    }
+    xfer->scratch = NULL;
+    target        = inst->buf[act->buf] + act->off;
+    if ((act->type != AMC_ACT_RECV) && (len > 0)) {
+        xfer->scratch = malloc(len);
+        if (xfer->scratch == NULL) {
+            amc_coll_set_status(inst, AMC_ERR_NO_MEMORY);
+            tp->ops->release(tp, desc);
+            inst->recv_left--;
+            return;
+        }
+        target = xfer->scratch;
+    }
+    xfer->comp.fn = amc_coll_on_fetch_complete;
+    xfer->inst    = inst;
+    status        = tp->ops->fetch(tp, desc, target, len, &xfer->comp);
+    if (status != AMC_INPROGRESS) {
+        amc_coll_fetch_done(inst, index, status);
+    }
+}
+
 /* A message for a receive of the current round: into its place. Never writes
  * past the posted length; a length that disagrees is the instance's error. */
 static void amc_coll_deliver(amc_coll_inst_t *inst, int index, const amc_wire_hdr_t *hdr,
-                             const void *data, size_t len)
+                             const void *data, size_t len, void *desc)
 {
     const amc_sched_act_t *act = &inst->sched->acts[index];
     unsigned char         *target;
     size_t                 n = len;
 
+    if (desc != NULL) {
+        amc_coll_fetch(inst, index, desc, len);
+        return;
+    }
     if (len != act->bytes) {
         amc_error(&inst->comm->ctx->log,
                   "%s seq %llu: rank %u sent %zu bytes where this rank expects %zu "
@@ -182,7 +262,11 @@ static void amc_coll_consume_early(amc_coll_inst_t *inst)
         } else if (inst->recv_seen[index]) {
             amc_coll_set_status(inst, AMC_ERR_PROTOCOL);
         } else {
-            amc_coll_deliver(inst, index, &msg->hdr, msg->data, msg->len);
+            amc_coll_deliver(inst, index, &msg->hdr, msg->data, msg->len, msg->desc);
+            msg->desc = NULL;
+        }
+        if (msg->desc != NULL) {
+            inst->comm->ctx->tp->ops->release(inst->comm->ctx->tp, msg->desc);
         }
         free(msg);
     }
@@ -206,7 +290,7 @@ static void amc_coll_on_send_complete(amc_completion_t *comp, int status);
 static void amc_coll_prepare_sends(amc_coll_inst_t *inst, const amc_sched_round_t *round)
 {
     const amc_sched_act_t *act;
-    amc_coll_send_t       *send;
+    amc_coll_xfer_t       *send;
     uint32_t               i;
 
     for (i = round->first; i < round->first + round->count; i++) {
@@ -214,7 +298,7 @@ static void amc_coll_prepare_sends(amc_coll_inst_t *inst, const amc_sched_round_
         if (act->type != AMC_ACT_SEND) {
             continue;
         }
-        send               = &inst->sends[i];
+        send               = &inst->xfers[i];
         send->comp.fn      = amc_coll_on_send_complete;
         send->inst         = inst;
         send->hdr.magic    = AMC_WIRE_MAGIC;
@@ -283,9 +367,12 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst, int round_index)
             if (act->type != AMC_ACT_SEND) {
                 continue;
             }
-            status = tp->ops->send(tp, comm->peers[act->peer], &inst->sends[i].hdr,
-                                   sizeof(inst->sends[i].hdr), inst->buf[act->buf] + act->off,
-                                   act->bytes, &inst->sends[i].comp);
+            status = tp->ops->send(tp, comm->peers[act->peer], &inst->xfers[i].hdr,
+                                   sizeof(inst->xfers[i].hdr), inst->buf[act->buf] + act->off,
+                                   act->bytes,
+                                   ((act->bytes > 0) && (act->bytes >= comm->ctx->cfg.rndv_thresh))
+                                       ? AMC_SEND_RNDV : AMC_SEND_EAGER,
+                                   &inst->xfers[i].comp);
             if (status == AMC_INPROGRESS) {
                 continue;
             }
@@ -310,7 +397,7 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst, int round_index)
 
 static void amc_coll_on_send_complete(amc_completion_t *comp, int status)
 {
-    amc_coll_send_t *send = amc_container_of(comp, amc_coll_send_t, comp);
+    amc_coll_xfer_t *send = amc_container_of(comp, amc_coll_xfer_t, comp);
     amc_coll_inst_t *inst = send->inst;
     amc_comm_t       comm = inst->comm;
     int              next;
@@ -327,10 +414,14 @@ static void amc_coll_on_send_complete(amc_completion_t *comp, int status)
     }
 }
 
-static void amc_coll_reject(amc_comm_t comm, const amc_wire_hdr_t *hdr, const char *why)
+static void amc_coll_reject(amc_comm_t comm, const amc_wire_hdr_t *hdr, const char *why,
+                            void *desc)
 {
     int expected = AMC_SUCCESS;
 
+    if (desc != NULL) {
+        amc_context_release_desc(comm->ctx, desc); /* the sender must not wait for ever */
+    }
     amc_error(&comm->ctx->log,
               "%s message rejected on communicator 0x%llx (seq=%llu round=%u src=%u): %s",
               amc_coll_name(hdr->coll), (unsigned long long)comm->cid,
@@ -340,7 +431,7 @@ static void amc_coll_reject(amc_comm_t comm, const amc_wire_hdr_t *hdr, const ch
 }
 
 void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void *data,
-                         size_t len)
+                         size_t len, void *desc)
 {
     amc_coll_ctrl_t *ctrl = &comm->ctrl;
     amc_coll_slot_t *slot = NULL;
@@ -351,7 +442,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
 
     if ((hdr->src >= (uint32_t)comm->size) || (hdr->coll == AMC_COLL_NONE) ||
         (hdr->coll >= AMC_COLL_LAST)) {
-        amc_coll_reject(comm, hdr, "bad sender or collective type");
+        amc_coll_reject(comm, hdr, "bad sender or collective type", desc);
         return;
     }
 
@@ -381,10 +472,16 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     inst       = slot->inst;
     index      = -1;
     if ((inst != NULL) && inst->aborted) {
+        if (desc != NULL) {
+            amc_context_release_desc(comm->ctx, desc);
+        }
         goto out; /* the rest of a mismatched collective: already reported */
     }
     if (inst != NULL) {
         if (!amc_coll_matches(inst, hdr)) {
+            if (desc != NULL) {
+                amc_context_release_desc(comm->ctx, desc);
+            }
             next = amc_coll_advance(inst); /* frees it if no send is in flight */
             goto out;
         }
@@ -402,7 +499,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     }
     if ((inst == NULL) || (inst->sched->acts[index].round > (uint32_t)inst->round)) {
         /* ahead of this rank: keep a copy for when it gets there */
-        msg = amc_early_msg_new(hdr, data, len);
+        msg = amc_early_msg_new(hdr, data, len, desc);
         if (msg == NULL) {
             why = "out of memory for an early arrival";
             goto out;
@@ -410,13 +507,14 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
         amc_early_list_append(&slot->early, msg);
         goto out;
     }
-    amc_coll_deliver(inst, index, hdr, data, len);
+    amc_coll_deliver(inst, index, hdr, data, len, desc);
+    desc = NULL;
     next = amc_coll_advance(inst);
 
 out:
     amc_spin_unlock(&ctrl->lock);
     if (why != NULL) {
-        amc_coll_reject(comm, hdr, why);
+        amc_coll_reject(comm, hdr, why, desc);
     } else if (next >= 0) {
         amc_coll_issue_sends(inst, next);
     }

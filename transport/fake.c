@@ -1,6 +1,7 @@
 #include "transport/fake.h"
 #include "am_coll/status.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,8 +13,9 @@ typedef struct amc_fake_msg {
     const void   *hdr_ptr;                  /* the sender's storage, checked at delivery */
     size_t        hdr_len;
     unsigned char hdr_copy[AMC_FAKE_HDR_MAX];
-    void         *data;
+    void         *data;      /* eager: a copy; rndv: the sender's buffer */
     size_t        len;
+    unsigned      mode;
     amc_completion_t *comp;                 /* NULL: nothing to complete */
 } amc_fake_msg_t;
 
@@ -32,6 +34,7 @@ struct amc_fake_fabric {
     size_t                 capacity;
     unsigned long          violations;
     unsigned long          delivered;
+    unsigned long          rndv_pending;  /* delivered, neither fetched nor released */
 };
 
 static int amc_fake_enqueue(amc_fake_fabric_t *fabric, const amc_fake_msg_t *msg)
@@ -53,7 +56,7 @@ static int amc_fake_enqueue(amc_fake_fabric_t *fabric, const amc_fake_msg_t *msg
 }
 
 static int amc_fake_send(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
-                         const void *data, size_t len, amc_completion_t *comp)
+                         const void *data, size_t len, unsigned mode, amc_completion_t *comp)
 {
     amc_fake_transport_t *self   = (amc_fake_transport_t *)tp;
     amc_fake_fabric_t    *fabric = self->fabric;
@@ -70,6 +73,16 @@ static int amc_fake_send(amc_transport_t *tp, int dest, const void *hdr, size_t 
     msg.hdr_ptr = hdr;
     msg.hdr_len = hdr_len;
     memcpy(msg.hdr_copy, hdr, hdr_len);
+    msg.mode = mode;
+    if (mode == AMC_SEND_RNDV) {
+        /* the data stays in the sender's buffer until the receiver fetches it,
+         * and the send completes only then, as with UCX */
+        msg.data = (void *)(uintptr_t)data;
+        msg.len  = len;
+        msg.comp = comp;
+        status   = amc_fake_enqueue(fabric, &msg);
+        return (status == AMC_SUCCESS) ? AMC_INPROGRESS : status;
+    }
     if (len > 0) {
         msg.data = malloc(len);
         if (msg.data == NULL) {
@@ -91,6 +104,48 @@ static int amc_fake_send(amc_transport_t *tp, int dest, const void *hdr, size_t 
     }
     return (fabric->completion == AMC_FAKE_COMPLETE_ON_DELIVERY) ? AMC_INPROGRESS
                                                                  : AMC_SUCCESS;
+}
+
+/* A message whose data waits at the sender. */
+typedef struct amc_fake_rndv {
+    amc_fake_fabric_t *fabric;
+    amc_fake_msg_t     msg;
+} amc_fake_rndv_t;
+
+/* Ends a rendezvous: the sender's send completes now. */
+static void amc_fake_rndv_done(amc_fake_rndv_t *desc)
+{
+    amc_fake_fabric_t *fabric = desc->fabric;
+
+    fabric->rndv_pending--;
+    if ((desc->msg.comp != NULL) && (fabric->ranks[desc->msg.src] != NULL)) {
+        desc->msg.comp->fn(desc->msg.comp, AMC_SUCCESS);
+    }
+    free(desc);
+}
+
+static int amc_fake_fetch(amc_transport_t *tp, void *desc_v, void *buf, size_t len,
+                          amc_completion_t *comp)
+{
+    amc_fake_rndv_t *desc = desc_v;
+
+    (void)tp;
+    (void)comp;
+    if (len != desc->msg.len) {
+        amc_fake_rndv_done(desc);
+        return AMC_ERR_TRANSPORT;
+    }
+    if (len > 0) {
+        memcpy(buf, desc->msg.data, len);
+    }
+    amc_fake_rndv_done(desc);
+    return AMC_SUCCESS;
+}
+
+static void amc_fake_release(amc_transport_t *tp, void *desc)
+{
+    (void)tp;
+    amc_fake_rndv_done(desc);
 }
 
 /* The test drives delivery; a rank's own progress has nothing to do. */
@@ -116,6 +171,8 @@ static void amc_fake_destroy(amc_transport_t *tp)
 
 static const amc_transport_ops_t amc_fake_ops = {
     .send     = amc_fake_send,
+    .fetch    = amc_fake_fetch,
+    .release  = amc_fake_release,
     .progress = amc_fake_progress,
     .sleep    = amc_fake_sleep,
     .destroy  = amc_fake_destroy,
@@ -162,7 +219,9 @@ void amc_fake_fabric_destroy(amc_fake_fabric_t *fabric)
         return;
     }
     for (i = 0; i < fabric->queued; i++) {
-        free(fabric->queue[i].data);
+        if (fabric->queue[i].mode != AMC_SEND_RNDV) {
+            free(fabric->queue[i].data); /* rndv data is the sender's buffer */
+        }
     }
     free(fabric->queue);
     free(fabric->held);
@@ -231,10 +290,26 @@ int amc_fake_deliver(amc_fake_fabric_t *fabric, size_t index)
     }
 
     dst = fabric->ranks[msg.dst];
-    if ((dst != NULL) && (dst->super.recv_cb != NULL)) {
-        dst->super.recv_cb(dst->super.recv_arg, msg.hdr_copy, msg.hdr_len, msg.data, msg.len);
-    }
     fabric->delivered++;
+    if (msg.mode == AMC_SEND_RNDV) {
+        amc_fake_rndv_t *desc = malloc(sizeof(*desc));
+
+        if (desc == NULL) {
+            return 1; /* lost, as a dead peer's message would be */
+        }
+        desc->fabric = fabric;
+        desc->msg    = msg;
+        fabric->rndv_pending++;
+        if ((dst != NULL) && (dst->super.recv_cb != NULL)) {
+            dst->super.recv_cb(dst->super.recv_arg, msg.hdr_copy, msg.hdr_len, NULL, msg.len,
+                               desc);
+        }
+        return 1;
+    }
+    if ((dst != NULL) && (dst->super.recv_cb != NULL)) {
+        dst->super.recv_cb(dst->super.recv_arg, msg.hdr_copy, msg.hdr_len, msg.data, msg.len,
+                           NULL);
+    }
     free(msg.data);
 
     if ((msg.comp != NULL) && (fabric->ranks[msg.src] != NULL)) {
@@ -269,6 +344,11 @@ int amc_fake_inject(amc_fake_fabric_t *fabric, int src, int dst,
 unsigned long amc_fake_header_violations(const amc_fake_fabric_t *fabric)
 {
     return fabric->violations;
+}
+
+unsigned long amc_fake_rndv_pending(const amc_fake_fabric_t *fabric)
+{
+    return fabric->rndv_pending;
 }
 
 unsigned long amc_fake_delivered(const amc_fake_fabric_t *fabric)

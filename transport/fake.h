@@ -43,4 +43,8 @@ unsigned long amc_fake_header_violations(const amc_fake_fabric_t *fabric);
 
 unsigned long amc_fake_delivered(const amc_fake_fabric_t *fabric);
 
+/* Rendezvous messages delivered but neither fetched nor released: a handler
+ * that lost a descriptor (the sender would wait for ever). */
+unsigned long amc_fake_rndv_pending(const amc_fake_fabric_t *fabric);
+
 #endif

@@ -22,16 +22,34 @@ struct amc_completion {
 #define amc_container_of(_ptr, _type, _member) \
     ((_type *)((char *)(_ptr) - __builtin_offsetof(_type, _member)))
 
-/* Arrival: header and data are valid only during the call. */
+/* Send modes. RNDV leaves the data at the sender until the receiver fetches
+ * it into its final place (the patent's receiver-driven transfer; UCX's AM
+ * rendezvous): no intermediate copy, and nothing held at the receiver. */
+enum {
+    AMC_SEND_EAGER = 0,
+    AMC_SEND_RNDV  = 1
+};
+
+/* Arrival. The header is valid only during the call. With desc == NULL the
+ * len bytes of data are here and also valid only during the call; with desc
+ * != NULL they are still at the sender, and the handler must eventually pass
+ * desc to fetch() or release(), exactly once. */
 typedef void (*amc_recv_cb_t)(void *arg, const void *hdr, size_t hdr_len,
-                              const void *data, size_t len);
+                              const void *data, size_t len, void *desc);
 
 typedef struct amc_transport_ops {
     /* AMC_SUCCESS: done, comp is not called; AMC_INPROGRESS: comp is called
      * from a later progress; anything else: failed, comp is not called. hdr
      * must stay valid until completion (UCX 1.13 does not copy it). */
     int  (*send)(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
-                 const void *data, size_t len, amc_completion_t *comp);
+                 const void *data, size_t len, unsigned mode, amc_completion_t *comp);
+    /* Pulls a remote message's data into buf (len bytes, its full length):
+     * AMC_SUCCESS done, comp not called; AMC_INPROGRESS comp later; else failed
+     * (desc is consumed either way). */
+    int  (*fetch)(amc_transport_t *tp, void *desc, void *buf, size_t len,
+                  amc_completion_t *comp);
+    /* Drops a remote message without reading it. */
+    void (*release)(amc_transport_t *tp, void *desc);
     /* Runs pending handlers; returns non-zero if anything happened. */
     int  (*progress)(amc_transport_t *tp);
     /* Blocks until an event may be pending or timeout_ms passes. */

@@ -25,12 +25,12 @@ static ucs_status_t amc_ucx_am_cb(void *arg, const void *header, size_t header_l
     amc_ucx_transport_t *self = arg;
 
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
-        /* no amcoll message uses rendezvous yet: drop it (the sender succeeds) */
-        amc_error(&self->log, "dropped a rendezvous message of %zu bytes: not an amcoll message",
-                  length);
-        return UCS_OK;
+        /* data is a descriptor: the handler fetches or releases it, now or
+         * when its collective gets there; the sender completes after that */
+        self->super.recv_cb(self->super.recv_arg, header, header_length, NULL, length, data);
+        return UCS_INPROGRESS;
     }
-    self->super.recv_cb(self->super.recv_arg, header, header_length, data, length);
+    self->super.recv_cb(self->super.recv_arg, header, header_length, data, length, NULL);
     return UCS_OK;
 }
 
@@ -43,7 +43,7 @@ static void amc_ucx_send_cb(void *request, ucs_status_t status, void *user_data)
 }
 
 static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
-                        const void *data, size_t len, amc_completion_t *comp)
+                        const void *data, size_t len, unsigned mode, amc_completion_t *comp)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
     ucp_request_param_t  param;
@@ -53,9 +53,9 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
                          UCP_OP_ATTR_FIELD_FLAGS;
     param.cb.send      = amc_ucx_send_cb;
     param.user_data    = comp;
-    /* the handler copies or reduces the data where it lands; rendezvous
-     * (receiver-driven, zero-copy) is not wired up yet */
-    param.flags        = UCP_AM_SEND_FLAG_EAGER;
+    /* eager data is copied or reduced where it lands by the handler; rndv
+     * data is pulled by the receiver straight into place */
+    param.flags        = (mode == AMC_SEND_RNDV) ? UCP_AM_SEND_FLAG_RNDV : UCP_AM_SEND_FLAG_EAGER;
 
     request = ucp_am_send_nbx(self->eps[dest], AMC_AM_ID, hdr, hdr_len, data, len, &param);
     if (request == NULL) {
@@ -67,6 +67,45 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
         return AMC_ERR_TRANSPORT;
     }
     return AMC_INPROGRESS;
+}
+
+static void amc_ucx_fetch_cb(void *request, ucs_status_t status, size_t length,
+                             void *user_data)
+{
+    amc_completion_t *comp = user_data;
+
+    (void)length;
+    ucp_request_free(request);
+    comp->fn(comp, (status == UCS_OK) ? AMC_SUCCESS : AMC_ERR_TRANSPORT);
+}
+
+static int amc_ucx_fetch(amc_transport_t *tp, void *desc, void *buf, size_t len,
+                         amc_completion_t *comp)
+{
+    amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+    ucp_request_param_t  param;
+    ucs_status_ptr_t     request;
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.recv_am   = amc_ucx_fetch_cb;
+    param.user_data    = comp;
+    request = ucp_am_recv_data_nbx(self->worker, desc, buf, len, &param);
+    if (request == NULL) {
+        return AMC_SUCCESS;
+    }
+    if (UCS_PTR_IS_ERR(request)) {
+        amc_error(&self->log, "ucp_am_recv_data_nbx of %zu bytes failed: %s", len,
+                  ucs_status_string(UCS_PTR_STATUS(request)));
+        return AMC_ERR_TRANSPORT;
+    }
+    return AMC_INPROGRESS;
+}
+
+static void amc_ucx_release(amc_transport_t *tp, void *desc)
+{
+    amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+
+    ucp_am_data_release(self->worker, desc);
 }
 
 static int amc_ucx_progress(amc_transport_t *tp)
@@ -165,6 +204,8 @@ static void amc_ucx_destroy(amc_transport_t *tp)
 
 static const amc_transport_ops_t amc_ucx_ops = {
     .send     = amc_ucx_send,
+    .fetch    = amc_ucx_fetch,
+    .release  = amc_ucx_release,
     .progress = amc_ucx_progress,
     .sleep    = amc_ucx_sleep,
     .destroy  = amc_ucx_destroy,

@@ -4,6 +4,9 @@
  * non-blocking with random lateness, while the fabric delivers in a seeded
  * random order. Results are checked against values computed here. A
  * non-commutative user op (2x2 matrix product) checks MPI's rank order.
+ * The vector forms get random per-rank counts (zeros included) and
+ * displacements (blocks in random order with gaps); the whole receive
+ * buffer is compared, so writes outside the blocks show too.
  */
 #include "tests/unit/harness.h"
 #include "am_coll/sched.h"
@@ -16,6 +19,8 @@
 #define MAX_N    17
 #define MAX_OPS  6
 #define MAX_CNT  12   /* elements per rank (multiple of 4 for the matrix op) */
+#define MAX_VCNT 8    /* v-forms: elements per block, placed in a MAX_CNT slot */
+#define BUF_ELEM (MAX_N * MAX_CNT)
 
 static amc_op_t matmul_op = -1;
 
@@ -43,10 +48,17 @@ typedef struct {
 } op_desc_t;
 
 typedef struct {
-    uint32_t      send[MAX_N][MAX_N * MAX_CNT];
-    uint32_t      recv[MAX_N][MAX_N * MAX_CNT];
-    uint32_t      expect[MAX_N][MAX_N * MAX_CNT];
+    uint32_t      send[MAX_N][BUF_ELEM];
+    uint32_t      recv[MAX_N][BUF_ELEM];
+    uint32_t      expect[MAX_N][BUF_ELEM];
     int           check[MAX_N];        /* whether rank's recv is defined */
+    size_t        cmp[MAX_N];          /* elements of recv compared */
+    /* v-forms: vc[i][j] elements from rank i to rank j (alltoallv), else
+     * vc[0][j] is rank j's block; vct the transpose; sd/rd[r][j] rank r's
+     * displacement of block j in its send/receive buffer. empty: all
+     * counts 0 and NULL buffers. */
+    size_t        vc[MAX_N][MAX_N], vct[MAX_N][MAX_N], sd[MAX_N][MAX_N], rd[MAX_N][MAX_N];
+    int           empty;
     amc_request_t req[MAX_N];
     int           posted[MAX_N], done[MAX_N];
 } op_state_t;
@@ -63,7 +75,7 @@ static uint32_t value(uint64_t seed, int op, int rank, size_t i)
 /* acc = acc (op) x in MPI's order */
 static void fold(amc_op_t op, uint32_t *acc, const uint32_t *x, size_t count)
 {
-    uint32_t tmp[MAX_CNT];
+    uint32_t tmp[BUF_ELEM];
     size_t   i;
 
     if (op == AMC_SUM) {
@@ -77,19 +89,94 @@ static void fold(amc_op_t op, uint32_t *acc, const uint32_t *x, size_t count)
     memcpy(acc, tmp, count * sizeof(uint32_t));
 }
 
-static void prepare(const op_desc_t *d, op_state_t *st, int n, uint64_t seed, int opi)
+/* dst[doff..] = src[soff..], n elements; an empty block's displacement is
+ * arbitrary, so it is not even added then. */
+static void copy_blk(uint32_t *dst, size_t doff, const uint32_t *src, size_t soff, size_t n)
 {
-    uint32_t acc[MAX_CNT];
-    size_t   c = d->count, i;
+    if (n > 0) {
+        memcpy(dst + doff, src + soff, n * 4);
+    }
+}
+
+static void shuffle(int *perm, int n, amc_test_rng_t *rng)
+{
+    int i, j, t;
+
+    for (i = 0; i < n; i++) {
+        perm[i] = i;
+    }
+    for (i = n - 1; i > 0; i--) {
+        j       = (int)amc_test_rng_below(rng, (size_t)i + 1);
+        t       = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+/* Counts and displacements of the v-forms: blocks of 0..MAX_VCNT elements
+ * (multiples of 4 for reduce_scatter's matrices; symmetric for in-place
+ * alltoallv, as MPI requires), each in its own MAX_CNT slot, slots in a
+ * random order; an empty block often gets an absurd displacement. */
+static void layout(const op_desc_t *d, op_state_t *st, int n, amc_test_rng_t *rng)
+{
+    int    perm[MAX_N], i, j, r, v = (d->coll == AMC_COLL_ALLTOALLV);
+    size_t step = (d->coll == AMC_COLL_REDUCE_SCATTER) ? 4 : 1;
+
+    st->empty = (d->count == 0);
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < n; j++) {
+            if (st->empty) {
+                st->vc[i][j] = 0;
+            } else if (v && d->in_place && (j < i)) {
+                st->vc[i][j] = st->vc[j][i];
+            } else {
+                st->vc[i][j] = (amc_test_rng_below(rng, 3) == 0) ? 0 :
+                               step * (1 + amc_test_rng_below(rng, MAX_VCNT / step));
+            }
+        }
+    }
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < n; j++) {
+            st->vct[i][j] = st->vc[j][i];
+        }
+    }
+    for (r = 0; r < n; r++) {
+        shuffle(perm, n, rng);
+        for (j = 0; j < n; j++) {
+            st->rd[r][j] = (size_t)perm[j] * MAX_CNT +
+                           amc_test_rng_below(rng, MAX_CNT - MAX_VCNT + 1);
+            if (((v ? st->vc[j][r] : st->vc[0][j]) == 0) && amc_test_rng_below(rng, 2)) {
+                st->rd[r][j] = (size_t)1 << 40;
+            }
+        }
+        shuffle(perm, n, rng);
+        for (j = 0; j < n; j++) {
+            st->sd[r][j] = (size_t)perm[j] * MAX_CNT +
+                           amc_test_rng_below(rng, MAX_CNT - MAX_VCNT + 1);
+            if (((v ? st->vc[r][j] : st->vc[0][j]) == 0) && amc_test_rng_below(rng, 2)) {
+                st->sd[r][j] = (size_t)1 << 40;
+            }
+        }
+    }
+}
+
+static void prepare(const op_desc_t *d, op_state_t *st, int n, uint64_t seed, int opi,
+                    amc_test_rng_t *rng)
+{
+    uint32_t acc[BUF_ELEM];
+    size_t   c = d->count, i, off, total;
     int      r, j;
 
     memset(st, 0, sizeof(*st));
     for (r = 0; r < n; r++) {
-        for (i = 0; i < (size_t)n * c; i++) {
-            st->send[r][i] = value(seed, opi, r, i);
-            st->recv[r][i] = 0xdeadbeefu;
+        for (i = 0; i < BUF_ELEM; i++) {
+            st->send[r][i]   = value(seed, opi, r, i);
+            st->recv[r][i]   = 0xdeadbeefu;
+            st->expect[r][i] = 0xdeadbeefu;
         }
+        st->cmp[r] = BUF_ELEM;
     }
+    layout(d, st, n, rng);
     switch (d->coll) {
     case AMC_COLL_BCAST:
         for (r = 0; r < n; r++) {
@@ -143,6 +230,141 @@ static void prepare(const op_desc_t *d, op_state_t *st, int n, uint64_t seed, in
             }
         }
         break;
+    case AMC_COLL_GATHERV:
+        r            = d->root;
+        st->check[r] = 1;
+        for (j = 0; j < n; j++) {
+            copy_blk(st->expect[r], st->rd[r][j], st->send[j], 0, st->vc[0][j]);
+        }
+        if (d->in_place) {
+            copy_blk(st->recv[r], st->rd[r][r], st->send[r], 0, st->vc[0][r]);
+        }
+        break;
+    case AMC_COLL_SCATTERV:
+        for (r = 0; r < n; r++) {
+            st->check[r] = !(d->in_place && (r == d->root));
+            copy_blk(st->expect[r], 0, st->send[d->root], st->sd[d->root][r], st->vc[0][r]);
+        }
+        break;
+    case AMC_COLL_ALLGATHERV:
+        for (r = 0; r < n; r++) {
+            st->check[r] = 1;
+            for (j = 0; j < n; j++) {
+                copy_blk(st->expect[r], st->rd[r][j], st->send[j], 0, st->vc[0][j]);
+            }
+            if (d->in_place) {
+                copy_blk(st->recv[r], st->rd[r][r], st->send[r], 0, st->vc[0][r]);
+            }
+        }
+        break;
+    case AMC_COLL_ALLTOALLV:
+        for (r = 0; r < n; r++) {
+            st->check[r] = 1;
+            for (j = 0; j < n; j++) {
+                copy_blk(st->expect[r], st->rd[r][j], st->send[j], st->sd[j][r], st->vc[j][r]);
+                if (d->in_place) {
+                    /* the block for j is where j's block will land */
+                    copy_blk(st->recv[r], st->rd[r][j], st->send[r], st->sd[r][j],
+                             st->vc[r][j]);
+                }
+            }
+        }
+        break;
+    case AMC_COLL_REDUCE_SCATTER_BLOCK:
+    case AMC_COLL_REDUCE_SCATTER:
+        total = 0;
+        for (j = 0; j < n; j++) {
+            if (d->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) {
+                st->vc[0][j] = c;
+            }
+            total += st->vc[0][j];
+        }
+        memcpy(acc, st->send[0], total * 4);
+        for (r = 1; r < n; r++) {
+            fold(d->op, acc, st->send[r], total);
+        }
+        for (r = 0, off = 0; r < n; off += st->vc[0][r], r++) {
+            st->check[r] = 1;
+            copy_blk(st->expect[r], 0, acc, off, st->vc[0][r]);
+            if (d->in_place) {
+                /* the rest of the input vector is not defined afterwards */
+                memcpy(st->recv[r], st->send[r], total * 4);
+                st->cmp[r] = st->vc[0][r];
+            }
+        }
+        break;
+    case AMC_COLL_SCAN:
+    case AMC_COLL_EXSCAN:
+        memcpy(acc, st->send[0], c * 4);
+        for (r = 0; r < n; r++) {
+            st->check[r] = 1;
+            if (d->in_place) {
+                memcpy(st->recv[r], st->send[r], c * 4);
+            }
+            if (d->coll == AMC_COLL_SCAN) {
+                if (r > 0) {
+                    fold(d->op, acc, st->send[r], c);
+                }
+                memcpy(st->expect[r], acc, c * 4);
+            } else if (r == 0) {
+                /* undefined in MPI; left alone here. Often not even given. */
+                memcpy(st->expect[0], st->recv[0], sizeof(st->recv[0]));
+                st->check[0] = d->in_place || !(d->root & 1);
+            } else {
+                memcpy(st->expect[r], acc, c * 4);
+                fold(d->op, acc, st->send[r], c);
+            }
+        }
+        break;
+    }
+}
+
+/* The collectives added with the v-forms: no buffers where there is no data,
+ * no count arrays where they are not significant. */
+static int post_new(const op_desc_t *d, op_state_t *st, amc_comm_t comm, int r)
+{
+    const void *sb = d->in_place ? AMC_IN_PLACE : (const void *)st->send[r];
+    void       *rb = st->recv[r];
+    int         root = (r == d->root);
+
+    if (st->empty && !d->in_place) {
+        sb = NULL;
+    }
+    switch (d->coll) {
+    case AMC_COLL_GATHERV:
+        if (d->in_place && !root) {
+            sb = st->empty ? NULL : st->send[r];
+        }
+        return amc_igatherv(sb, st->vc[0][r], (root && !st->empty) ? rb : NULL,
+                            root ? st->vc[0] : NULL, root ? st->rd[r] : NULL, AMC_UINT32,
+                            d->root, comm, &st->req[r]);
+    case AMC_COLL_SCATTERV:
+        return amc_iscatterv((root && !st->empty) ? st->send[r] : NULL, root ? st->vc[0] : NULL,
+                             root ? st->sd[r] : NULL,
+                             (d->in_place && root) ? AMC_IN_PLACE : (st->empty ? NULL : rb),
+                             st->vc[0][r], AMC_UINT32, d->root, comm, &st->req[r]);
+    case AMC_COLL_ALLGATHERV:
+        return amc_iallgatherv(sb, st->vc[0][r], st->empty ? NULL : rb, st->vc[0], st->rd[r],
+                               AMC_UINT32, comm, &st->req[r]);
+    case AMC_COLL_ALLTOALLV:
+        return amc_ialltoallv(sb, d->in_place ? NULL : st->vc[r], d->in_place ? NULL : st->sd[r],
+                              st->empty ? NULL : rb, st->vct[r], st->rd[r], AMC_UINT32, comm,
+                              &st->req[r]);
+    case AMC_COLL_REDUCE_SCATTER:
+        return amc_ireduce_scatter(sb, st->empty ? NULL : rb, st->vc[0], AMC_UINT32, d->op, comm,
+                                   &st->req[r]);
+    case AMC_COLL_REDUCE_SCATTER_BLOCK:
+        return amc_ireduce_scatter_block(sb, st->empty ? NULL : rb, d->count, AMC_UINT32, d->op,
+                                         comm, &st->req[r]);
+    case AMC_COLL_SCAN:
+        return amc_iscan(sb, st->empty ? NULL : rb, d->count, AMC_UINT32, d->op, comm,
+                         &st->req[r]);
+    default:
+        if ((r == 0) && !st->check[0]) {
+            rb = NULL;
+        }
+        return amc_iexscan(sb, st->empty ? NULL : rb, d->count, AMC_UINT32, d->op, comm,
+                           &st->req[r]);
     }
 }
 
@@ -150,7 +372,6 @@ static int post(const op_desc_t *d, op_state_t *st, amc_comm_t comm, int r)
 {
     const void *sb = d->in_place ? AMC_IN_PLACE : (const void *)st->send[r];
     void       *rb = st->recv[r];
-
     switch (d->coll) {
     case AMC_COLL_BCAST:
         return amc_ibcast(rb, d->count, AMC_UINT32, d->root, comm, &st->req[r]);
@@ -171,18 +392,10 @@ static int post(const op_desc_t *d, op_state_t *st, amc_comm_t comm, int r)
                             d->count, AMC_UINT32, d->root, comm, &st->req[r]);
     case AMC_COLL_ALLGATHER:
         return amc_iallgather(sb, rb, d->count, AMC_UINT32, comm, &st->req[r]);
-    default:
+    case AMC_COLL_ALLTOALL:
         return amc_ialltoall(sb, rb, d->count, AMC_UINT32, comm, &st->req[r]);
-    }
-}
-
-static size_t recv_elems(const op_desc_t *d, int n)
-{
-    switch (d->coll) {
-    case AMC_COLL_GATHER: case AMC_COLL_ALLGATHER: case AMC_COLL_ALLTOALL:
-        return (size_t)n * d->count;
     default:
-        return d->count;
+        return post_new(d, st, comm, r);
     }
 }
 
@@ -190,7 +403,10 @@ static void run(int n, uint64_t seed, amc_fake_completion_t completion)
 {
     static const int colls[] = { AMC_COLL_BCAST, AMC_COLL_REDUCE, AMC_COLL_ALLREDUCE,
                                  AMC_COLL_GATHER, AMC_COLL_SCATTER, AMC_COLL_ALLGATHER,
-                                 AMC_COLL_ALLTOALL };
+                                 AMC_COLL_ALLTOALL, AMC_COLL_GATHERV, AMC_COLL_SCATTERV,
+                                 AMC_COLL_ALLGATHERV, AMC_COLL_ALLTOALLV,
+                                 AMC_COLL_REDUCE_SCATTER_BLOCK, AMC_COLL_REDUCE_SCATTER,
+                                 AMC_COLL_SCAN, AMC_COLL_EXSCAN };
     static const size_t counts[] = { 0, 4, 8, 12 };
     static op_state_t   st[MAX_OPS];
     amc_test_world_t    w;
@@ -207,13 +423,16 @@ static void run(int n, uint64_t seed, amc_fake_completion_t completion)
         d[k].count    = counts[amc_test_rng_below(&rng, 4)];
         d[k].in_place = (int)amc_test_rng_below(&rng, 3) == 0;
         d[k].op       = amc_test_rng_below(&rng, 2) ? AMC_SUM : matmul_op;
-        if ((d[k].coll != AMC_COLL_REDUCE) && (d[k].coll != AMC_COLL_ALLREDUCE)) {
+        if ((d[k].coll != AMC_COLL_REDUCE) && (d[k].coll != AMC_COLL_ALLREDUCE) &&
+            (d[k].coll != AMC_COLL_REDUCE_SCATTER_BLOCK) &&
+            (d[k].coll != AMC_COLL_REDUCE_SCATTER) && (d[k].coll != AMC_COLL_SCAN) &&
+            (d[k].coll != AMC_COLL_EXSCAN)) {
             d[k].op = -1;
         }
         if (d[k].coll == AMC_COLL_BCAST) {
             d[k].in_place = 0;
         }
-        prepare(&d[k], &st[k], n, seed, k);
+        prepare(&d[k], &st[k], n, seed, k, &rng);
     }
 
     rc = amc_test_world_create(&w, n, completion, NULL);
@@ -261,7 +480,7 @@ static void run(int n, uint64_t seed, amc_fake_completion_t completion)
     for (k = 0; k < nops; k++) {
         for (r = 0; r < n; r++) {
             if (st[k].check[r]) {
-                CHECK(memcmp(st[k].recv[r], st[k].expect[r], recv_elems(&d[k], n) * 4) == 0,
+                CHECK(memcmp(st[k].recv[r], st[k].expect[r], st[k].cmp[r] * 4) == 0,
                       "n=%d seed=%llu op %d: %s(root %d count %zu in_place %d %s) wrong at rank %d",
                       n, (unsigned long long)seed, k, amc_coll_name(d[k].coll), d[k].root,
                       d[k].count, d[k].in_place, (d[k].op == AMC_SUM) ? "sum" : "matmul", r);
