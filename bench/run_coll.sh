@@ -13,6 +13,8 @@
 #   AMC_BENCH_WATCHDOG     handed to the bench as -s -c -m -r -t -T -i -M -W
 #                          (coll_bench -h explains them)
 #   AMC_BENCH_TIMEOUT      seconds before one mpirun is killed (default 600)
+#   AMC_BENCH_QUIET_WAIT   seconds to wait, before each N, for other runnable
+#                          tasks to go away (default 60; 0 = start at once)
 #   AMC_BENCH_OUT          results directory (default bench/results)
 #   AMC_BENCH_MPIRUN_ARGS  extra mpirun arguments (word-split)
 #   MPIRUN                 launcher (default mpirun)
@@ -39,6 +41,7 @@ bench_args=("$@")
 
 nps=${AMC_BENCH_NP:-"2 4 8 16 32"}
 timeout_s=${AMC_BENCH_TIMEOUT:-600}
+quiet_s=${AMC_BENCH_QUIET_WAIT:-60}
 out=${AMC_BENCH_OUT:-$root/bench/results}
 mpirun=${MPIRUN:-mpirun}
 read -r -a extra_mpirun <<< "${AMC_BENCH_MPIRUN_ARGS:-}"
@@ -67,10 +70,13 @@ add_flag AMC_BENCH_CELL_MS -T
 add_flag AMC_BENCH_ITERS -i
 add_flag AMC_BENCH_MAX_MIB -M
 add_flag AMC_BENCH_WATCHDOG -W
-unset AMC_BENCH_NP AMC_BENCH_TIMEOUT AMC_BENCH_OUT AMC_BENCH_MPIRUN_ARGS
+unset AMC_BENCH_NP AMC_BENCH_TIMEOUT AMC_BENCH_OUT AMC_BENCH_MPIRUN_ARGS AMC_BENCH_QUIET_WAIT
 
 [ -x "$bin" ] || die "no executable benchmark at '$bin'; build it first (make bench/coll_bench)"
 command -v "$mpirun" > /dev/null 2>&1 || die "'$mpirun' not found; set MPIRUN to a PMIx launcher"
+case $quiet_s in
+    '' | *[!0-9]*) die "AMC_BENCH_QUIET_WAIT: '$quiet_s' is not a number of seconds" ;;
+esac
 for n in $nps; do
     case $n in
         '' | *[!0-9]* | 0) die "AMC_BENCH_NP: '$n' is not a positive task count" ;;
@@ -104,6 +110,13 @@ for n in $nps; do
     log="$out/coll_N$n.log"
     echo "== N=$n"
     others=$(others_running)
+    waited=0
+    while [ "$others" -gt 0 ] && [ "$waited" -lt "$quiet_s" ]; do
+        [ "$waited" -eq 0 ] && echo "   waiting up to ${quiet_s} s for $others other runnable task(s) to finish (AMC_BENCH_QUIET_WAIT)"
+        sleep 4
+        waited=$((waited + 5))
+        others=$(others_running)
+    done
     if [ "$others" -gt 0 ]; then
         echo "run_coll.sh: warning: $others other runnable task(s) on $ncpu core(s) before N=$n: expect noise" >&2
         busy="$busy $n"

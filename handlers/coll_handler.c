@@ -189,7 +189,7 @@ static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t 
         return;
     }
     xfer->scratch = NULL;
-    target        = inst->buf[act->buf] + act->off;
+    target        = (len > 0) ? inst->buf[act->buf] + act->off : NULL;
     if ((act->type != AMC_ACT_RECV) && (len > 0)) {
         xfer->scratch = malloc(len);
         if (xfer->scratch == NULL) {
@@ -230,10 +230,13 @@ static void amc_coll_deliver(amc_coll_inst_t *inst, int index, const amc_wire_hd
         n = (len < act->bytes) ? len : act->bytes;
         n -= n % inst->dt_size;
     }
-    target = inst->buf[act->buf] + act->off;
-    if (act->type == AMC_ACT_RECV) {
+    if (n == 0) {
+        /* nothing to place (count 0): buffers may be NULL */
+    } else if (act->type == AMC_ACT_RECV) {
+        target = inst->buf[act->buf] + act->off;
         memcpy(target, data, n);
     } else {
+        target = inst->buf[act->buf] + act->off;
         /* the patent's point: reduce straight from the message */
         amc_coll_reduce(inst, target, data, n, act->type == AMC_ACT_RECV_REDUCE_R);
     }
@@ -368,7 +371,8 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst, int round_index)
                 continue;
             }
             status = tp->ops->send(tp, comm->peers[act->peer], &inst->xfers[i].hdr,
-                                   sizeof(inst->xfers[i].hdr), inst->buf[act->buf] + act->off,
+                                   sizeof(inst->xfers[i].hdr),
+                                   (act->bytes > 0) ? inst->buf[act->buf] + act->off : NULL,
                                    act->bytes,
                                    ((act->bytes > 0) && (act->bytes >= comm->ctx->cfg.rndv_thresh))
                                        ? AMC_SEND_RNDV : AMC_SEND_EAGER,

@@ -38,7 +38,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 AMC_BUILD_DIR=build-asan ./build.sh --disable-shared CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" ||
     { echo "run_all: sanitizer build failed"; failed=$((failed + 1)); }
 if [ -f build-asan/Makefile ]; then
-    unit=$(ls tests/unit/test_*.c | sed 's/\.c$//' | tr '\n' ' ')
+    unit="$(ls tests/unit/test_*.c | sed 's/\.c$//' | tr '\n' ' ') tests/unit/run_coll_algs.sh"
     ( cd build-asan && AMCTEST_LOCKS=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
         LSAN_OPTIONS=suppressions="$top/tests/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
         make -j1 check TESTS="$unit" ); rc=$?

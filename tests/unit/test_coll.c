@@ -490,6 +490,110 @@ static void run(int n, uint64_t seed, amc_fake_completion_t completion)
     amc_test_world_destroy(&w);
 }
 
+/* Argument checks of the v-forms, reduce_scatter and scans: each call is
+ * refused before it starts anything. */
+static void arg_checks(void)
+{
+    static const size_t zero[3] = { 0, 0, 0 }, one[3] = { 1, 1, 1 };
+    const size_t        huge[3] = { SIZE_MAX / 8, SIZE_MAX / 8, SIZE_MAX / 8 };
+    const size_t        far[3]  = { 0, SIZE_MAX - 1, 0 };
+    uint32_t            sb[8] = { 0 }, rb[8];
+    amc_test_world_t    w;
+    amc_request_t       req;
+    amc_comm_t          c0, c1;
+    int                 rc;
+
+    rc = amc_test_world_create(&w, 3, AMC_FAKE_COMPLETE_ON_SEND, NULL);
+    CHECK(rc == AMC_SUCCESS, "world");
+    c0 = amc_test_world_comm(&w, 0);
+    c1 = amc_test_world_comm(&w, 1);
+
+#define ARG(_call, _code) \
+    do { \
+        int arg_rc = (_call); \
+        CHECK(arg_rc == (_code), "%s: %s", #_call, amc_strerror(arg_rc)); \
+    } while (0)
+    /* gatherv: arrays and recvbuf at the root only */
+    ARG(amc_igatherv(sb, 1, rb, NULL, zero, AMC_INT32, 0, c0, &req), AMC_ERR_ARG);
+    ARG(amc_igatherv(sb, 1, rb, one, NULL, AMC_INT32, 0, c0, &req), AMC_ERR_ARG);
+    ARG(amc_igatherv(sb, 1, NULL, one, zero, AMC_INT32, 0, c0, &req), AMC_ERR_ARG);
+    ARG(amc_igatherv(NULL, 1, rb, one, zero, AMC_INT32, 1, c0, &req), AMC_ERR_ARG);
+    ARG(amc_igatherv(sb, 1, rb, one, zero, AMC_INT32, 3, c0, &req), AMC_ERR_ARG);
+    ARG(amc_igatherv(sb, 1, rb, one, zero, AMC_INT32, -1, c0, &req), AMC_ERR_ARG);
+    ARG(amc_igatherv(AMC_IN_PLACE, 1, rb, one, zero, AMC_INT32, 0, c1, &req), AMC_ERR_ARG);
+    ARG(amc_igatherv(sb, 1, AMC_IN_PLACE, one, zero, AMC_INT32, 0, c0, &req), AMC_ERR_ARG);
+    ARG(amc_igatherv(sb, 2, rb, one, zero, AMC_INT32, 0, c0, &req), AMC_ERR_TRUNCATE);
+    ARG(amc_igatherv(sb, 1, rb, huge, zero, AMC_INT32, 0, c0, &req), AMC_ERR_ARG);
+    ARG(amc_igatherv(sb, 1, rb, one, far, AMC_INT32, 0, c0, &req), AMC_ERR_ARG);
+    ARG(amc_igatherv(sb, SIZE_MAX / 2, rb, one, zero, AMC_INT32, 1, c0, &req), AMC_ERR_ARG);
+    ARG(amc_igatherv(sb, 1, rb, one, zero, (amc_datatype_t)99, 0, c0, &req), AMC_ERR_ARG);
+    ARG(amc_igatherv(sb, 1, rb, one, zero, AMC_INT32, 0, c0, NULL), AMC_ERR_ARG);
+    ARG(amc_igatherv(sb, 1, rb, one, zero, AMC_INT32, 0, AMC_COMM_NULL, &req),
+        AMC_ERR_NOT_INITIALIZED);
+    /* scatterv */
+    ARG(amc_iscatterv(sb, NULL, zero, rb, 1, AMC_INT32, 0, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iscatterv(sb, one, NULL, rb, 1, AMC_INT32, 0, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iscatterv(NULL, one, zero, rb, 1, AMC_INT32, 0, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iscatterv(sb, one, zero, NULL, 1, AMC_INT32, 0, c1, &req), AMC_ERR_ARG);
+    ARG(amc_iscatterv(sb, one, zero, AMC_IN_PLACE, 1, AMC_INT32, 0, c1, &req), AMC_ERR_ARG);
+    ARG(amc_iscatterv(AMC_IN_PLACE, one, zero, rb, 1, AMC_INT32, 0, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iscatterv(sb, one, zero, rb, 0, AMC_INT32, 0, c0, &req), AMC_ERR_TRUNCATE);
+    ARG(amc_iscatterv(sb, one, zero, rb, 1, AMC_INT32, 5, c0, &req), AMC_ERR_ARG);
+    /* allgatherv */
+    ARG(amc_iallgatherv(sb, 1, rb, NULL, zero, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iallgatherv(sb, 1, rb, one, NULL, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iallgatherv(sb, 1, NULL, one, zero, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iallgatherv(NULL, 1, rb, one, zero, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iallgatherv(sb, 1, AMC_IN_PLACE, one, zero, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iallgatherv(sb, 1, rb, far, far, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iallgatherv(sb, 0, rb, one, zero, AMC_INT32, c1, &req), AMC_ERR_TRUNCATE);
+    /* alltoallv: the send side is ignored in place */
+    ARG(amc_ialltoallv(sb, NULL, zero, rb, one, zero, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ialltoallv(sb, one, NULL, rb, one, zero, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ialltoallv(sb, one, zero, rb, NULL, zero, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ialltoallv(sb, one, zero, rb, one, NULL, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ialltoallv(AMC_IN_PLACE, NULL, NULL, rb, NULL, zero, AMC_INT32, c0, &req),
+        AMC_ERR_ARG);
+    ARG(amc_ialltoallv(sb, one, zero, NULL, one, zero, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ialltoallv(NULL, one, zero, rb, one, zero, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ialltoallv(sb, one, zero, AMC_IN_PLACE, one, zero, AMC_INT32, c0, &req),
+        AMC_ERR_ARG);
+    ARG(amc_ialltoallv(sb, zero, zero, rb, one, zero, AMC_INT32, c0, &req), AMC_ERR_TRUNCATE);
+    ARG(amc_ialltoallv(sb, huge, zero, rb, one, zero, AMC_INT32, c0, &req), AMC_ERR_ARG);
+    /* reduce_scatter: in place, recvbuf holds the whole vector */
+    ARG(amc_ireduce_scatter(sb, rb, NULL, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ireduce_scatter(NULL, rb, one, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ireduce_scatter(sb, NULL, one, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ireduce_scatter(AMC_IN_PLACE, NULL, one, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ireduce_scatter(sb, AMC_IN_PLACE, one, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ireduce_scatter(sb, rb, huge, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ireduce_scatter(sb, rb, one, AMC_FLOAT, AMC_BAND, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ireduce_scatter(sb, rb, one, AMC_INT32, -1, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ireduce_scatter(sb, rb, one, AMC_INT32, AMC_SUM, c0, NULL), AMC_ERR_ARG);
+    /* reduce_scatter_block: size x count elements in */
+    ARG(amc_ireduce_scatter_block(NULL, rb, 1, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ireduce_scatter_block(sb, NULL, 1, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_ireduce_scatter_block(sb, rb, SIZE_MAX / 8, AMC_INT32, AMC_SUM, c0, &req),
+        AMC_ERR_ARG);
+    ARG(amc_ireduce_scatter_block(sb, AMC_IN_PLACE, 1, AMC_INT32, AMC_SUM, c0, &req),
+        AMC_ERR_ARG);
+    ARG(amc_ireduce_scatter_block(sb, rb, 1, AMC_CHAR, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    /* scan, exscan: rank 0's exscan recvbuf is not significant unless in place */
+    ARG(amc_iscan(sb, NULL, 1, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iscan(NULL, rb, 1, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iscan(AMC_IN_PLACE, NULL, 1, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iscan(sb, AMC_IN_PLACE, 1, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iscan(sb, rb, SIZE_MAX / 2, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iscan(sb, rb, 1, AMC_INT32, 12345, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iscan(sb, rb, 1, AMC_INT32, AMC_SUM, c0, NULL), AMC_ERR_ARG);
+    ARG(amc_iexscan(sb, NULL, 1, AMC_INT32, AMC_SUM, c1, &req), AMC_ERR_ARG);
+    ARG(amc_iexscan(AMC_IN_PLACE, NULL, 1, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iexscan(NULL, rb, 1, AMC_INT32, AMC_SUM, c0, &req), AMC_ERR_ARG);
+    ARG(amc_iexscan(sb, rb, 1, AMC_DOUBLE, AMC_BXOR, c0, &req), AMC_ERR_ARG);
+#undef ARG
+    amc_test_world_destroy(&w);
+}
+
 int main(void)
 {
     static const int sizes[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17 };
@@ -499,6 +603,7 @@ int main(void)
 
     rc = amc_op_create(matmul, 0, &matmul_op);
     CHECK(rc == AMC_SUCCESS, "op_create");
+    arg_checks();
     for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         for (seed = 1; seed <= 150; seed++) {
             run(sizes[i], seed * 131 + (uint64_t)sizes[i],
