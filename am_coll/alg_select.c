@@ -90,7 +90,8 @@ const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *ar
     const char         *name;
     size_t              i;
 
-    if (strcmp(cfg->alg[args->coll], "auto") != 0) {
+    /* collectives without an AMC_<COLL>_ALG entry have "" here: auto too */
+    if ((cfg->alg[args->coll][0] != '\0') && (strcmp(cfg->alg[args->coll], "auto") != 0)) {
         alg = amc_alg_find(args->coll, cfg->alg[args->coll]);
         if ((alg != NULL) && amc_alg_usable(alg, args)) {
             return alg;

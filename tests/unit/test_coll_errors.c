@@ -1,0 +1,231 @@
+/*
+ * Ranks that disagree: different collectives, different roots, different
+ * counts. Nothing may hang, nothing may be written past a buffer (guard
+ * bytes), a rank that receives what it did not expect reports
+ * AMC_ERR_PROTOCOL or AMC_ERR_TRUNCATE, and the communicator works again
+ * afterwards. Also: bad arguments to the data collectives.
+ */
+#include "tests/unit/harness.h"
+
+#include <string.h>
+
+#define N     5
+#define GUARD 0x5a
+
+/* Drives every rank's request to completion in a seeded random order. */
+static void drive(amc_test_world_t *w, amc_request_t *reqs, int *status, uint64_t seed)
+{
+    amc_test_rng_t rng;
+    int            rank, flag, left = w->n, idle = 0;
+    size_t         count;
+
+    amc_test_rng_seed(&rng, seed);
+    for (rank = 0; rank < w->n; rank++) {
+        status[rank] = -1;
+    }
+    while ((left > 0) && (idle < 1000)) {
+        int activity = 0;
+
+        for (rank = 0; rank < w->n; rank++) {
+            if (status[rank] != -1) {
+                continue;
+            }
+            status[rank] = amc_test(&reqs[rank], &flag);
+            if ((status[rank] == AMC_SUCCESS) && !flag) {
+                status[rank] = -1;
+                continue;
+            }
+            left--;
+            activity++;
+        }
+        count = amc_fake_deliverable(w->fabric);
+        if (count > 0) {
+            activity += amc_fake_deliver(w->fabric, amc_test_rng_below(&rng, count));
+        }
+        idle = activity ? 0 : idle + 1;
+    }
+    CHECK(left == 0, "seed %llu: %d ranks never completed", (unsigned long long)seed, left);
+}
+
+/* An allreduce on every rank, repeated while stray messages of the failed
+ * call still surface as errors; it must come right within a few tries.
+ * first[] (if not NULL) gets each rank's status of the first try: a rank
+ * whose part was done before the foreign message came learns of it there. */
+static void expect_recovery(amc_test_world_t *w, uint64_t seed, const char *what, int *first)
+{
+    amc_request_t reqs[N];
+    int           status[N], in[N], out[N], rank, tries, ok = 0;
+
+    for (tries = 0; (tries < 3) && !ok; tries++) {
+        for (rank = 0; rank < N; rank++) {
+            in[rank]  = rank + 1;
+            out[rank] = -1;
+            CHECK(amc_iallreduce(&in[rank], &out[rank], 1, AMC_INT, AMC_SUM,
+                                 amc_test_world_comm(w, rank), &reqs[rank]) == AMC_SUCCESS,
+                  "allreduce after %s", what);
+        }
+        drive(w, reqs, status, seed + (uint64_t)tries);
+        if ((tries == 0) && (first != NULL)) {
+            memcpy(first, status, sizeof(status));
+        }
+        ok = 1;
+        for (rank = 0; rank < N; rank++) {
+            ok &= (status[rank] == AMC_SUCCESS) && (out[rank] == N * (N + 1) / 2);
+        }
+    }
+    CHECK(ok, "%s: the communicator did not recover", what);
+}
+
+static void test_mismatch(uint64_t seed)
+{
+    amc_test_world_t w;
+    amc_request_t    reqs[N];
+    int              status[N], first[N], buf[N][4 + 4], rank, errors = 0, i;
+
+    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL) == AMC_SUCCESS, "w");
+    for (rank = 0; rank < N; rank++) {
+        memset(buf[rank], GUARD, sizeof(buf[rank]));
+        for (i = 0; i < 4; i++) {
+            buf[rank][i] = rank * 10 + i;
+        }
+        /* rank 0 broadcasts, the others reduce to rank 0 */
+        if (rank == 0) {
+            CHECK(amc_ibcast(buf[rank], 4, AMC_INT, 0, amc_test_world_comm(&w, rank),
+                             &reqs[rank]) == AMC_SUCCESS, "ibcast");
+        } else {
+            CHECK(amc_ireduce(buf[rank], NULL, 4, AMC_INT, AMC_SUM, 0,
+                              amc_test_world_comm(&w, rank), &reqs[rank]) == AMC_SUCCESS,
+                  "ireduce");
+        }
+    }
+    drive(&w, reqs, status, seed);
+    for (rank = 0; rank < N; rank++) {
+        CHECK((status[rank] == AMC_SUCCESS) || (status[rank] == AMC_ERR_PROTOCOL),
+              "mismatch: rank %d got %s", rank, amc_strerror(status[rank]));
+        for (i = 4; i < 8; i++) {
+            CHECK(((unsigned char *)&buf[rank][i])[0] == GUARD, "guard overwritten");
+        }
+    }
+    /* the foreign messages still on their way arrive now */
+    while (amc_fake_deliverable(w.fabric) > 0) {
+        amc_fake_deliver(w.fabric, 0);
+    }
+    expect_recovery(&w, seed, "a mismatch", first);
+    /* rank 0 gets reduce data for its bcast; its children 1, 2 and 4 get bcast
+     * data for their reduce: each notices, in the call or, if its part was
+     * done when the foreign message came, in the next one (rank 3 only sends
+     * reduce data to rank 2 and receives nothing) */
+    for (rank = 0; rank < N; rank++) {
+        if (rank != 3) {
+            errors += (status[rank] == AMC_ERR_PROTOCOL) || (first[rank] == AMC_ERR_PROTOCOL);
+        }
+    }
+    CHECK(errors == 4, "seed %llu: only %d of ranks 0, 1, 2, 4 noticed the mismatch",
+          (unsigned long long)seed, errors);
+    CHECK(amc_fake_rndv_pending(w.fabric) == 0, "descriptors left unreleased");
+    amc_test_world_destroy(&w);
+}
+
+static void test_root_disagreement(uint64_t seed)
+{
+    amc_test_world_t w;
+    amc_request_t    reqs[N];
+    int              status[N], buf[N][4], rank, errors = 0;
+
+    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL) == AMC_SUCCESS, "w");
+    for (rank = 0; rank < N; rank++) {
+        memset(buf[rank], 0, sizeof(buf[rank]));
+        CHECK(amc_ibcast(buf[rank], 4, AMC_INT, (rank == 3) ? 1 : 0,
+                         amc_test_world_comm(&w, rank), &reqs[rank]) == AMC_SUCCESS, "ibcast");
+    }
+    drive(&w, reqs, status, seed);
+    for (rank = 0; rank < N; rank++) {
+        errors += (status[rank] == AMC_ERR_PROTOCOL);
+    }
+    CHECK(errors >= 1, "root disagreement went unnoticed");
+    expect_recovery(&w, seed, "a root disagreement", NULL);
+    amc_test_world_destroy(&w);
+}
+
+/* The root broadcasts 8 elements, the others expect 4. */
+static void test_truncation(uint64_t seed, int rndv)
+{
+    amc_test_world_t w;
+    amc_config_t     cfg;
+    amc_log_t        quiet = { AMC_LOG_ERROR, -1 };
+    amc_request_t    reqs[N];
+    int              status[N], buf[N][8 + 4], rank, truncated = 0, i;
+
+    CHECK(amc_config_read(&cfg, &quiet) == AMC_SUCCESS, "config");
+    cfg.log_level   = -1;
+    cfg.rndv_thresh = rndv ? 1 : 1u << 30;
+    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
+    for (rank = 0; rank < N; rank++) {
+        memset(buf[rank], GUARD, sizeof(buf[rank]));
+        for (i = 0; i < 8; i++) {
+            buf[rank][i] = (rank == 0) ? 100 + i : -1;
+        }
+        CHECK(amc_ibcast(buf[rank], (rank == 0) ? 8 : 4, AMC_INT, 0,
+                         amc_test_world_comm(&w, rank), &reqs[rank]) == AMC_SUCCESS, "ibcast");
+    }
+    drive(&w, reqs, status, seed);
+    for (rank = 1; rank < N; rank++) {
+        CHECK((status[rank] == AMC_SUCCESS) || (status[rank] == AMC_ERR_TRUNCATE),
+              "truncation: rank %d got %s", rank, amc_strerror(status[rank]));
+        truncated += (status[rank] == AMC_ERR_TRUNCATE);
+        for (i = 4; i < 12; i++) {
+            CHECK(((i < 8) ? buf[rank][i] == -1 : ((unsigned char *)&buf[rank][i])[0] == GUARD),
+                  "rank %d: written past its 4 elements (index %d)", rank, i);
+        }
+    }
+    CHECK(truncated >= 1, "nobody noticed more data than its buffer holds");
+    expect_recovery(&w, seed, "a truncation", NULL);
+    CHECK(amc_fake_rndv_pending(w.fabric) == 0, "descriptors left unreleased");
+    amc_test_world_destroy(&w);
+}
+
+static void test_bad_arguments(void)
+{
+    amc_test_world_t w;
+    amc_comm_t       c;
+    amc_request_t    req = AMC_REQUEST_NULL;
+    int              x[4] = { 0 }, y[4 * N];
+    double           d = 0;
+
+    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL) == AMC_SUCCESS, "w");
+    c = amc_test_world_comm(&w, 1);
+    CHECK(amc_ibcast(NULL, 4, AMC_INT, 0, c, &req) == AMC_ERR_ARG, "bcast NULL buffer");
+    CHECK(amc_ibcast(x, 4, AMC_INT, N, c, &req) == AMC_ERR_ARG, "bcast root out of range");
+    CHECK(amc_ibcast(x, 4, AMC_INT, -1, c, &req) == AMC_ERR_ARG, "bcast negative root");
+    CHECK(amc_ibcast(x, 4, (amc_datatype_t)99, 0, c, &req) == AMC_ERR_ARG, "unknown datatype");
+    CHECK(amc_ibcast(x, 4, AMC_INT, 0, c, NULL) == AMC_ERR_ARG, "NULL request");
+    CHECK(amc_iallreduce(x, y, 4, AMC_BYTE, AMC_SUM, c, &req) == AMC_ERR_ARG, "SUM on BYTE");
+    CHECK(amc_iallreduce(&d, y, 1, AMC_DOUBLE, AMC_BAND, c, &req) == AMC_ERR_ARG, "BAND on DOUBLE");
+    CHECK(amc_iallreduce(x, y, 4, AMC_INT, 12345, c, &req) == AMC_ERR_ARG, "unknown op");
+    CHECK(amc_iallreduce(x, y, (size_t)-1 / 2, AMC_INT, AMC_SUM, c, &req) == AMC_ERR_ARG,
+          "count overflow");
+    CHECK(amc_iallreduce(x, AMC_IN_PLACE, 4, AMC_INT, AMC_SUM, c, &req) == AMC_ERR_ARG,
+          "IN_PLACE as recvbuf of allreduce");
+    CHECK(amc_ireduce(AMC_IN_PLACE, y, 4, AMC_INT, AMC_SUM, 0, c, &req) == AMC_ERR_ARG,
+          "IN_PLACE at a non-root of reduce");
+    CHECK(amc_igather(x, NULL, 4, AMC_INT, 1, c, &req) == AMC_ERR_ARG, "gather root without buffer");
+    CHECK(amc_ialltoall(x, y, (size_t)-1 / 8, AMC_INT, c, &req) == AMC_ERR_ARG,
+          "alltoall count overflow");
+    CHECK(req == AMC_REQUEST_NULL, "no request was created");
+    CHECK(amc_fake_deliverable(w.fabric) == 0, "rejected calls sent nothing");
+    amc_test_world_destroy(&w);
+}
+
+int main(void)
+{
+    uint64_t seed;
+
+    for (seed = 1; seed <= 40; seed++) {
+        test_mismatch(seed);
+        test_root_disagreement(seed);
+        test_truncation(seed, 0);
+        test_truncation(seed, 1);
+    }
+    test_bad_arguments();
+    return amc_test_summary("test_coll_errors");
+}
