@@ -100,11 +100,12 @@ void amc_coll_inst_free(amc_coll_inst_t *inst)
         amc_sched_free(sched);
     }
     free(inst->tmp);
+    free(inst->fwd_buf);
     free(inst);
 }
 
-static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, amc_sched_t *sched,
-                             amc_coll_inst_t **inst_p)
+static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const amc_alg_t *alg,
+                             amc_sched_t *sched, amc_coll_inst_t **inst_p)
 {
     amc_coll_inst_t *inst;
     size_t           size;
@@ -138,6 +139,7 @@ static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, amc_s
     inst->coll              = args->coll;
     inst->root              = args->root;
     inst->round             = -1;
+    inst->alg               = alg->id;
     sched->users++;
     *inst_p = inst;
     return AMC_SUCCESS;
@@ -152,7 +154,7 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     amc_coll_inst_t  *inst;
     amc_coll_slot_t  *slot;
     amc_coll_lookup_t found;
-    int               status, next;
+    int               status, next = -1;
 
     args->segment = comm->ctx->cfg.bcast_segment;
     alg           = amc_alg_select(comm, args);
@@ -164,7 +166,7 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     if (status != AMC_SUCCESS) {
         return status;
     }
-    status = amc_coll_inst_new(comm, args, sched, &inst);
+    status = amc_coll_inst_new(comm, args, alg, sched, &inst);
     if (status != AMC_SUCCESS) {
         if (!sched->cached) {
             amc_sched_free(sched);
@@ -201,6 +203,19 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
         amc_spin_unlock(&ctrl->lock);
         return AMC_SUCCESS;
     }
+    if (slot->inst != NULL) {
+        /* this rank already forwarded the bcast's data to its children */
+        amc_coll_inst_t *fwd = slot->inst;
+
+        amc_coll_adopt(fwd, req, args);
+        next = amc_coll_advance(fwd); /* finishes it if it is done */
+        amc_spin_unlock(&ctrl->lock);
+        amc_coll_inst_free(inst);
+        if (next >= 0) {
+            amc_coll_issue_sends(fwd, next);
+        }
+        return AMC_SUCCESS;
+    }
     slot->kind = AMC_WIRE_COLL;
     slot->inst = inst;
     next       = amc_coll_advance(inst);
@@ -209,5 +224,55 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     if (next >= 0) {
         amc_coll_issue_sends(inst, next);
     }
+    return AMC_SUCCESS;
+}
+
+int amc_coll_forward_start(amc_comm_t comm, amc_coll_slot_t *slot, const amc_wire_hdr_t *hdr,
+                           size_t len, amc_coll_inst_t **inst_p)
+{
+    const amc_alg_t *alg = amc_alg_find(AMC_COLL_BCAST, "binomial");
+    amc_coll_args_t  args;
+    amc_sched_t     *sched;
+    amc_coll_inst_t *inst;
+    unsigned char   *buf = NULL;
+    int              status;
+
+    /* the root never receives its own bcast: such a message is left for the
+     * checks of the call */
+    if ((alg == NULL) || (hdr->alg != alg->id) || (hdr->root < 0) || (hdr->root >= comm->size) ||
+        (hdr->root == comm->rank)) {
+        return AMC_ERR_UNSUPPORTED;
+    }
+    memset(&args, 0, sizeof(args));
+    args.coll    = AMC_COLL_BCAST;
+    args.root    = hdr->root;
+    args.count   = len;        /* bytes: the datatype is the call's business */
+    args.dt      = AMC_BYTE;
+    args.dt_size = 1;
+    args.op      = -1;
+    if (len > 0) {
+        buf = malloc(len);
+        if (buf == NULL) {
+            return AMC_ERR_NO_MEMORY;
+        }
+    }
+    args.recvbuf = buf;
+    status       = amc_coll_sched_get(comm, alg, &args, &sched);
+    if (status == AMC_SUCCESS) {
+        status = amc_coll_inst_new(comm, &args, alg, sched, &inst);
+        if ((status != AMC_SUCCESS) && !sched->cached) {
+            amc_sched_free(sched);
+        }
+    }
+    if (status != AMC_SUCCESS) {
+        free(buf);
+        return status;
+    }
+    inst->forwarding = 1;
+    inst->fwd_buf    = buf;
+    inst->slot       = slot;
+    slot->kind       = AMC_WIRE_COLL;
+    slot->inst       = inst;
+    *inst_p          = inst;
     return AMC_SUCCESS;
 }

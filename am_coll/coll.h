@@ -77,12 +77,31 @@ typedef struct amc_coll_inst {
     uint32_t             send_left;   /* of the current round, until completion */
     int                  status;      /* first error: reported when it finishes */
     int                  aborted;     /* mismatch: request failed, waits only for its sends */
+    uint8_t              alg;         /* its algorithm's id, sent in every header */
+    /* A bcast this rank forwards before it called bcast itself: the data
+     * lives in fwd_buf until the call adopts the instance. */
+    int                  forwarding;
+    unsigned char       *fwd_buf;
+    int                  fwd_done;    /* forwarded everything; waits for the call */
+    void                *user_buf;    /* set by the call that adopts it */
+    size_t               user_bytes;
     uint8_t             *recv_seen;   /* [nacts] */
     amc_coll_xfer_t     *xfers;       /* [nacts]; SEND and RECV* entries */
 } amc_coll_inst_t;
 
 /* Starts a collective on comm; req completes when this rank's part is done. */
 int  amc_coll_start(struct amc_comm *comm, const amc_coll_args_t *args, struct amc_request *req);
+
+/* Handler side: data of a binomial bcast this rank has not entered yet. Starts
+ * an instance that forwards it to this rank's children at once (the patent's
+ * third example); AMC_SUCCESS if it took the message. With ctrl->lock held. */
+int  amc_coll_forward_start(struct amc_comm *comm, amc_coll_slot_t *slot,
+                            const amc_wire_hdr_t *hdr, size_t len, amc_coll_inst_t **inst_p);
+
+/* With ctrl->lock held: the call that finds a forwarding instance in its slot
+ * takes it over (or fails it with AMC_ERR_PROTOCOL / AMC_ERR_TRUNCATE when
+ * the call disagrees with what was forwarded). */
+void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_coll_args_t *args);
 
 /* The algorithm for a call (size, count, AMC_* overrides). */
 const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *args);

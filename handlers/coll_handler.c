@@ -280,6 +280,16 @@ static void amc_coll_finish(amc_coll_inst_t *inst)
     amc_coll_slot_t *slot = inst->slot;
     amc_comm_t       comm = inst->comm;
 
+    if (inst->forwarding && !inst->aborted) {
+        if (slot->req == NULL) {
+            inst->fwd_done = 1; /* forwarded; the data waits for this rank's call */
+            return;
+        }
+        if (inst->user_bytes > 0) {
+            memcpy(inst->user_buf, inst->fwd_buf, inst->user_bytes);
+        }
+    }
+
     if (slot->req != NULL) {
         amc_request_complete(slot->req, inst->status);
     }
@@ -313,6 +323,7 @@ static void amc_coll_prepare_sends(amc_coll_inst_t *inst, const amc_sched_round_
         send->hdr.seq      = inst->slot->seq;
         send->hdr.round    = act->tag;
         send->hdr.root     = inst->root;
+        send->hdr.alg      = inst->alg;
     }
 }
 
@@ -475,6 +486,13 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     slot->kind = AMC_WIRE_COLL;
     inst       = slot->inst;
     index      = -1;
+    if ((inst == NULL) && (hdr->coll == AMC_COLL_BCAST) && (desc == NULL)) {
+        if (amc_coll_forward_start(comm, slot, hdr, len, &inst) == AMC_SUCCESS) {
+            (void)amc_coll_advance(inst); /* into round 0: waits for this message */
+        } else {
+            inst = NULL; /* not a binomial bcast (or no memory): keep it as early data */
+        }
+    }
     if ((inst != NULL) && inst->aborted) {
         if (desc != NULL) {
             amc_context_release_desc(comm->ctx, desc);
@@ -522,6 +540,32 @@ out:
     } else if (next >= 0) {
         amc_coll_issue_sends(inst, next);
     }
+}
+
+void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_coll_args_t *args)
+{
+    size_t forwarded = fwd->sched->key.count; /* bytes */
+    size_t bytes     = args->count * args->dt_size;
+
+    req->slot      = fwd->slot;
+    fwd->slot->req = req;
+    if ((args->coll != AMC_COLL_BCAST) || (args->root != fwd->root)) {
+        amc_error(&fwd->comm->ctx->log,
+                  "%s (root %d) on communicator 0x%llx seq %llu: this rank already forwarded "
+                  "a bcast from root %d", amc_coll_name(args->coll), args->root,
+                  (unsigned long long)fwd->comm->cid, (unsigned long long)fwd->slot->seq,
+                  (int)fwd->root);
+        amc_coll_abort(fwd, AMC_ERR_PROTOCOL);
+        return;
+    }
+    if (bytes != forwarded) {
+        amc_error(&fwd->comm->ctx->log,
+                  "bcast seq %llu: %zu bytes arrived where this rank's call expects %zu",
+                  (unsigned long long)fwd->slot->seq, forwarded, bytes);
+        amc_coll_set_status(fwd, AMC_ERR_TRUNCATE);
+    }
+    fwd->user_buf   = args->recvbuf;
+    fwd->user_bytes = (bytes < forwarded) ? bytes : forwarded;
 }
 
 void amc_coll_describe(const amc_coll_inst_t *inst, char *buf, size_t len)

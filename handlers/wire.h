@@ -30,10 +30,14 @@ typedef struct amc_wire_hdr {
     uint32_t src;      /* sender's rank in the communicator */
     uint64_t cid;      /* communicator context id */
     uint64_t seq;      /* collective sequence number on that communicator */
-    uint32_t round;    /* barrier: round r (distance 2^r); else the schedule's round */
+    uint32_t round;    /* barrier: round r (distance 2^r); else the message's tag */
     int32_t  root;     /* rooted collectives: the root; else -1 */
+    uint8_t  alg;      /* the sender's algorithm id: a rank that has not entered
+                        * yet can still forward along the same tree */
+    uint8_t  pad[3];
+    uint32_t credits;  /* reserved for eager-token flow control; 0 */
 } amc_wire_hdr_t;
 
-_Static_assert(sizeof(amc_wire_hdr_t) == 32, "wire header layout");
+_Static_assert(sizeof(amc_wire_hdr_t) == 40, "wire header layout");
 
 #endif

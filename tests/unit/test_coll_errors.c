@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define N     5
+#define MAX_N 8
 #define GUARD 0x5a
 
 /* Drives every rank's request to completion in a seeded random order. */
@@ -53,11 +54,11 @@ static void drive(amc_test_world_t *w, amc_request_t *reqs, int *status, uint64_
  * whose part was done before the foreign message came learns of it there. */
 static void expect_recovery(amc_test_world_t *w, uint64_t seed, const char *what, int *first)
 {
-    amc_request_t reqs[N];
-    int           status[N], in[N], out[N], rank, tries, ok = 0;
+    amc_request_t reqs[MAX_N];
+    int           status[MAX_N], in[MAX_N], out[MAX_N], rank, tries, ok = 0, n = w->n;
 
     for (tries = 0; (tries < 3) && !ok; tries++) {
-        for (rank = 0; rank < N; rank++) {
+        for (rank = 0; rank < n; rank++) {
             in[rank]  = rank + 1;
             out[rank] = -1;
             CHECK(amc_iallreduce(&in[rank], &out[rank], 1, AMC_INT, AMC_SUM,
@@ -66,11 +67,11 @@ static void expect_recovery(amc_test_world_t *w, uint64_t seed, const char *what
         }
         drive(w, reqs, status, seed + (uint64_t)tries);
         if ((tries == 0) && (first != NULL)) {
-            memcpy(first, status, sizeof(status));
+            memcpy(first, status, (size_t)n * sizeof(status[0]));
         }
         ok = 1;
-        for (rank = 0; rank < N; rank++) {
-            ok &= (status[rank] == AMC_SUCCESS) && (out[rank] == N * (N + 1) / 2);
+        for (rank = 0; rank < n; rank++) {
+            ok &= (status[rank] == AMC_SUCCESS) && (out[rank] == n * (n + 1) / 2);
         }
     }
     CHECK(ok, "%s: the communicator did not recover", what);
@@ -184,6 +185,61 @@ static void test_truncation(uint64_t seed, int rndv)
     amc_test_world_destroy(&w);
 }
 
+/* The patent's third example: rank 4 is an inner node of the binomial tree
+ * (children 5 and 6, grandchild 7) and calls bcast last. Its children must
+ * finish without it: it forwards the data when it arrives. */
+static void test_bcast_stalled_inner_rank(uint64_t seed)
+{
+    amc_test_world_t w;
+    amc_test_rng_t   rng;
+    amc_request_t    reqs[8];
+    int              buf[8][6], rank, flag, i, late = 4, done[8] = { 0 }, guard;
+    size_t           count;
+
+    CHECK(amc_test_world_create(&w, 8, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL) == AMC_SUCCESS, "w");
+    amc_test_rng_seed(&rng, seed);
+    for (rank = 0; rank < 8; rank++) {
+        for (i = 0; i < 6; i++) {
+            buf[rank][i] = (rank == 0) ? 1000 + i : -1;
+        }
+        if (rank != late) {
+            CHECK(amc_ibcast(buf[rank], 6, AMC_INT, 0, amc_test_world_comm(&w, rank),
+                             &reqs[rank]) == AMC_SUCCESS, "ibcast");
+        }
+    }
+    for (guard = 0; guard < 10000; guard++) {
+        for (rank = 0; rank < 8; rank++) {
+            if ((rank != late) && !done[rank]) {
+                CHECK(amc_test(&reqs[rank], &flag) == AMC_SUCCESS, "test");
+                done[rank] = flag;
+            }
+        }
+        count = amc_fake_deliverable(w.fabric);
+        if (count == 0) {
+            break;
+        }
+        amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, count));
+    }
+    for (rank = 0; rank < 8; rank++) {
+        if (rank != late) {
+            CHECK(amc_test(&reqs[rank], &flag) == AMC_SUCCESS, "test");
+            CHECK(flag || done[rank], "seed %llu: rank %d waits for the late inner rank 4",
+                  (unsigned long long)seed, rank);
+            CHECK(memcmp(buf[rank], buf[0], sizeof(buf[0])) == 0, "rank %d data", rank);
+        }
+    }
+    CHECK(buf[late][0] == -1, "the late rank's buffer is untouched before its call");
+
+    /* the late rank's call finds the data already here */
+    CHECK(amc_ibcast(buf[late], 6, AMC_INT, 0, amc_test_world_comm(&w, late), &reqs[late]) ==
+          AMC_SUCCESS, "late ibcast");
+    CHECK((amc_test(&reqs[late], &flag) == AMC_SUCCESS) && flag,
+          "the late rank completes at once");
+    CHECK(memcmp(buf[late], buf[0], sizeof(buf[0])) == 0, "late rank's data");
+    expect_recovery(&w, seed, "forwarding", NULL);
+    amc_test_world_destroy(&w);
+}
+
 static void test_bad_arguments(void)
 {
     amc_test_world_t w;
@@ -225,6 +281,7 @@ int main(void)
         test_root_disagreement(seed);
         test_truncation(seed, 0);
         test_truncation(seed, 1);
+        test_bcast_stalled_inner_rank(seed);
     }
     test_bad_arguments();
     return amc_test_summary("test_coll_errors");
