@@ -189,25 +189,75 @@ static int amc_act_is_recv(const amc_sched_act_t *act)
 
 /* Both ends of a pair list their messages to each other in the same order
  * (the algorithms guarantee it, as MPI's non-overtaking rule does for
- * point-to-point), so the k-th send to a peer matches its k-th receive. */
-static void amc_sched_number_messages(amc_sched_t *s)
+ * point-to-point), so the k-th send to a peer matches its k-th receive.
+ * Numbers the messages with a counter per peer and direction, and indexes the
+ * receives by (peer, tag) for the arrival handler: a counting sort by peer,
+ * since tags already grow in act order. O(acts + peers). */
+static int amc_sched_number_messages(amc_sched_t *s)
 {
-    uint32_t i, j, tag;
+    uint32_t *sends, *recvs, *first, i;
+    int       npeers = 0, p;
 
     for (i = 0; i < s->nacts; i++) {
-        if ((s->acts[i].type != AMC_ACT_SEND) && !amc_act_is_recv(&s->acts[i])) {
-            continue;
+        if (((s->acts[i].type == AMC_ACT_SEND) || amc_act_is_recv(&s->acts[i])) &&
+            (s->acts[i].peer >= npeers)) {
+            npeers = s->acts[i].peer + 1;
         }
-        tag = 0;
-        for (j = 0; j < i; j++) {
-            if ((s->acts[j].peer == s->acts[i].peer) &&
-                ((s->acts[j].type == AMC_ACT_SEND) == (s->acts[i].type == AMC_ACT_SEND)) &&
-                ((s->acts[j].type == AMC_ACT_SEND) || amc_act_is_recv(&s->acts[j]))) {
-                tag++;
+    }
+    sends = calloc(3 * (size_t)npeers + 1, sizeof(*sends));
+    if (sends == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    recvs = sends + npeers;
+    first = recvs + npeers;
+    for (i = 0; i < s->nacts; i++) {
+        if (s->acts[i].type == AMC_ACT_SEND) {
+            s->acts[i].tag = sends[s->acts[i].peer]++;
+        } else if (amc_act_is_recv(&s->acts[i])) {
+            s->acts[i].tag = recvs[s->acts[i].peer]++;
+            s->nrecv++;
+        }
+    }
+    if (s->nrecv > 0) {
+        s->recv_by_key = malloc((size_t)s->nrecv * sizeof(*s->recv_by_key));
+        if (s->recv_by_key == NULL) {
+            free(sends);
+            return AMC_ERR_NO_MEMORY;
+        }
+        for (p = 1; p < npeers; p++) {
+            first[p] = first[p - 1] + recvs[p - 1];
+        }
+        for (i = 0; i < s->nacts; i++) {
+            if (amc_act_is_recv(&s->acts[i])) {
+                s->recv_by_key[first[s->acts[i].peer]++] = i;
             }
         }
-        s->acts[i].tag = tag;
     }
+    free(sends);
+    return AMC_SUCCESS;
+}
+
+int amc_sched_find_recv(const amc_sched_t *s, int peer, uint32_t tag)
+{
+    const amc_sched_act_t *act;
+    uint32_t               lo = 0, hi = s->nrecv, mid;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        act = &s->acts[s->recv_by_key[mid]];
+        if ((act->peer < peer) || ((act->peer == peer) && (act->tag < tag))) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo < s->nrecv) {
+        act = &s->acts[s->recv_by_key[lo]];
+        if ((act->peer == peer) && (act->tag == tag)) {
+            return (int)s->recv_by_key[lo];
+        }
+    }
+    return -1;
 }
 
 int amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p)
@@ -223,7 +273,12 @@ int amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p)
     while ((s->nrounds > 0) && (s->rounds[s->nrounds - 1].count == 0)) {
         s->nrounds--;
     }
-    amc_sched_number_messages(s);
+    status = amc_sched_number_messages(s);
+    if (status != AMC_SUCCESS) {
+        amc_sched_free(s);
+        b->sched = NULL;
+        return status;
+    }
     *sched_p = s;
     b->sched = NULL;
     return AMC_SUCCESS;
@@ -236,5 +291,6 @@ void amc_sched_free(amc_sched_t *sched)
     }
     free(sched->rounds);
     free(sched->acts);
+    free(sched->recv_by_key);
     free(sched);
 }

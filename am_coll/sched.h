@@ -99,6 +99,8 @@ typedef struct amc_sched {
     amc_sched_round_t *rounds;
     amc_sched_act_t   *acts;
     size_t             tmp_bytes;
+    uint32_t          *recv_by_key; /* receive acts sorted by (peer, tag): arrival lookup */
+    uint32_t           nrecv;
     unsigned           users;       /* running instances; a cached one is freed at 0 */
     int                cached;
     struct amc_sched  *next;        /* the communicator's cache */
@@ -129,5 +131,8 @@ void amc_sb_tmp(amc_sched_builder_t *b, size_t bytes);  /* at least this much sc
  * *sched_p is the schedule. */
 int  amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p);
 void amc_sched_free(amc_sched_t *sched);
+
+/* The receive act for the tag-th message from peer, or -1. O(log receives). */
+int  amc_sched_find_recv(const amc_sched_t *sched, int peer, uint32_t tag);
 
 #endif

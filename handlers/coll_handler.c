@@ -82,25 +82,10 @@ static void amc_coll_run_locals(amc_coll_inst_t *inst, const amc_sched_round_t *
     }
 }
 
-static int amc_coll_act_is_recv(const amc_sched_act_t *act)
-{
-    return (act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R);
-}
-
 /* The receive a message is for: from src, the tag-th message of src to us. */
 static int amc_coll_find_recv(const amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
 {
-    const amc_sched_act_t *act;
-    uint32_t               i;
-
-    for (i = 0; i < inst->sched->nacts; i++) {
-        act = &inst->sched->acts[i];
-        if (amc_coll_act_is_recv(act) && (act->peer == (int)hdr->src) &&
-            (act->tag == hdr->round)) {
-            return (int)i;
-        }
-    }
-    return -1;
+    return amc_sched_find_recv(inst->sched, (int)hdr->src, hdr->round);
 }
 
 /* Ranks run different collectives here: nothing this instance waits for
@@ -117,6 +102,7 @@ static void amc_coll_abort(amc_coll_inst_t *inst, int status)
     amc_early_list_free(&inst->slot->early, inst->comm->ctrl.release_desc,
                         inst->comm->ctrl.release_arg);
 }
+
 
 static int amc_coll_matches(amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
 {
