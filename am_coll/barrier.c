@@ -29,7 +29,7 @@ int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
         /* peers run a data collective where this rank calls a barrier */
         amc_request_complete(req, AMC_ERR_PROTOCOL);
         slot->bitvec |= 1;
-        amc_early_list_free(&slot->early, ctrl->release_desc, ctrl->release_arg);
+        amc_early_list_free(&slot->early, ctrl->drop_early, ctrl->drop_arg);
         amc_coll_ctrl_release(ctrl, slot);
         amc_spin_unlock(&ctrl->lock);
         amc_error(&comm->ctx->log, "barrier on communicator 0x%llx: peers run a data collective",

@@ -140,6 +140,7 @@ static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const
     inst->root              = args->root;
     inst->round             = -1;
     inst->alg               = alg->id;
+    inst->fwd_token_peer    = -1;
     sched->users++;
     *inst_p = inst;
     return AMC_SUCCESS;

@@ -81,6 +81,7 @@ typedef struct amc_coll_inst {
     /* A bcast this rank forwards before it called bcast itself: the data
      * lives in fwd_buf until the call adopts the instance. */
     int                  forwarding;
+    int                  fwd_token_peer; /* the sender whose token fwd_buf holds, or -1 */
     unsigned char       *fwd_buf;
     int                  fwd_done;    /* forwarded everything; waits for the call */
     void                *user_buf;    /* set by the call that adopts it */

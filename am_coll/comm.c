@@ -16,6 +16,20 @@ static int amc_comm_rounds(int size)
     return rounds;
 }
 
+void amc_comm_drop_early(void *arg, amc_early_msg_t *msg)
+{
+    amc_comm_t comm = arg;
+
+    if (msg->desc != NULL) {
+        amc_context_release_desc(comm->ctx, msg->desc);
+        msg->desc = NULL;
+    }
+    if (msg->eager && (msg->len > 0) && (msg->hdr.src < (uint32_t)comm->size)) {
+        amc_flow_release(&comm->ctx->flow, comm->peers[msg->hdr.src]);
+    }
+    msg->eager = 0;
+}
+
 static int amc_comm_alloc(amc_context_t *ctx, int rank, int size, uint64_t cid,
                           amc_comm_t *comm_p)
 {
@@ -35,8 +49,8 @@ static int amc_comm_alloc(amc_context_t *ctx, int rank, int size, uint64_t cid,
     comm->nrounds = amc_comm_rounds(size);
     comm->cid     = cid;
     comm->ctx     = ctx;
-    amc_coll_ctrl_init(&comm->ctrl, ctx->cfg.early_max, ctx->threaded, amc_context_release_desc,
-                       ctx);
+    amc_coll_ctrl_init(&comm->ctrl, ctx->cfg.early_max, ctx->threaded, amc_comm_drop_early,
+                       comm);
     *comm_p = comm;
     return AMC_SUCCESS;
 

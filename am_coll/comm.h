@@ -28,6 +28,10 @@ struct amc_comm {
     struct amc_comm *list_next;    /* zombie or graveyard list */
 };
 
+/* amc_early_release_fn_t of every communicator's control structure: gives a
+ * dropped early message's descriptor or token back. arg is the comm. */
+void amc_comm_drop_early(void *arg, amc_early_msg_t *msg);
+
 /* A communicator of every transport rank, with the world context id. */
 int  amc_comm_create_world(amc_context_t *ctx, amc_comm_t *comm_p);
 

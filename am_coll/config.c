@@ -185,6 +185,12 @@ static const amc_config_entry_t amc_config_table[] = {
       "rendezvous); smaller ones travel eagerly and wait in early-arrival "
       "buffers if they come early.",
       offsetof(amc_config_t, rndv_thresh), AMC_CONFIG_UNSIGNED },
+    { "AMC_EAGER_TOKENS", "64",
+      "Eager data messages a rank may have outstanding to one peer before the peer "
+      "gives their memory back; without a token data goes by rendezvous, so a late "
+      "rank holds at most this many early messages from each peer. 0: every data "
+      "message by rendezvous.",
+      offsetof(amc_config_t, eager_tokens), AMC_CONFIG_UNSIGNED },
     { "AMC_BCAST_ALG", "auto", "bcast algorithm (auto: by size).",
       AMC_CONFIG_ALG(AMC_COLL_BCAST) },
     { "AMC_REDUCE_ALG", "auto", "reduce algorithm.",

@@ -27,6 +27,7 @@ typedef struct amc_config {
     unsigned          allgather_bruck_max;  /* total bytes up to which allgather uses Bruck */
     unsigned          linear_max_ranks;     /* communicators this small use linear algorithms */
     unsigned          rndv_thresh;          /* messages from this size are pulled by the receiver */
+    unsigned          eager_tokens;         /* eager data messages in flight per peer */
 } amc_config_t;
 
 void amc_config_defaults(amc_config_t *cfg);

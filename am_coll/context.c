@@ -33,14 +33,20 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     amc_spinlock_init(&ctx->lock, threaded);
     amc_transport_set_recv(tp, amc_am_recv, ctx);
 
-    status = amc_comm_create_world(ctx, &world);
+    status = amc_flow_init(&ctx->flow, ctx, tp->size, ctx->cfg.eager_tokens);
     if (status != AMC_SUCCESS) {
         goto err_free_ctx;
+    }
+    status = amc_comm_create_world(ctx, &world);
+    if (status != AMC_SUCCESS) {
+        goto err_flow;
     }
     ctx->world = world;
     *ctx_p     = ctx;
     return AMC_SUCCESS;
 
+err_flow:
+    amc_flow_cleanup(&ctx->flow);
 err_free_ctx:
     amc_spinlock_destroy(&ctx->lock);
     free(ctx);
@@ -80,6 +86,7 @@ void amc_context_destroy(amc_context_t *ctx)
         ctx->orphans = orphan->next;
         free(orphan);
     }
+    amc_flow_cleanup(&ctx->flow);
     amc_spinlock_destroy(&ctx->lock);
     free(ctx);
 }

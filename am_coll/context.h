@@ -8,6 +8,7 @@
 #define AMC_CONTEXT_H
 
 #include "am_coll/config.h"
+#include "am_coll/flow.h"
 #include "am_coll/log.h"
 #include "ctrl/spinlock.h"
 #include "transport/transport.h"
@@ -45,6 +46,7 @@ typedef struct amc_context {
     uint64_t         dead_cids[AMC_DEAD_CIDS];
     unsigned         dead_next;
     int              pending_err;  /* an error no communicator could take */
+    amc_flow_t       flow;         /* eager tokens per peer */
 } amc_context_t;
 
 /* Takes ownership of tp (destroyed with the context, also on failure).

@@ -17,10 +17,12 @@
  * median over reps of the maximum over ranks, as the slowest rank decides
  * when a collective is over.
  *
- * Bytes are per rank: the bcast/reduce/allreduce message, and the block each
- * rank contributes to or receives from gather/scatter/allgather/alltoall.
- * Reductions sum doubles (AMC_DOUBLE / MPI_DOUBLE); sizes below 8 bytes are
- * skipped for them. The rest move AMC_BYTE / MPI_BYTE. Rooted calls use root 0.
+ * Bytes are per rank: the bcast/reduce/allreduce/scan/exscan message, and the
+ * block each rank contributes to or receives from gather/scatter/allgather/
+ * alltoall/reduce_scatter(_block) and the v-forms. The v-forms and
+ * reduce_scatter give every rank the same count (as OSU does). Reductions sum
+ * doubles (AMC_DOUBLE / MPI_DOUBLE); sizes below 8 bytes are skipped for
+ * them. The rest move AMC_BYTE / MPI_BYTE. Rooted calls use root 0.
  *
  * Output on rank 0: "RESULT N=.. coll=.. bytes=.. method=.. status=.." lines
  * (read by bench/run_coll.sh) and one human-readable line per cell.
@@ -63,11 +65,21 @@ enum {
     CB_SCATTER,
     CB_ALLGATHER,
     CB_ALLTOALL,
+    CB_REDUCE_SCATTER_BLOCK,
+    CB_REDUCE_SCATTER,
+    CB_SCAN,
+    CB_EXSCAN,
+    CB_GATHERV,
+    CB_SCATTERV,
+    CB_ALLGATHERV,
+    CB_ALLTOALLV,
     CB_NCOLLS
 };
 
 static const char *const cb_coll_names[CB_NCOLLS] = {
-    "bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall"
+    "bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall",
+    "reduce_scatter_block", "reduce_scatter", "scan", "exscan",
+    "gatherv", "scatterv", "allgatherv", "alltoallv"
 };
 
 enum { CB_AMCOLL, CB_OPENMPI, CB_NMETHODS };
@@ -95,6 +107,10 @@ typedef struct cb {
     int            rank, size;
     unsigned char *sbuf, *rbuf; /* sized for the largest cell */
     size_t         cap;         /* bytes in each */
+    /* v-forms and reduce_scatter: every rank the same count (as OSU does),
+     * set per cell; amcoll takes size_t, MPI int */
+    size_t        *counts, *displs;
+    int           *icounts, *idispls;
 } cb_t;
 
 /* ------------------------------------------------------------------ watchdog */
@@ -351,7 +367,8 @@ static void cb_usage(FILE *f)
         "  -s  bytes per rank, comma list, K/M suffixes (default 1,8,64,512,4K,32K,256K,1M)\n"
         "                                                    env AMC_BENCH_SIZES\n"
         "  -c  collectives (default all): bcast,reduce,allreduce,gather,scatter,\n"
-        "      allgather,alltoall                            env AMC_BENCH_COLLS\n"
+        "      allgather,alltoall,reduce_scatter_block,reduce_scatter,scan,exscan,\n"
+        "      gatherv,scatterv,allgatherv,alltoallv         env AMC_BENCH_COLLS\n"
         "  -m  methods: amcoll,openmpi (default both)        env AMC_BENCH_METHODS\n"
         "  -r  timed blocks per method and cell; the median is reported (default %d)\n"
         "                                                    env AMC_BENCH_REPS\n"
@@ -360,7 +377,8 @@ static void cb_usage(FILE *f)
         "  -T  timed ms per (cell, method) past which reps shrink, down to %d (default %.0f)\n"
         "                                                    env AMC_BENCH_CELL_MS\n"
         "  -i  fixed ops per timed block (default: calibrated) env AMC_BENCH_ITERS\n"
-        "  -M  skip gather/scatter/allgather/alltoall cells whose N * bytes exceeds\n"
+        "  -M  skip cells of the N-block collectives (gather, scatter, allgather,\n"
+        "      alltoall, reduce_scatter and the v-forms) whose N * bytes exceeds\n"
         "      this many MiB per rank (default %d)            env AMC_BENCH_MAX_MIB\n"
         "  -W  abort a rank stuck this long in one phase, 0 = never (default %d)\n"
         "                                                    env AMC_BENCH_WATCHDOG\n",
@@ -495,7 +513,36 @@ static int cb_parse_opts(int argc, char **argv, cb_opts_t *o)
 
 static int cb_is_reduction(int coll)
 {
-    return (coll == CB_REDUCE) || (coll == CB_ALLREDUCE);
+    switch (coll) {
+    case CB_REDUCE:
+    case CB_ALLREDUCE:
+    case CB_REDUCE_SCATTER_BLOCK:
+    case CB_REDUCE_SCATTER:
+    case CB_SCAN:
+    case CB_EXSCAN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The v-forms move the same data as their plain forms here. */
+static int cb_shape(int coll)
+{
+    switch (coll) {
+    case CB_GATHERV:
+        return CB_GATHER;
+    case CB_SCATTERV:
+        return CB_SCATTER;
+    case CB_ALLGATHERV:
+        return CB_ALLGATHER;
+    case CB_ALLTOALLV:
+        return CB_ALLTOALL;
+    case CB_REDUCE_SCATTER:
+        return CB_REDUCE_SCATTER_BLOCK;
+    default:
+        return coll;
+    }
 }
 
 /* Bytes of the send and receive buffers one rank needs for a cell. */
@@ -503,7 +550,7 @@ static void cb_footprint(int coll, size_t bytes, int n, size_t *send, size_t *re
 {
     size_t all = bytes * (size_t)n;
 
-    switch (coll) {
+    switch (cb_shape(coll)) {
     case CB_BCAST:
         *send = 0;
         *recv = bytes;
@@ -514,6 +561,7 @@ static void cb_footprint(int coll, size_t bytes, int n, size_t *send, size_t *re
         *recv = all;
         break;
     case CB_SCATTER:
+    case CB_REDUCE_SCATTER_BLOCK:
         *send = all;
         *recv = bytes;
         break;
@@ -571,6 +619,23 @@ static int cb_call(const cb_t *b, int coll, int method, size_t bytes)
             return amc_allgather(s, r, count, AMC_BYTE, AMC_COMM_WORLD);
         case CB_ALLTOALL:
             return amc_alltoall(s, r, count, AMC_BYTE, AMC_COMM_WORLD);
+        case CB_REDUCE_SCATTER_BLOCK:
+            return amc_reduce_scatter_block(s, r, count, AMC_DOUBLE, AMC_SUM, AMC_COMM_WORLD);
+        case CB_REDUCE_SCATTER:
+            return amc_reduce_scatter(s, r, b->counts, AMC_DOUBLE, AMC_SUM, AMC_COMM_WORLD);
+        case CB_SCAN:
+            return amc_scan(s, r, count, AMC_DOUBLE, AMC_SUM, AMC_COMM_WORLD);
+        case CB_EXSCAN:
+            return amc_exscan(s, r, count, AMC_DOUBLE, AMC_SUM, AMC_COMM_WORLD);
+        case CB_GATHERV:
+            return amc_gatherv(s, count, r, b->counts, b->displs, AMC_BYTE, 0, AMC_COMM_WORLD);
+        case CB_SCATTERV:
+            return amc_scatterv(s, b->counts, b->displs, r, count, AMC_BYTE, 0, AMC_COMM_WORLD);
+        case CB_ALLGATHERV:
+            return amc_allgatherv(s, count, r, b->counts, b->displs, AMC_BYTE, AMC_COMM_WORLD);
+        case CB_ALLTOALLV:
+            return amc_alltoallv(s, b->counts, b->displs, r, b->counts, b->displs, AMC_BYTE,
+                                 AMC_COMM_WORLD);
         default:
             return AMC_ERR_ARG;
         }
@@ -594,6 +659,26 @@ static int cb_call(const cb_t *b, int coll, int method, size_t bytes)
             return MPI_Allgather(s, c, MPI_BYTE, r, c, MPI_BYTE, MPI_COMM_WORLD);
         case CB_ALLTOALL:
             return MPI_Alltoall(s, c, MPI_BYTE, r, c, MPI_BYTE, MPI_COMM_WORLD);
+        case CB_REDUCE_SCATTER_BLOCK:
+            return MPI_Reduce_scatter_block(s, r, c, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        case CB_REDUCE_SCATTER:
+            return MPI_Reduce_scatter(s, r, b->icounts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        case CB_SCAN:
+            return MPI_Scan(s, r, c, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        case CB_EXSCAN:
+            return MPI_Exscan(s, r, c, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        case CB_GATHERV:
+            return MPI_Gatherv(s, c, MPI_BYTE, r, b->icounts, b->idispls, MPI_BYTE, 0,
+                               MPI_COMM_WORLD);
+        case CB_SCATTERV:
+            return MPI_Scatterv(s, b->icounts, b->idispls, MPI_BYTE, r, c, MPI_BYTE, 0,
+                                MPI_COMM_WORLD);
+        case CB_ALLGATHERV:
+            return MPI_Allgatherv(s, c, MPI_BYTE, r, b->icounts, b->idispls, MPI_BYTE,
+                                  MPI_COMM_WORLD);
+        case CB_ALLTOALLV:
+            return MPI_Alltoallv(s, b->icounts, b->idispls, MPI_BYTE, r, b->icounts, b->idispls,
+                                 MPI_BYTE, MPI_COMM_WORLD);
         default:
             return MPI_ERR_ARG;
         }
@@ -629,26 +714,36 @@ static double cb_val(int r, size_t i)
     return (double)(r + 1) * (double)((i % 7) + 1);
 }
 
-/* Fills the inputs with known data and the outputs with poison. */
+/* Fills the inputs with known data and the outputs with poison; sets the
+ * per-rank counts and displacements of the v-forms and reduce_scatter. */
 static void cb_fill(const cb_t *b, int coll, size_t bytes)
 {
     size_t s, r, j, count = cb_count(coll, bytes);
-    int    d;
+    int    d, shape = cb_shape(coll);
 
+    for (d = 0; d < b->size; d++) {
+        b->counts[d]  = count;
+        b->displs[d]  = (size_t)d * count;
+        b->icounts[d] = (int)count;                /* N * bytes <= 1 GiB: fits */
+        b->idispls[d] = (int)((size_t)d * count);
+    }
     cb_footprint(coll, bytes, b->size, &s, &r);
     memset(b->rbuf, 0xA5, r);
-    switch (coll) {
+    if (cb_is_reduction(coll)) {
+        /* element i of this rank's input (reduce_scatter: N blocks of count) */
+        size_t n_in = (shape == CB_REDUCE_SCATTER_BLOCK) ? count * (size_t)b->size : count;
+
+        for (j = 0; j < n_in; j++) {
+            ((double *)(void *)b->sbuf)[j] = cb_val(b->rank, j);
+        }
+        return;
+    }
+    switch (shape) {
     case CB_BCAST:
         if (b->rank == 0) {
             for (j = 0; j < bytes; j++) {
                 b->rbuf[j] = cb_pat(0, 0, j);
             }
-        }
-        break;
-    case CB_REDUCE:
-    case CB_ALLREDUCE:
-        for (j = 0; j < count; j++) {
-            ((double *)(void *)b->sbuf)[j] = cb_val(b->rank, j);
         }
         break;
     case CB_GATHER:
@@ -663,7 +758,7 @@ static void cb_fill(const cb_t *b, int coll, size_t bytes)
         for (d = 0; d < b->size; d++) {
             for (j = 0; j < bytes; j++) {
                 b->sbuf[(size_t)d * bytes + j] =
-                    cb_pat((coll == CB_SCATTER) ? 0 : b->rank, d, j);
+                    cb_pat((shape == CB_SCATTER) ? 0 : b->rank, d, j);
             }
         }
         break;
@@ -676,9 +771,50 @@ static void cb_fill(const cb_t *b, int coll, size_t bytes)
 static int cb_verify(const cb_t *b, int coll, size_t bytes, char *why, size_t whylen)
 {
     size_t count = cb_count(coll, bytes), j;
-    int    src;
+    int    src, shape = cb_shape(coll);
 
-    switch (coll) {
+    if (cb_is_reduction(coll)) {
+        double n = (double)b->size, me = (double)b->rank, ranks_sum;
+        size_t base = 0;
+
+        /* sum of (r + 1) over the ranks that contribute; cb_val's factor */
+        switch (shape) {
+        case CB_REDUCE:
+            if (b->rank != 0) {
+                return 0;
+            }
+            ranks_sum = n * (n + 1) / 2;
+            break;
+        case CB_SCAN:
+            ranks_sum = (me + 1) * (me + 2) / 2;
+            break;
+        case CB_EXSCAN:
+            if (b->rank == 0) {
+                return 0; /* undefined at rank 0, as in MPI */
+            }
+            ranks_sum = me * (me + 1) / 2;
+            break;
+        case CB_REDUCE_SCATTER_BLOCK:
+            base      = (size_t)b->rank * count; /* this rank's block of the inputs */
+            ranks_sum = n * (n + 1) / 2;
+            break;
+        default:
+            ranks_sum = n * (n + 1) / 2;
+            break;
+        }
+        for (j = 0; j < count; j++) {
+            double want = ranks_sum * (double)(((base + j) % 7) + 1);
+            double got  = ((const double *)(const void *)b->rbuf)[j];
+
+            if (got != want) {
+                snprintf(why, whylen, "double %zu is %g, want %g", j, got, want);
+                return -1;
+            }
+        }
+        return 0;
+    }
+
+    switch (shape) {
     case CB_BCAST:
         for (j = 0; j < bytes; j++) {
             if (b->rbuf[j] != cb_pat(0, 0, j)) {
@@ -688,24 +824,9 @@ static int cb_verify(const cb_t *b, int coll, size_t bytes, char *why, size_t wh
             }
         }
         return 0;
-    case CB_REDUCE:
-    case CB_ALLREDUCE:
-        if ((coll == CB_REDUCE) && (b->rank != 0)) {
-            return 0;
-        }
-        for (j = 0; j < count; j++) {
-            double want = (double)b->size * (double)(b->size + 1) / 2.0 * (double)((j % 7) + 1);
-            double got  = ((const double *)(const void *)b->rbuf)[j];
-
-            if (got != want) {
-                snprintf(why, whylen, "double %zu is %g, want %g", j, got, want);
-                return -1;
-            }
-        }
-        return 0;
     case CB_GATHER:
     case CB_ALLGATHER:
-        if ((coll == CB_GATHER) && (b->rank != 0)) {
+        if ((shape == CB_GATHER) && (b->rank != 0)) {
             return 0;
         }
         for (src = 0; src < b->size; src++) {
@@ -747,8 +868,8 @@ static int cb_verify(const cb_t *b, int coll, size_t bytes, char *why, size_t wh
     }
 }
 
-/* Status of one checked call, agreed by all ranks: 0 ok, 1 wrong data,
- * 2 the call returned an error (on at least one rank). */
+/* Status of one checked call, agreed by all ranks (the worst wins): 0 ok,
+ * 1 amcoll says unsupported, 2 the call returned an error, 3 wrong data. */
 static int cb_check(const cb_t *b, int coll, int method, size_t bytes, double *first_s)
 {
     char   why[160] = "";
@@ -764,13 +885,15 @@ static int cb_check(const cb_t *b, int coll, int method, size_t bytes, double *f
     t0 = cb_now();
     rc = cb_call(b, coll, method, bytes);
     st[1] = cb_now() - t0;
-    if (rc != 0) {
+    if ((rc == AMC_ERR_UNSUPPORTED) && (method == CB_AMCOLL)) {
+        st[0] = 1; /* quietly: the table says n/a */
+    } else if (rc != 0) {
         cb_report_call_error(b, coll, method, bytes, 0, rc);
         st[0] = 2;
     } else if (cb_verify(b, coll, bytes, why, sizeof(why)) != 0) {
         fprintf(stderr, "coll_bench: rank %d: WRONG RESULT from %s %s (%zu B, N=%d): %s\n",
                 b->rank, cb_method_names[method], cb_coll_names[coll], bytes, b->size, why);
-        st[0] = 1;
+        st[0] = 3;
     } else {
         st[0] = 0;
     }
@@ -897,8 +1020,11 @@ static void cb_cell(const cb_t *b, const cb_opts_t *o, int coll, size_t bytes)
         if (st == 0) {
             live[m] = 1;
         } else {
-            cb_result_skip(b, coll, bytes, m, (st == 1) ? "wrong" : "error",
-                           (st == 1) ? "result_check_failed" : "call_returned_error");
+            static const char *const status[] = { "ok", "unsupported", "error", "wrong" };
+            static const char *const reason[] = { "", "AMC_ERR_UNSUPPORTED",
+                                                  "call_returned_error", "result_check_failed" };
+
+            cb_result_skip(b, coll, bytes, m, status[st], reason[st]);
         }
     }
 
@@ -1030,6 +1156,15 @@ static int cb_main(cb_t *b, const cb_opts_t *o)
     }
     memset(b->sbuf, 0, b->cap);
     memset(b->rbuf, 0, b->cap);
+    b->counts  = calloc((size_t)b->size, sizeof(*b->counts));
+    b->displs  = calloc((size_t)b->size, sizeof(*b->displs));
+    b->icounts = calloc((size_t)b->size, sizeof(*b->icounts));
+    b->idispls = calloc((size_t)b->size, sizeof(*b->idispls));
+    if ((b->counts == NULL) || (b->displs == NULL) || (b->icounts == NULL) ||
+        (b->idispls == NULL)) {
+        fprintf(stderr, "coll_bench: rank %d: out of memory\n", b->rank);
+        return -1;
+    }
 
     if (b->rank == 0) {
         amc_wait_policy_t pol;
@@ -1063,6 +1198,12 @@ static int cb_main(cb_t *b, const cb_opts_t *o)
     free(b->sbuf);
     free(b->rbuf);
     b->sbuf = b->rbuf = NULL;
+    free(b->counts);
+    free(b->displs);
+    free(b->icounts);
+    free(b->idispls);
+    b->counts = b->displs = NULL;
+    b->icounts = b->idispls = NULL;
     return 0;
 }
 

@@ -1,7 +1,7 @@
 # Plot of bench/results/coll.dat, written by bench/run_coll.sh:
 #   gnuplot -e "datafile='bench/results/coll.dat'; outfile='bench/results/coll.png'; \
-#               colls='bcast reduce allreduce gather scatter allgather alltoall'; nps='2 4 8 16 32'" \
-#           bench/plot_coll.gp
+#               colls='bcast reduce allreduce'; nps='2 4 8 16 32'" bench/plot_coll.gp
+# (colls and nps default to every collective and 2..32).
 # One panel per collective: ratio of medians amcoll / Open MPI against bytes per
 # rank, one line per task count N; a last panel with allreduce's absolute
 # latencies. Columns of the data (see its header): 1 coll, 2 bytes, 3 N,
@@ -9,7 +9,9 @@
 
 if (!exists("datafile")) datafile = "bench/results/coll.dat"
 if (!exists("outfile"))  outfile  = "bench/results/coll.png"
-if (!exists("colls"))    colls    = "bcast reduce allreduce gather scatter allgather alltoall"
+if (!exists("colls"))    colls    = "bcast reduce allreduce gather scatter allgather alltoall " . \
+                                   "reduce_scatter_block reduce_scatter scan exscan " . \
+                                   "gatherv scatterv allgatherv alltoallv"
 if (!exists("nps"))      nps      = "2 4 8 16 32"
 
 npanels = words(colls) + 1
@@ -26,7 +28,8 @@ set xrange [0.7:1.5*1048576]
 set xlabel "bytes per rank"
 set logscale y 2
 set format y "%g"
-set key top left box opaque font ",8" maxrows 3
+# One row of keys at the top; the y range leaves room for it above 16.
+set key top center horizontal maxrows 1 samplen 1.5 width -1 font ",8" opaque
 
 # One colour per N, the same in every panel.
 ncolor(i) = word("#1f77b4 #2ca02c #ff7f0e #d62728 #9467bd #8c564b #e377c2 #7f7f7f #17becf", (i - 1) % 9 + 1)
@@ -36,9 +39,9 @@ set multiplot layout nrows, ncols title \
 
 do for [ci = 1:words(colls)] {
     cname = word(colls, ci)
-    set title cname font ",10"
+    set title cname font ",10" noenhanced
     set ylabel "amcoll / Open MPI"
-    set yrange [0.0625:16]
+    set yrange [1.0/32:128]
     if (cname eq "allreduce") {
         set label 1 "target 8 B" at 8, 0.7 offset 1, -0.6 font ",8"
         plot for [k = 1:words(nps)] datafile \
@@ -70,7 +73,7 @@ set ylabel "µs per call"
 set logscale y 10
 set autoscale y
 set format y "10^{%L}"
-set key top left box opaque font ",8" maxrows 5
+set key top left box opaque font ",8" maxrows 5 width 0
 plot for [k = 1:words(nps)] datafile \
          u ((strcol(1) eq "allreduce" && $3 == word(nps, k) + 0) ? $2 : NaN):4 \
          w lp lw 2 pt 7 ps 0.5 lc rgb ncolor(k) t sprintf("N=%s", word(nps, k)), \

@@ -152,7 +152,7 @@ echo "sweep time: $(( $(date +%s) - t_start )) s"
 # so each (collective, N) curve is a contiguous run of rows. '?' = no number.
 awk '
 BEGIN {
-    nc = split("bcast reduce allreduce gather scatter allgather alltoall reduce_scatter_block scan exscan", co, " ")
+    nc = split("bcast reduce allreduce gather scatter allgather alltoall reduce_scatter_block reduce_scatter scan exscan gatherv scatterv allgatherv alltoallv", co, " ")
     for (i = 1; i <= nc; i++) rank[co[i]] = i
 }
 /^RESULT / {
@@ -203,8 +203,8 @@ END {
 # amcoll and Open MPI medians (µs) and their ratio.
 echo
 echo "Latency per call, µs: median over reps of the slowest rank's mean; ratio = amcoll / Open MPI (lower is better)."
-echo "Bytes are per rank (the block each rank sends or receives for gather/scatter/allgather/alltoall); reductions sum doubles."
-echo "'-' = not run (reductions below 8 B, or N x bytes over the per-rank cap); WRONG/ERROR = the checked call failed, not timed;"
+echo "Bytes are per rank (for the N-block collectives, the block each rank sends to or receives from one peer; v-forms and reduce_scatter with equal counts); reductions sum doubles."
+echo "'-' = not run (reductions below 8 B, or N x bytes over the per-rank cap); WRONG/ERROR = the checked call failed, not timed; n/a = AMC_ERR_UNSUPPORTED;"
 echo "'~' after a ratio = noisy cell (interquartile range over reps above 1/3 of the median for either library)."
 awk '
 function us(v) {
@@ -222,6 +222,7 @@ function cell(key, m,    s) {
     s = ((key, m) in st) ? st[key, m] : "?"
     if (s == "wrong") return "WRONG"
     if (s == "error") return "ERROR"
+    if (s == "unsupported") return "n/a"
     return us(med[key, m])
 }
 /^#/ { next }

@@ -6,12 +6,12 @@
 #define AMC_CTRL_WINDOW_MASK (AMC_CTRL_WINDOW - 1)
 
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, int threaded,
-                        amc_early_release_fn_t release_desc, void *release_arg)
+                        amc_early_release_fn_t drop_early, void *drop_arg)
 {
     memset(ctrl, 0, sizeof(*ctrl));
     amc_spinlock_init(&ctrl->lock, threaded);
-    ctrl->release_desc = release_desc;
-    ctrl->release_arg  = release_arg;
+    ctrl->drop_early = drop_early;
+    ctrl->drop_arg  = drop_arg;
     ctrl->early_max = early_max;
 }
 
@@ -171,7 +171,7 @@ void amc_coll_ctrl_release(amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot)
             break;
         }
         *link            = NULL;
-        amc_early_list_free(&slot->early, ctrl->release_desc, ctrl->release_arg);
+        amc_early_list_free(&slot->early, ctrl->drop_early, ctrl->drop_arg);
         slot->next       = ctrl->free_slots;
         ctrl->free_slots = slot;
         ctrl->active--;

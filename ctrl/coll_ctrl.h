@@ -60,13 +60,13 @@ typedef struct amc_coll_ctrl {
     amc_coll_slot_t *free_slots;
     unsigned         active;       /* slots in use */
     int              pending_err;  /* an error no instance could take */
-    amc_early_release_fn_t release_desc;  /* gives unread rendezvous data back */
-    void            *release_arg;
+    amc_early_release_fn_t drop_early;  /* gives a dropped early message's descriptor or token back */
+    void            *drop_arg;
 } amc_coll_ctrl_t;
 
 /* threaded: handlers and callers may run on different threads at once. */
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, int threaded,
-                        amc_early_release_fn_t release_desc, void *release_arg);
+                        amc_early_release_fn_t drop_early, void *drop_arg);
 /* drop is called for every slot still in use (teardown with instances
  * running): it releases what the slot holds beyond itself (request,
  * collective state); early messages are freed here. */

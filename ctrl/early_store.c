@@ -14,7 +14,8 @@ amc_early_msg_t *amc_early_msg_new(const amc_wire_hdr_t *hdr, const void *data, 
     msg->next = NULL;
     msg->hdr  = *hdr;
     msg->len  = len;
-    msg->desc = desc;
+    msg->desc  = desc;
+    msg->eager = (desc == NULL);
     if ((desc == NULL) && (len > 0)) {
         memcpy(msg->data, data, len);
     }
@@ -49,8 +50,8 @@ void amc_early_list_free(amc_early_msg_t **list, amc_early_release_fn_t release,
 
     for (msg = *list; msg != NULL; msg = next) {
         next = msg->next;
-        if ((msg->desc != NULL) && (release != NULL)) {
-            release(arg, msg->desc);
+        if (release != NULL) {
+            release(arg, msg);
         }
         free(msg);
     }

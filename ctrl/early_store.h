@@ -17,11 +17,13 @@ typedef struct amc_early_msg {
     amc_wire_hdr_t        hdr;
     size_t                len;
     void                 *desc;   /* data still at the sender (rendezvous): no copy */
+    int                   eager;  /* data copied here: its sender spent a token on it */
     unsigned char         data[];
 } amc_early_msg_t;
 
-/* Gives a rendezvous descriptor back to the transport unread. */
-typedef void (*amc_early_release_fn_t)(void *arg, void *desc);
+/* Gives back what a dropped message holds: its rendezvous descriptor to the
+ * transport, or its sender's token. The list frees the message itself. */
+typedef void (*amc_early_release_fn_t)(void *arg, amc_early_msg_t *msg);
 
 /* A copy of the message, or with desc only the header and the descriptor;
  * NULL when out of memory. */
@@ -33,8 +35,8 @@ void amc_early_list_append(amc_early_msg_t **list, amc_early_msg_t *msg);
 /* Unlinks and returns the first message for round, or NULL. */
 amc_early_msg_t *amc_early_list_take(amc_early_msg_t **list, uint32_t round);
 
-/* Frees the list; descriptors go back through release (NULL: the transport is
- * gone, and its descriptors with it). */
+/* Frees the list; each message goes through release first (NULL: teardown,
+ * the transport and the peers are gone). */
 void amc_early_list_free(amc_early_msg_t **list, amc_early_release_fn_t release, void *arg);
 
 #endif

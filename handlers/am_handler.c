@@ -55,6 +55,14 @@ void amc_am_recv(void *arg, const void *hdr_bytes, size_t hdr_len, const void *d
         amc_am_reject(ctx, "bad magic or wire version", NULL, desc);
         return;
     }
+    if (hdr.kind == AMC_WIRE_CREDIT) {
+        if ((hdr.src >= (uint32_t)ctx->tp->size) || (desc != NULL)) {
+            amc_am_reject(ctx, "bad credit message", &hdr, desc);
+            return;
+        }
+        amc_flow_give(&ctx->flow, (int)hdr.src, hdr.credits);
+        return;
+    }
     if ((hdr.kind != AMC_WIRE_BARRIER) && (hdr.kind != AMC_WIRE_COLL)) {
         amc_am_reject(ctx, "unknown message kind", &hdr, desc);
         return;

@@ -99,8 +99,8 @@ static void amc_coll_abort(amc_coll_inst_t *inst, int status)
         inst->slot->req = NULL;
     }
     inst->aborted = 1;
-    amc_early_list_free(&inst->slot->early, inst->comm->ctrl.release_desc,
-                        inst->comm->ctrl.release_arg);
+    amc_early_list_free(&inst->slot->early, inst->comm->ctrl.drop_early,
+                        inst->comm->ctrl.drop_arg);
 }
 
 
@@ -254,9 +254,7 @@ static void amc_coll_consume_early(amc_coll_inst_t *inst)
             amc_coll_deliver(inst, index, &msg->hdr, msg->data, msg->len, msg->desc);
             msg->desc = NULL;
         }
-        if (msg->desc != NULL) {
-            inst->comm->ctx->tp->ops->release(inst->comm->ctx->tp, msg->desc);
-        }
+        amc_comm_drop_early(inst->comm, msg); /* its descriptor or its sender's token */
         free(msg);
     }
 }
@@ -274,6 +272,11 @@ static void amc_coll_finish(amc_coll_inst_t *inst)
         if (inst->user_bytes > 0) {
             memcpy(inst->user_buf, inst->fwd_buf, inst->user_bytes);
         }
+    }
+    if (inst->fwd_token_peer >= 0) {
+        /* the forwarded data held its sender's token until now */
+        amc_flow_release(&comm->ctx->flow, inst->fwd_token_peer);
+        inst->fwd_token_peer = -1;
     }
 
     if (slot->req != NULL) {
@@ -356,7 +359,8 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst, int round_index)
     const amc_sched_round_t *round;
     const amc_sched_act_t   *act;
     uint32_t                 i, done;
-    int                      status, failure;
+    unsigned                 mode;
+    int                      status, failure, dest;
 
     while (round_index >= 0) {
         round   = &inst->sched->rounds[round_index];
@@ -367,13 +371,17 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst, int round_index)
             if (act->type != AMC_ACT_SEND) {
                 continue;
             }
-            status = tp->ops->send(tp, comm->peers[act->peer], &inst->xfers[i].hdr,
-                                   sizeof(inst->xfers[i].hdr),
+            dest = comm->peers[act->peer];
+            /* data below the threshold goes eagerly while a token allows */
+            mode = AMC_SEND_EAGER;
+            if ((act->bytes > 0) && ((act->bytes >= comm->ctx->cfg.rndv_thresh) ||
+                                     !amc_flow_take(&comm->ctx->flow, dest))) {
+                mode = AMC_SEND_RNDV;
+            }
+            inst->xfers[i].hdr.credits = amc_flow_piggyback(&comm->ctx->flow, dest);
+            status = tp->ops->send(tp, dest, &inst->xfers[i].hdr, sizeof(inst->xfers[i].hdr),
                                    (act->bytes > 0) ? inst->buf[act->buf] + act->off : NULL,
-                                   act->bytes,
-                                   ((act->bytes > 0) && (act->bytes >= comm->ctx->cfg.rndv_thresh))
-                                       ? AMC_SEND_RNDV : AMC_SEND_EAGER,
-                                   &inst->xfers[i].comp);
+                                   act->bytes, mode, &inst->xfers[i].comp);
             if (status == AMC_INPROGRESS) {
                 continue;
             }
@@ -439,13 +447,14 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     amc_coll_inst_t *inst = NULL;
     amc_early_msg_t *msg;
     const char      *why  = NULL;
-    int              next = -1, index;
+    int              next = -1, index, held = 0;
 
     if ((hdr->src >= (uint32_t)comm->size) || (hdr->coll == AMC_COLL_NONE) ||
         (hdr->coll >= AMC_COLL_LAST)) {
         amc_coll_reject(comm, hdr, "bad sender or collective type", desc);
         return;
     }
+    amc_flow_give(&comm->ctx->flow, comm->peers[hdr->src], hdr->credits);
 
     amc_spin_lock(&ctrl->lock);
     switch (amc_coll_ctrl_slot(ctrl, hdr->seq, comm, &slot)) {
@@ -475,6 +484,10 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     if ((inst == NULL) && (hdr->coll == AMC_COLL_BCAST) && (desc == NULL)) {
         if (amc_coll_forward_start(comm, slot, hdr, len, &inst) == AMC_SUCCESS) {
             (void)amc_coll_advance(inst); /* into round 0: waits for this message */
+            if (len > 0) {
+                inst->fwd_token_peer = comm->peers[hdr->src];
+                held                 = 1; /* its buffer holds the data until the call */
+            }
         } else {
             inst = NULL; /* not a binomial bcast (or no memory): keep it as early data */
         }
@@ -513,6 +526,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
             goto out;
         }
         amc_early_list_append(&slot->early, msg);
+        held = 1;
         goto out;
     }
     amc_coll_deliver(inst, index, hdr, data, len, desc);
@@ -520,6 +534,10 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     next = amc_coll_advance(inst);
 
 out:
+    if (!held && (desc == NULL) && (len > 0)) {
+        /* copied into place or dropped: the sender's token goes back */
+        amc_flow_release(&comm->ctx->flow, comm->peers[hdr->src]);
+    }
     amc_spin_unlock(&ctrl->lock);
     if (why != NULL) {
         amc_coll_reject(comm, hdr, why, desc);

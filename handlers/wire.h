@@ -16,7 +16,8 @@
 
 enum {
     AMC_WIRE_BARRIER = 1,  /* the dissemination barrier's own fast path */
-    AMC_WIRE_COLL    = 2   /* a step of a scheduled collective (am_coll/sched.h) */
+    AMC_WIRE_COLL    = 2,  /* a step of a scheduled collective (am_coll/sched.h) */
+    AMC_WIRE_CREDIT  = 3   /* eager tokens given back (am_coll/flow.h); src is the transport rank */
 };
 
 /* The UCX active-message id all amcoll traffic uses. */
@@ -35,7 +36,7 @@ typedef struct amc_wire_hdr {
     uint8_t  alg;      /* the sender's algorithm id: a rank that has not entered
                         * yet can still forward along the same tree */
     uint8_t  pad[3];
-    uint32_t credits;  /* reserved for eager-token flow control; 0 */
+    uint32_t credits;  /* eager tokens given back to the receiver (am_coll/flow.h) */
 } amc_wire_hdr_t;
 
 _Static_assert(sizeof(amc_wire_hdr_t) == 40, "wire header layout");

@@ -35,6 +35,7 @@ struct amc_fake_fabric {
     unsigned long          violations;
     unsigned long          delivered;
     unsigned long          rndv_pending;  /* delivered, neither fetched nor released */
+    unsigned long         *eager_data;    /* per destination: eager messages with data */
 };
 
 static int amc_fake_enqueue(amc_fake_fabric_t *fabric, const amc_fake_msg_t *msg)
@@ -198,6 +199,11 @@ int amc_fake_fabric_create(int nranks, amc_fake_completion_t completion,
     if (fabric->held == NULL) {
         goto err_free_ranks;
     }
+    fabric->eager_data = calloc((size_t)nranks, sizeof(*fabric->eager_data));
+    if (fabric->eager_data == NULL) {
+        free(fabric->held);
+        goto err_free_ranks;
+    }
     fabric->nranks     = nranks;
     fabric->completion = completion;
     *fabric_p          = fabric;
@@ -224,6 +230,7 @@ void amc_fake_fabric_destroy(amc_fake_fabric_t *fabric)
         }
     }
     free(fabric->queue);
+    free(fabric->eager_data);
     free(fabric->held);
     free(fabric->ranks);
     free(fabric);
@@ -306,6 +313,7 @@ int amc_fake_deliver(amc_fake_fabric_t *fabric, size_t index)
         }
         return 1;
     }
+    fabric->eager_data[msg.dst] += (msg.len > 0);
     if ((dst != NULL) && (dst->super.recv_cb != NULL)) {
         dst->super.recv_cb(dst->super.recv_arg, msg.hdr_copy, msg.hdr_len, msg.data, msg.len,
                            NULL);
@@ -344,6 +352,11 @@ int amc_fake_inject(amc_fake_fabric_t *fabric, int src, int dst,
 unsigned long amc_fake_header_violations(const amc_fake_fabric_t *fabric)
 {
     return fabric->violations;
+}
+
+unsigned long amc_fake_eager_data(const amc_fake_fabric_t *fabric, int rank)
+{
+    return fabric->eager_data[rank];
 }
 
 unsigned long amc_fake_rndv_pending(const amc_fake_fabric_t *fabric)

@@ -43,6 +43,9 @@ unsigned long amc_fake_header_violations(const amc_fake_fabric_t *fabric);
 
 unsigned long amc_fake_delivered(const amc_fake_fabric_t *fabric);
 
+/* Eager messages with data delivered to rank so far. */
+unsigned long amc_fake_eager_data(const amc_fake_fabric_t *fabric, int rank);
+
 /* Rendezvous messages delivered but neither fetched nor released: a handler
  * that lost a descriptor (the sender would wait for ever). */
 unsigned long amc_fake_rndv_pending(const amc_fake_fabric_t *fabric);

@@ -197,6 +197,82 @@ for sub in semantics dup ibarrier; do
     run_one "$sub N=5 UCX_TLS=tcp,self" 5 "$DEFAULT_TIMEOUT" "$sub" UCX_TLS=tcp,self
 done
 
+# ---------------------------------------------------------------- data collectives
+# tests/integration/test_coll_mpi: bcast, reduce, allreduce, gather, scatter,
+# allgather, alltoall, the v-forms, reduce_scatter(_block), scan, exscan; every
+# result checked against values each rank computes locally (see the program's
+# header for the sub-tests).  Same run_one, with BIN switched to that program.
+# Knobs:
+#   AMCTEST_COLL_BIN          program (default: ./tests/integration/test_coll_mpi)
+#   AMCTEST_COLL_FULL_NPROCS  rank counts for the full cross product (default: 1 2 3 4 5)
+#   AMCTEST_COLL_NPROCS       rank counts for sample/nb/stress/badarg (default: 1 2 3 4 5 8 16 32)
+#   AMCTEST_COLL_VARIANT_NPROCS rank counts for the other algorithms/protocols (default: 5)
+#   AMCTEST_SEED, AMCTEST_STRESS_STEPS, AMCTEST_BIG_BYTES: passed on to every rank when set
+COLL_FULL_NPROCS=${AMCTEST_COLL_FULL_NPROCS-"1 2 3 4 5"}
+COLL_NPROCS=${AMCTEST_COLL_NPROCS-"1 2 3 4 5 8 16 32"}
+COLL_VARIANT_NPROCS=${AMCTEST_COLL_VARIANT_NPROCS-"5"}
+
+COLL_BIN=${AMCTEST_COLL_BIN:-}
+if [ -z "$COLL_BIN" ]; then
+    for cand in ./tests/integration/test_coll_mpi \
+                "$(dirname "$0")/test_coll_mpi" \
+                "$srcdir/tests/integration/test_coll_mpi"; do
+        if [ -x "$cand" ]; then
+            COLL_BIN=$cand
+            break
+        fi
+    done
+fi
+if [ -z "$COLL_BIN" ] || [ ! -x "$COLL_BIN" ]; then
+    echo "FAIL: data collective test program not found (looked for" \
+         "./tests/integration/test_coll_mpi; build it with" \
+         "'make tests/integration/test_coll_mpi' or set AMCTEST_COLL_BIN)"
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  test_coll_mpi not found"
+else
+    coll_start=$(date +%s)
+    BARRIER_BIN=$BIN
+    BIN=$COLL_BIN
+    echo "integration: data collectives, program $BIN"
+    coll_env=()
+    for var in AMCTEST_SEED AMCTEST_STRESS_STEPS AMCTEST_BIG_BYTES; do
+        if [ -n "${!var:-}" ]; then
+            coll_env+=("$var=${!var}")
+        fi
+    done
+
+    for sub in sample nb stress badarg; do
+        run_one "coll $sub, singleton (no launcher)" 0 "$DEFAULT_TIMEOUT" "$sub" "${coll_env[@]}"
+    done
+    for np in $COLL_FULL_NPROCS; do
+        run_one "coll full N=$np" "$np" "$DEFAULT_TIMEOUT" full "${coll_env[@]}"
+    done
+    for np in $COLL_NPROCS; do
+        for sub in sample nb stress badarg; do
+            run_one "coll $sub N=$np" "$np" "$DEFAULT_TIMEOUT" "$sub" "${coll_env[@]}"
+        done
+    done
+
+    # Algorithms and protocols the defaults do not pick for these sizes, and TCP
+    # instead of shared memory (a shorter stress; AMCTEST_STRESS_STEPS still wins).
+    for np in $COLL_VARIANT_NPROCS; do
+        for variant in "AMC_ALLREDUCE_ALG=linear AMC_ALLGATHER_ALG=ring AMC_BCAST_ALG=binomial" \
+                       "AMC_ALLREDUCE_ALG=ring AMC_ALLGATHER_ALG=bruck AMC_BCAST_ALG=pipeline AMC_BCAST_SEGMENT=1000" \
+                       "AMC_RNDV_THRESH=1" \
+                       "AMC_RNDV_THRESH=1073741824" \
+                       "UCX_TLS=tcp,self"; do
+            for sub in sample nb stress; do
+                # shellcheck disable=SC2086 # the variant is a list of VAR=VALUE words
+                run_one "coll $sub N=$np $variant" "$np" "$DEFAULT_TIMEOUT" "$sub" \
+                    $variant AMCTEST_STRESS_STEPS=2000 "${coll_env[@]}"
+            done
+        done
+    done
+
+    BIN=$BARRIER_BIN
+    echo "integration: data collectives took $(($(date +%s) - coll_start)) s"
+fi
+
 end=$(date +%s)
 if [ "$failed" -gt 0 ]; then
     printf "failed runs:%b\n" "$failed_list"

@@ -240,6 +240,76 @@ static void test_bcast_stalled_inner_rank(uint64_t seed)
     amc_test_world_destroy(&w);
 }
 
+/* Tokens: a bcast root runs K calls ahead of a late rank. With T tokens the
+ * late rank receives at most T eager messages before it calls (the memory it
+ * must hold); the rest wait at the root, and everything completes once it
+ * calls. */
+static void test_tokens_bound_early_memory(uint64_t seed)
+{
+    enum { K = 20, T = 4 };
+    amc_test_world_t w;
+    amc_config_t     cfg;
+    amc_log_t        quiet = { AMC_LOG_ERROR, -1 };
+    amc_test_rng_t   rng;
+    amc_request_t    reqs[2][K];
+    int              buf[2][K][2], rank, k, flag, left = 2 * K, guard, done[2][K];
+    size_t           count;
+
+    CHECK(amc_config_read(&cfg, &quiet) == AMC_SUCCESS, "config");
+    cfg.log_level    = -1;
+    cfg.eager_tokens = T;
+    CHECK(amc_test_world_create(&w, 2, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
+    amc_test_rng_seed(&rng, seed);
+    memset(done, 0, sizeof(done));
+    for (k = 0; k < K; k++) {
+        buf[0][k][0] = k;
+        buf[0][k][1] = -k;
+        buf[1][k][0] = buf[1][k][1] = 7777;
+        CHECK(amc_ibcast(buf[0][k], 2, AMC_INT, 0, amc_test_world_comm(&w, 0), &reqs[0][k]) ==
+              AMC_SUCCESS, "root ibcast %d", k);
+    }
+    while ((count = amc_fake_deliverable(w.fabric)) > 0) {
+        amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, count));
+    }
+    CHECK(amc_fake_eager_data(w.fabric, 1) <= T,
+          "the late rank received %lu eager messages with %d tokens",
+          amc_fake_eager_data(w.fabric, 1), T);
+    CHECK(amc_fake_eager_data(w.fabric, 1) > 0, "small data still goes eagerly first");
+
+    for (k = 0; k < K; k++) {
+        CHECK(amc_ibcast(buf[1][k], 2, AMC_INT, 0, amc_test_world_comm(&w, 1), &reqs[1][k]) ==
+              AMC_SUCCESS, "late ibcast %d", k);
+    }
+    for (guard = 0; (left > 0) && (guard < 100000); guard++) {
+        for (rank = 0; rank < 2; rank++) {
+            for (k = 0; k < K; k++) {
+                if (!done[rank][k]) {
+                    CHECK(amc_test(&reqs[rank][k], &flag) == AMC_SUCCESS, "test");
+                    if (flag) {
+                        done[rank][k] = 1;
+                        left--;
+                    }
+                }
+            }
+        }
+        count = amc_fake_deliverable(w.fabric);
+        if (count > 0) {
+            amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, count));
+        }
+    }
+    CHECK(left == 0, "seed %llu: %d bcasts never completed", (unsigned long long)seed, left);
+    CHECK(memcmp(buf[0], buf[1], sizeof(buf[0])) == 0, "late rank's data");
+    CHECK(amc_fake_rndv_pending(w.fabric) == 0, "descriptors left unreleased");
+    /* every token comes back (credit messages still on their way arrive now) */
+    while (amc_fake_deliverable(w.fabric) > 0) {
+        amc_fake_deliver(w.fabric, 0);
+    }
+    CHECK(w.ctx[0]->flow.tokens[1] + w.ctx[1]->flow.owed[0] == T,
+          "tokens conserved: %u at the root + %u owed", w.ctx[0]->flow.tokens[1],
+          w.ctx[1]->flow.owed[0]);
+    amc_test_world_destroy(&w);
+}
+
 static void test_bad_arguments(void)
 {
     amc_test_world_t w;
@@ -282,6 +352,7 @@ int main(void)
         test_truncation(seed, 0);
         test_truncation(seed, 1);
         test_bcast_stalled_inner_rank(seed);
+        test_tokens_bound_early_memory(seed);
     }
     test_bad_arguments();
     return amc_test_summary("test_coll_errors");

@@ -1,0 +1,115 @@
+#include "am_coll/flow.h"
+#include "am_coll/context.h"
+#include "am_coll/status.h"
+
+#include <stdlib.h>
+
+static void amc_flow_credit_send(amc_flow_credit_t *credit);
+
+static void amc_flow_credit_done(amc_completion_t *comp, int status)
+{
+    amc_flow_credit_t *credit = amc_container_of(comp, amc_flow_credit_t, comp);
+    amc_flow_t        *flow   = &credit->ctx->flow;
+
+    (void)status; /* a lost credit only costs eager sends, never correctness */
+    __atomic_store_n(&credit->busy, 0, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&flow->owed[credit->peer], __ATOMIC_RELAXED) * 2 >= flow->window) {
+        amc_flow_credit_send(credit);
+    }
+}
+
+static void amc_flow_credit_send(amc_flow_credit_t *credit)
+{
+    amc_context_t   *ctx = credit->ctx;
+    amc_transport_t *tp  = ctx->tp;
+    uint32_t         n;
+    int              status;
+
+    if (__atomic_exchange_n(&credit->busy, 1, __ATOMIC_ACQ_REL)) {
+        return; /* one in flight: its completion looks again */
+    }
+    n = __atomic_exchange_n(&ctx->flow.owed[credit->peer], 0, __ATOMIC_ACQ_REL);
+    if (n == 0) {
+        __atomic_store_n(&credit->busy, 0, __ATOMIC_RELEASE);
+        return;
+    }
+    credit->hdr.magic   = AMC_WIRE_MAGIC;
+    credit->hdr.version = AMC_WIRE_VERSION;
+    credit->hdr.kind    = AMC_WIRE_CREDIT;
+    credit->hdr.src     = (uint32_t)tp->rank; /* no communicator: the transport rank */
+    credit->hdr.root    = -1;
+    credit->hdr.credits = n;
+    credit->comp.fn     = amc_flow_credit_done;
+    status = tp->ops->send(tp, credit->peer, &credit->hdr, sizeof(credit->hdr), NULL, 0,
+                           AMC_SEND_EAGER, &credit->comp);
+    if (status != AMC_INPROGRESS) {
+        __atomic_store_n(&credit->busy, 0, __ATOMIC_RELEASE);
+    }
+}
+
+int amc_flow_init(amc_flow_t *flow, amc_context_t *ctx, int npeers, unsigned window)
+{
+    int i;
+
+    flow->window = window;
+    flow->tokens = calloc((size_t)npeers, sizeof(*flow->tokens));
+    flow->owed   = calloc((size_t)npeers, sizeof(*flow->owed));
+    flow->credit = calloc((size_t)npeers, sizeof(*flow->credit));
+    if ((flow->tokens == NULL) || (flow->owed == NULL) || (flow->credit == NULL)) {
+        amc_flow_cleanup(flow);
+        return AMC_ERR_NO_MEMORY;
+    }
+    for (i = 0; i < npeers; i++) {
+        flow->tokens[i]      = window;
+        flow->credit[i].ctx  = ctx;
+        flow->credit[i].peer = i;
+    }
+    return AMC_SUCCESS;
+}
+
+void amc_flow_cleanup(amc_flow_t *flow)
+{
+    free(flow->tokens);
+    free(flow->owed);
+    free(flow->credit);
+    flow->tokens = NULL;
+    flow->owed   = NULL;
+    flow->credit = NULL;
+}
+
+int amc_flow_take(amc_flow_t *flow, int peer)
+{
+    uint32_t have = __atomic_load_n(&flow->tokens[peer], __ATOMIC_RELAXED);
+
+    while (have > 0) {
+        if (__atomic_compare_exchange_n(&flow->tokens[peer], &have, have - 1, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+uint32_t amc_flow_piggyback(amc_flow_t *flow, int peer)
+{
+    if (__atomic_load_n(&flow->owed[peer], __ATOMIC_RELAXED) == 0) {
+        return 0;
+    }
+    return __atomic_exchange_n(&flow->owed[peer], 0, __ATOMIC_ACQ_REL);
+}
+
+void amc_flow_give(amc_flow_t *flow, int peer, uint32_t credits)
+{
+    if (credits > 0) {
+        __atomic_add_fetch(&flow->tokens[peer], credits, __ATOMIC_ACQ_REL);
+    }
+}
+
+void amc_flow_release(amc_flow_t *flow, int peer)
+{
+    uint32_t owed = __atomic_add_fetch(&flow->owed[peer], 1, __ATOMIC_ACQ_REL);
+
+    if (owed * 2 >= flow->window) {
+        amc_flow_credit_send(&flow->credit[peer]);
+    }
+}
