@@ -81,7 +81,7 @@ static int amc_coll_sched_get(amc_comm_t comm, const amc_alg_t *alg,
             amc_sched_t *old = *victim;
 
             *victim = old->next;
-            amc_sched_free(old);
+            amc_coll_sched_release(old);
         }
         sched->cached     = 1;
         sched->next       = comm->sched_cache;
@@ -91,17 +91,46 @@ static int amc_coll_sched_get(amc_comm_t comm, const amc_alg_t *alg,
     return AMC_SUCCESS;
 }
 
-void amc_coll_inst_free(amc_coll_inst_t *inst)
+static void amc_coll_inst_destroy(amc_coll_inst_t *inst)
 {
-    amc_sched_t *sched = inst->sched;
-
-    /* teardown frees the communicator's cached schedules after its instances */
-    if ((--sched->users == 0) && !sched->cached) {
-        amc_sched_free(sched);
-    }
     free(inst->tmp);
     free(inst->fwd_buf);
     free(inst);
+}
+
+void amc_coll_sched_release(amc_sched_t *sched)
+{
+    amc_coll_inst_t *spare = __atomic_exchange_n((amc_coll_inst_t **)&sched->spare, NULL,
+                                                 __ATOMIC_ACQ_REL);
+
+    if (spare != NULL) {
+        amc_coll_inst_destroy(spare);
+    }
+    amc_sched_free(sched);
+}
+
+void amc_coll_inst_free(amc_coll_inst_t *inst)
+{
+    amc_sched_t     *sched = inst->sched;
+    amc_coll_inst_t *old;
+
+    free(inst->fwd_buf);
+    inst->fwd_buf = NULL;
+    if (sched->cached && !inst->forwarding) {
+        /* the next call of this shape starts without malloc, page faults on
+         * fresh scratch, or a schedule build */
+        old = __atomic_exchange_n((amc_coll_inst_t **)&sched->spare, inst, __ATOMIC_ACQ_REL);
+        sched->users--;
+        if (old != NULL) {
+            amc_coll_inst_destroy(old);
+        }
+        return;
+    }
+    /* teardown frees the communicator's cached schedules after its instances */
+    if ((--sched->users == 0) && !sched->cached) {
+        amc_coll_sched_release(sched);
+    }
+    amc_coll_inst_destroy(inst);
 }
 
 static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const amc_alg_t *alg,
@@ -111,19 +140,27 @@ static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const
     size_t           size;
 
     size = sizeof(*inst) + (size_t)sched->nacts * (sizeof(amc_coll_xfer_t) + 1);
-    inst = calloc(1, size);
-    if (inst == NULL) {
-        return AMC_ERR_NO_MEMORY;
+    inst = __atomic_exchange_n((amc_coll_inst_t **)&sched->spare, NULL, __ATOMIC_ACQ_REL);
+    if (inst != NULL) {
+        void *tmp = inst->tmp;
+
+        memset(inst, 0, size);
+        inst->tmp = tmp;
+    } else {
+        inst = calloc(1, size);
+        if (inst == NULL) {
+            return AMC_ERR_NO_MEMORY;
+        }
+        if (sched->tmp_bytes + sched->stage_bytes > 0) {
+            inst->tmp = malloc(sched->tmp_bytes + sched->stage_bytes);
+            if (inst->tmp == NULL) {
+                free(inst);
+                return AMC_ERR_NO_MEMORY;
+            }
+        }
     }
     inst->xfers     = (amc_coll_xfer_t *)(inst + 1);
     inst->recv_seen = (uint8_t *)(inst->xfers + sched->nacts);
-    if (sched->tmp_bytes > 0) {
-        inst->tmp = malloc(sched->tmp_bytes);
-        if (inst->tmp == NULL) {
-            free(inst);
-            return AMC_ERR_NO_MEMORY;
-        }
-    }
     inst->sched             = sched;
     inst->comm              = comm;
     inst->buf[AMC_BUF_SEND] = (unsigned char *)(uintptr_t)args->sendbuf;

@@ -107,7 +107,11 @@ void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_col
 /* The algorithm for a call (size, count, AMC_* overrides). */
 const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *args);
 
+/* A finished instance: kept as its cached schedule's spare, or freed. */
 void amc_coll_inst_free(amc_coll_inst_t *inst);
+
+/* Frees a schedule and its spare instance. */
+void amc_coll_sched_release(amc_sched_t *sched);
 
 /* Handlers (handlers/coll_handler.c). */
 void amc_coll_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, const void *data,

@@ -80,7 +80,7 @@ static void amc_comm_free_schedules(amc_comm_t comm)
 
     for (sched = comm->sched_cache; sched != NULL; sched = next) {
         next = sched->next;
-        amc_sched_free(sched);
+        amc_coll_sched_release(sched);
     }
     comm->sched_cache = NULL;
 }

@@ -260,6 +260,30 @@ int amc_sched_find_recv(const amc_sched_t *s, int peer, uint32_t tag)
     return -1;
 }
 
+/* Receives that reduce may have their data pulled (rendezvous): it needs a
+ * place of its own before it is reduced into the target. The receives of one
+ * round may be in flight together, so each gets its own range; rounds reuse
+ * the area. */
+static void amc_sched_layout_stage(amc_sched_t *s)
+{
+    uint32_t r, i;
+    size_t   off;
+
+    for (r = 0; r < s->nrounds; r++) {
+        off = 0;
+        for (i = s->rounds[r].first; i < s->rounds[r].first + s->rounds[r].count; i++) {
+            if ((s->acts[i].type == AMC_ACT_RECV_REDUCE) ||
+                (s->acts[i].type == AMC_ACT_RECV_REDUCE_R)) {
+                s->acts[i].off2 = off;
+                off            += s->acts[i].bytes;
+            }
+        }
+        if (off > s->stage_bytes) {
+            s->stage_bytes = off;
+        }
+    }
+}
+
 int amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p)
 {
     amc_sched_t *s = b->sched;
@@ -273,6 +297,7 @@ int amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p)
     while ((s->nrounds > 0) && (s->rounds[s->nrounds - 1].count == 0)) {
         s->nrounds--;
     }
+    amc_sched_layout_stage(s);
     status = amc_sched_number_messages(s);
     if (status != AMC_SUCCESS) {
         amc_sched_free(s);

@@ -99,9 +99,13 @@ typedef struct amc_sched {
     amc_sched_round_t *rounds;
     amc_sched_act_t   *acts;
     size_t             tmp_bytes;
+    size_t             stage_bytes; /* after the scratch: where reducing receives whose
+                                     * data is pulled land first (act->off2 each) */
     uint32_t          *recv_by_key; /* receive acts sorted by (peer, tag): arrival lookup */
     uint32_t           nrecv;
     unsigned           users;       /* running instances; a cached one is freed at 0 */
+    void              *spare;       /* a finished instance kept for the next call of
+                                     * this shape, scratch and all (am_coll/coll.c) */
     int                cached;
     struct amc_sched  *next;        /* the communicator's cache */
 } amc_sched_t;

@@ -29,7 +29,7 @@ set xlabel "bytes per rank"
 set logscale y 2
 set format y "%g"
 # One row of keys at the top; the y range leaves room for it above 16.
-set key top center horizontal maxrows 1 samplen 1.5 width -1 font ",8" opaque
+set key top center horizontal maxrows 1 reverse Left samplen 1.5 width 0 font ",8" opaque
 
 # One colour per N, the same in every panel.
 ncolor(i) = word("#1f77b4 #2ca02c #ff7f0e #d62728 #9467bd #8c564b #e377c2 #7f7f7f #17becf", (i - 1) % 9 + 1)
@@ -41,7 +41,8 @@ do for [ci = 1:words(colls)] {
     cname = word(colls, ci)
     set title cname font ",10" noenhanced
     set ylabel "amcoll / Open MPI"
-    set yrange [1.0/32:128]
+    set yrange [1.0/80:128]
+    set ytics ("1/64" 1.0/64, "1/16" 1.0/16, "1/4" 0.25, "1" 1, "4" 4, "16" 16, "64" 64)
     if (cname eq "allreduce") {
         set label 1 "target 8 B" at 8, 0.7 offset 1, -0.6 font ",8"
         plot for [k = 1:words(nps)] datafile \
@@ -72,6 +73,7 @@ set title "allreduce latency (solid amcoll, dashed Open MPI)" font ",10"
 set ylabel "µs per call"
 set logscale y 10
 set autoscale y
+set ytics autofreq
 set format y "10^{%L}"
 set key top left box opaque font ",8" maxrows 5 width 0
 plot for [k = 1:words(nps)] datafile \

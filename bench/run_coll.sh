@@ -92,8 +92,8 @@ png="$out/coll.png"
 # Runnable tasks besides this script, sampled a few times: ranks share the
 # cores with whatever else runs, so a busy machine makes every number noisy.
 others_running() {
-    local i r max=0
-    for i in 1 2 3 4 5; do
+    local r max=0
+    for _ in 1 2 3 4 5; do
         r=$(awk '/^procs_running/ { print $2 - 1 }' /proc/stat 2> /dev/null)
         [ -n "$r" ] && [ "$r" -gt "$max" ] && max=$r
         sleep 0.2

@@ -131,8 +131,7 @@ static void amc_coll_fetch_done(amc_coll_inst_t *inst, int index, int status)
         amc_coll_reduce(inst, inst->buf[act->buf] + act->off, xfer->scratch, act->bytes,
                         act->type == AMC_ACT_RECV_REDUCE_R);
     }
-    free(xfer->scratch);
-    xfer->scratch = NULL;
+    xfer->scratch = NULL; /* inside the instance's scratch: nothing to free */
     inst->recv_left--;
 }
 
@@ -177,14 +176,9 @@ static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t 
     xfer->scratch = NULL;
     target        = (len > 0) ? inst->buf[act->buf] + act->off : NULL;
     if ((act->type != AMC_ACT_RECV) && (len > 0)) {
-        xfer->scratch = malloc(len);
-        if (xfer->scratch == NULL) {
-            amc_coll_set_status(inst, AMC_ERR_NO_MEMORY);
-            tp->ops->release(tp, desc);
-            inst->recv_left--;
-            return;
-        }
-        target = xfer->scratch;
+        /* its own range of the staging area after the scratch */
+        xfer->scratch = (unsigned char *)inst->tmp + inst->sched->tmp_bytes + act->off2;
+        target        = xfer->scratch;
     }
     xfer->comp.fn = amc_coll_on_fetch_complete;
     xfer->inst    = inst;
