@@ -206,11 +206,11 @@ done
 #   AMCTEST_COLL_BIN          program (default: ./tests/integration/test_coll_mpi)
 #   AMCTEST_COLL_FULL_NPROCS  rank counts for the full cross product (default: 1 2 3 4 5)
 #   AMCTEST_COLL_NPROCS       rank counts for sample/nb/stress/badarg (default: 1 2 3 4 5 8 16 32)
-#   AMCTEST_COLL_VARIANT_NPROCS rank counts for the other algorithms/protocols (default: 5)
+#   AMCTEST_COLL_VARIANT_NPROCS rank counts for the other algorithms/protocols (default: 5 8)
 #   AMCTEST_SEED, AMCTEST_STRESS_STEPS, AMCTEST_BIG_BYTES: passed on to every rank when set
 COLL_FULL_NPROCS=${AMCTEST_COLL_FULL_NPROCS-"1 2 3 4 5"}
 COLL_NPROCS=${AMCTEST_COLL_NPROCS-"1 2 3 4 5 8 16 32"}
-COLL_VARIANT_NPROCS=${AMCTEST_COLL_VARIANT_NPROCS-"5"}
+COLL_VARIANT_NPROCS=${AMCTEST_COLL_VARIANT_NPROCS-"5 8"}
 
 COLL_BIN=${AMCTEST_COLL_BIN:-}
 if [ -z "$COLL_BIN" ]; then

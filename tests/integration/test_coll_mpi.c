@@ -2501,7 +2501,7 @@ int main(int argc, char **argv)
     } else if (strcmp(g_subtest, "nb") == 0) {
         ct_sub_nb(world);
     } else if (strcmp(g_subtest, "stress") == 0) {
-        steps = (g_size <= 5) ? 10000 : (g_size <= 8) ? 5000 : (g_size <= 16) ? 3000 : 1500;
+        steps = (g_size <= 5) ? 10000 : (g_size <= 8) ? 6000 : (g_size <= 16) ? 5000 : 3000;
         steps = ct_env_long("AMCTEST_STRESS_STEPS", steps);
         ct_sub_stress(world, steps);
     } else {
