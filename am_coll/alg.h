@@ -16,6 +16,8 @@ const amc_alg_t *amc_alg_find(int coll, const char *name);
 void amc_alg_print_names(FILE *stream, int coll);
 
 /* Builders; each fills the schedule of one rank. */
+int amc_alg_barrier_dissemination(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                                  int size);
 int amc_alg_bcast_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_bcast_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allreduce_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);

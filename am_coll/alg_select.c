@@ -24,6 +24,7 @@ static const amc_alg_t amc_alg_table[] = {
     { AMC_COLL_SCAN,       1, "recursive_doubling", amc_alg_scan_recdbl },
     { AMC_COLL_EXSCAN,     1, "recursive_doubling", amc_alg_exscan_recdbl },
     { AMC_COLL_BCAST,     2, "pipeline",           amc_alg_bcast_pipeline },
+    { AMC_COLL_BARRIER,   1, "dissemination",      amc_alg_barrier_dissemination },
     { AMC_COLL_ALLREDUCE, 2, "ring",               amc_alg_allreduce_ring },
     { AMC_COLL_ALLREDUCE, 3, "linear",             amc_alg_allreduce_linear },
     { AMC_COLL_ALLGATHER, 2, "bruck",              amc_alg_allgather_bruck },

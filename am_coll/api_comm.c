@@ -1,10 +1,12 @@
 /* Public communicator and barrier calls: argument checks over the internals. */
 #include "am_coll/api.h"
 #include "am_coll/barrier.h"
+#include "am_coll/coll.h"
 #include "am_coll/comm.h"
 #include "am_coll/request.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int amc_comm_rank(amc_comm_t comm, int *rank)
 {
@@ -82,6 +84,23 @@ int amc_comm_free(amc_comm_t *comm)
     return status;
 }
 
+/* The fast path, or the engine when AMC_BARRIER_ALG asks for it. */
+static int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
+{
+    amc_coll_args_t args;
+
+    if (strcmp(comm->ctx->cfg.alg[AMC_COLL_BARRIER], "dissemination") != 0) {
+        return amc_barrier_post(comm, req);
+    }
+    memset(&args, 0, sizeof(args));
+    args.coll    = AMC_COLL_BARRIER;
+    args.root    = -1;
+    args.dt      = AMC_BYTE;
+    args.dt_size = 1;
+    args.op      = -1;
+    return amc_coll_start(comm, &args, req);
+}
+
 int amc_barrier(amc_comm_t comm)
 {
     struct amc_request req;
@@ -95,7 +114,7 @@ int amc_barrier(amc_comm_t comm)
     }
     /* blocking = start + wait, with the request on the stack */
     amc_request_init(&req, comm, 0);
-    status = amc_barrier_post(comm, &req);
+    status = amc_barrier_start(comm, &req);
     if (status != AMC_SUCCESS) {
         return status;
     }
@@ -118,7 +137,7 @@ int amc_ibarrier(amc_comm_t comm, amc_request_t *req_p)
         return AMC_ERR_NO_MEMORY;
     }
     amc_request_init(req, comm, 1);
-    status = amc_barrier_post(comm, req);
+    status = amc_barrier_start(comm, req);
     if (status != AMC_SUCCESS) {
         free(req);
         return status;

@@ -191,6 +191,11 @@ static const amc_config_entry_t amc_config_table[] = {
       "rank holds at most this many early messages from each peer. 0: every data "
       "message by rendezvous.",
       offsetof(amc_config_t, eager_tokens), AMC_CONFIG_UNSIGNED },
+    { "AMC_BARRIER_ALG", "auto",
+      "barrier: auto runs the dedicated fast path (handlers/barrier_handler.c); "
+      "dissemination runs the same algorithm as a schedule on the engine. Every rank "
+      "must use the same.",
+      AMC_CONFIG_ALG(AMC_COLL_BARRIER) },
     { "AMC_BCAST_ALG", "auto", "bcast algorithm (auto: by size).",
       AMC_CONFIG_ALG(AMC_COLL_BCAST) },
     { "AMC_REDUCE_ALG", "auto", "reduce algorithm.",

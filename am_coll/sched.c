@@ -22,6 +22,7 @@ const char *amc_coll_name(int coll)
         [AMC_COLL_REDUCE_SCATTER] = "reduce_scatter",
         [AMC_COLL_SCAN] = "scan",
         [AMC_COLL_EXSCAN] = "exscan",
+        [AMC_COLL_BARRIER] = "barrier",
     };
 
     return ((coll >= 0) && (coll < AMC_COLL_LAST) && (names[coll] != NULL)) ? names[coll] : "?";

@@ -37,6 +37,7 @@ typedef enum {
     AMC_COLL_REDUCE_SCATTER,
     AMC_COLL_SCAN,
     AMC_COLL_EXSCAN,
+    AMC_COLL_BARRIER,   /* on the engine only with AMC_BARRIER_ALG=dissemination */
     AMC_COLL_LAST
 } amc_coll_type_t;
 
