@@ -9,22 +9,12 @@ int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
 {
     amc_coll_ctrl_t *ctrl = &comm->ctrl;
     amc_coll_slot_t *slot;
-    amc_coll_lookup_t found;
-    int              first, count;
+    int              first, count, status;
 
-    amc_spin_lock(&ctrl->lock);
-    found = amc_coll_ctrl_slot(ctrl, ctrl->seq_next, comm, &slot);
-    if (found != AMC_CTRL_FOUND) {
-        amc_spin_unlock(&ctrl->lock);
-        amc_error(&comm->ctx->log, "cannot start barrier %llu on communicator 0x%llx: %s",
-                  (unsigned long long)ctrl->seq_next, (unsigned long long)comm->cid,
-                  (found == AMC_CTRL_NO_ROOM) ? "too many outstanding instances (AMC_EARLY_MAX)"
-                                              : "out of memory");
-        return AMC_ERR_NO_MEMORY;
+    status = amc_comm_enter(comm, req, "barrier", &slot);
+    if (status != AMC_SUCCESS) {
+        return status;
     }
-    ctrl->seq_next++;
-    req->slot = slot;
-    slot->req = req;
     if (slot->kind == AMC_WIRE_COLL) {
         /* peers run a data collective where this rank calls a barrier */
         amc_request_complete(req, AMC_ERR_PROTOCOL);

@@ -191,7 +191,6 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     amc_sched_t      *sched;
     amc_coll_inst_t  *inst;
     amc_coll_slot_t  *slot;
-    amc_coll_lookup_t found;
     int               status, next = -1;
 
     args->segment = comm->ctx->cfg.bcast_segment;
@@ -212,20 +211,11 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
         return status;
     }
 
-    amc_spin_lock(&ctrl->lock);
-    found = amc_coll_ctrl_slot(ctrl, ctrl->seq_next, comm, &slot);
-    if (found != AMC_CTRL_FOUND) {
-        amc_spin_unlock(&ctrl->lock);
+    status = amc_comm_enter(comm, req, amc_coll_name(args->coll), &slot);
+    if (status != AMC_SUCCESS) {
         amc_coll_inst_free(inst);
-        amc_error(&comm->ctx->log, "cannot start %s on communicator 0x%llx: %s",
-                  amc_coll_name(args->coll), (unsigned long long)comm->cid,
-                  (found == AMC_CTRL_NO_ROOM) ? "too many outstanding instances (AMC_EARLY_MAX)"
-                                              : "out of memory");
-        return AMC_ERR_NO_MEMORY;
+        return status;
     }
-    ctrl->seq_next++;
-    req->slot  = slot;
-    slot->req  = req;
     inst->slot = slot;
     if (slot->kind == AMC_WIRE_BARRIER) {
         /* peers entered a barrier where this rank calls a data collective */

@@ -113,6 +113,30 @@ int amc_comm_create_world(amc_context_t *ctx, amc_comm_t *comm_p)
     return AMC_SUCCESS;
 }
 
+int amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,
+                   amc_coll_slot_t **slot_p)
+{
+    amc_coll_ctrl_t  *ctrl = &comm->ctrl;
+    amc_coll_lookup_t found;
+    amc_coll_slot_t  *slot;
+
+    amc_spin_lock(&ctrl->lock);
+    found = amc_coll_ctrl_slot(ctrl, ctrl->seq_next, comm, &slot);
+    if (found != AMC_CTRL_FOUND) {
+        amc_spin_unlock(&ctrl->lock);
+        amc_error(&comm->ctx->log, "cannot start %s %llu on communicator 0x%llx: %s", what,
+                  (unsigned long long)ctrl->seq_next, (unsigned long long)comm->cid,
+                  (found == AMC_CTRL_NO_ROOM) ? "too many outstanding instances (AMC_EARLY_MAX)"
+                                              : "out of memory");
+        return AMC_ERR_NO_MEMORY;
+    }
+    ctrl->seq_next++;
+    req->slot = slot;
+    slot->req = req;
+    *slot_p   = slot;
+    return AMC_SUCCESS;
+}
+
 int amc_comm_check(amc_comm_t comm)
 {
     if ((comm == NULL) || (comm->magic != AMC_COMM_MAGIC_ALIVE)) {

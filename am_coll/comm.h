@@ -42,6 +42,12 @@ int  amc_comm_check(amc_comm_t comm);
  * context, AMC_SUCCESS if none. */
 int  amc_comm_take_error(amc_comm_t comm);
 
+/* Gives req the slot of comm's next instance and locks the control
+ * structure: AMC_SUCCESS with ctrl->lock held, or AMC_ERR_NO_MEMORY with it
+ * released and the reason (what could not start) logged. */
+int  amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,
+                    amc_coll_slot_t **slot_p);
+
 /* Frees the control structure; the struct itself goes to the graveyard. */
 void amc_comm_destroy(amc_comm_t comm);
 
