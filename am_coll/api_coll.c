@@ -93,8 +93,15 @@ static int amc_api_coll_check(amc_comm_t comm, amc_coll_args_t *a, int in_place_
     return AMC_SUCCESS;
 }
 
-/* Starts the checked call; with req_p NULL waits for it (request on the stack). */
-static int amc_api_coll_run(amc_comm_t comm, amc_coll_args_t *a, amc_request_t *req_p)
+/* How a checked call runs: blocking (wait here, the request on the stack),
+ * non-blocking (amc_iX), or persistent (amc_X_init: kept, started by amc_start). */
+enum {
+    AMC_API_BLOCKING,
+    AMC_API_NONBLOCKING,
+    AMC_API_PERSISTENT
+};
+
+static int amc_api_coll_run(amc_comm_t comm, amc_coll_args_t *a, amc_request_t *req_p, int mode)
 {
     struct amc_request  stack_req, *req;
     int                 status;
@@ -106,7 +113,10 @@ static int amc_api_coll_run(amc_comm_t comm, amc_coll_args_t *a, amc_request_t *
     if (a->sendbuf == AMC_IN_PLACE) {
         a->sendbuf = NULL;
     }
-    if (req_p == NULL) {
+    if (mode == AMC_API_PERSISTENT) {
+        return amc_request_persistent_new(comm, a, req_p);
+    }
+    if (mode == AMC_API_BLOCKING) {
         amc_request_init(&stack_req, comm, 0);
         status = amc_coll_start(comm, a, &stack_req);
         return (status == AMC_SUCCESS) ? amc_request_wait_one(&stack_req) : status;
@@ -142,7 +152,7 @@ static int amc_api_bcast(void *buf, size_t count, amc_datatype_t dt, int root, a
         a.root = -2; /* -1 means unrooted to the checks */
     }
     status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_NEVER, 1, 0, 1);
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
 }
 
 int amc_bcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm)
@@ -163,13 +173,14 @@ static int amc_api_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_
     int             status, is_root;
 
     AMC_API_REQ_CHECK(req, nb);
-    amc_api_args_init(&a, AMC_COLL_REDUCE, sendbuf, recvbuf, count, dt, op, (root == -1) ? -2 : root);
+    amc_api_args_init(&a, AMC_COLL_REDUCE, sendbuf, recvbuf, count, dt, op,
+                      (root == -1) ? -2 : root);
     if (op == -1) {
         a.op = -2; /* -1 means "no op" to the checks */
     }
     is_root = (amc_comm_check(comm) == AMC_SUCCESS) && (comm->rank == root);
     status  = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND_AT_ROOT, 1, 1, is_root);
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
 }
 
 int amc_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
@@ -191,9 +202,10 @@ static int amc_api_allreduce(const void *sendbuf, void *recvbuf, size_t count, a
     int             status;
 
     AMC_API_REQ_CHECK(req, nb);
-    amc_api_args_init(&a, AMC_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, (op == -1) ? -2 : op, -1);
+    amc_api_args_init(&a, AMC_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, (op == -1) ? -2 : op,
+                      -1);
     status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 1, 1);
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
 }
 
 int amc_allreduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
@@ -222,7 +234,7 @@ static int amc_api_rooted(int coll, const void *sendbuf, void *recvbuf, size_t c
                                  gather ? AMC_IN_PLACE_SEND_AT_ROOT : AMC_IN_PLACE_RECV_AT_ROOT,
                                  is_root ? (size_t)comm->size : 1,
                                  gather ? 1 : is_root, gather ? is_root : 1);
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
 }
 
 int amc_gather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, int root,
@@ -258,7 +270,7 @@ static int amc_api_all(int coll, const void *sendbuf, void *recvbuf, size_t coun
     AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, coll, sendbuf, recvbuf, count, dt, -1, -1);
     status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, (size_t)size, 1, 1);
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
 }
 
 int amc_allgather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
@@ -302,7 +314,7 @@ static int amc_api_reduce_any(int coll, const void *sendbuf, void *recvbuf, size
         recv_used = 0; /* MPI: rank 0's result is undefined, its recvbuf not significant */
     }
     status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, blocks, 1, recv_used);
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
 }
 
 int amc_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count,
@@ -431,7 +443,7 @@ static int amc_api_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
             status = amc_api_own_check(comm, &a, sendcount, recvcounts[root]);
         }
     }
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
 }
 
 int amc_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t recvcounts[],
@@ -480,7 +492,7 @@ static int amc_api_scatterv(const void *sendbuf, const size_t sendcounts[],
             status = amc_api_own_check(comm, &a, sendcounts[root], recvcount);
         }
     }
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
 }
 
 int amc_scatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
@@ -527,7 +539,7 @@ static int amc_api_allgatherv(const void *sendbuf, size_t sendcount, void *recvb
             status = amc_api_own_check(comm, &a, sendcount, recvcounts[comm->rank]);
         }
     }
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
 }
 
 int amc_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
@@ -577,7 +589,7 @@ static int amc_api_alltoallv(const void *sendbuf, const size_t sendcounts[],
             status = amc_api_own_check(comm, &a, sendcounts[comm->rank], recvcounts[comm->rank]);
         }
     }
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
 }
 
 int amc_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
@@ -620,7 +632,7 @@ static int amc_api_reduce_scatter(const void *sendbuf, void *recvbuf, const size
             status = amc_api_buf_check(sendbuf, total);
         }
     }
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, nb ? req : NULL) : status;
+    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
 }
 
 int amc_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
@@ -633,4 +645,115 @@ int amc_ireduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcou
                         amc_datatype_t dt, amc_op_t op, amc_comm_t comm, amc_request_t *req)
 {
     return amc_api_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm, req, 1);
+}
+
+/* Persistent forms (MPI-4 style): checked once here, started by amc_start. */
+
+int amc_bcast_init(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm,
+                   amc_request_t *req)
+{
+    return amc_api_bcast(buf, count, dt, root, comm, req, AMC_API_PERSISTENT);
+}
+
+int amc_reduce_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                    amc_op_t op,
+                    int root, amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_reduce(sendbuf, recvbuf, count, dt, op, root, comm, req, AMC_API_PERSISTENT);
+}
+
+int amc_allreduce_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                       amc_op_t op, amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_allreduce(sendbuf, recvbuf, count, dt, op, comm, req, AMC_API_PERSISTENT);
+}
+
+int amc_gather_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, int root,
+                    amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_rooted(AMC_COLL_GATHER, sendbuf, recvbuf, count, dt, root, comm, req,
+                          AMC_API_PERSISTENT);
+}
+
+int amc_scatter_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, int root,
+                     amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_rooted(AMC_COLL_SCATTER, sendbuf, recvbuf, count, dt, root, comm, req,
+                          AMC_API_PERSISTENT);
+}
+
+int amc_allgather_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                       amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_all(AMC_COLL_ALLGATHER, sendbuf, recvbuf, count, dt, comm, req,
+                       AMC_API_PERSISTENT);
+}
+
+int amc_alltoall_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                      amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_all(AMC_COLL_ALLTOALL, sendbuf, recvbuf, count, dt, comm, req,
+                       AMC_API_PERSISTENT);
+}
+
+int amc_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, size_t count,
+                                  amc_datatype_t dt, amc_op_t op, amc_comm_t comm,
+                                  amc_request_t *req)
+{
+    return amc_api_reduce_any(AMC_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, count, dt, op,
+                              comm, req, AMC_API_PERSISTENT);
+}
+
+int amc_scan_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
+                  amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_reduce_any(AMC_COLL_SCAN, sendbuf, recvbuf, count, dt, op, comm, req,
+                              AMC_API_PERSISTENT);
+}
+
+int amc_exscan_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                    amc_op_t op, amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_reduce_any(AMC_COLL_EXSCAN, sendbuf, recvbuf, count, dt, op, comm, req,
+                              AMC_API_PERSISTENT);
+}
+
+int amc_gatherv_init(const void *sendbuf, size_t sendcount, void *recvbuf,
+                     const size_t recvcounts[],
+                     const size_t displs[], amc_datatype_t dt, int root, amc_comm_t comm,
+                     amc_request_t *req)
+{
+    return amc_api_gatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dt, root, comm,
+                           req, AMC_API_PERSISTENT);
+}
+
+int amc_scatterv_init(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
+                      void *recvbuf, size_t recvcount, amc_datatype_t dt, int root, amc_comm_t comm,
+                      amc_request_t *req)
+{
+    return amc_api_scatterv(sendbuf, sendcounts, displs, recvbuf, recvcount, dt, root, comm,
+                            req, AMC_API_PERSISTENT);
+}
+
+int amc_allgatherv_init(const void *sendbuf, size_t sendcount, void *recvbuf,
+                        const size_t recvcounts[], const size_t displs[], amc_datatype_t dt,
+                        amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_allgatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dt, comm, req,
+                              AMC_API_PERSISTENT);
+}
+
+int amc_alltoallv_init(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
+                       void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
+                       amc_datatype_t dt, amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dt,
+                             comm, req, AMC_API_PERSISTENT);
+}
+
+int amc_reduce_scatter_init(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                            amc_datatype_t dt, amc_op_t op, amc_comm_t comm, amc_request_t *req)
+{
+    return amc_api_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm, req,
+                                  AMC_API_PERSISTENT);
 }

@@ -84,23 +84,6 @@ int amc_comm_free(amc_comm_t *comm)
     return status;
 }
 
-/* The fast path, or the engine when AMC_BARRIER_ALG asks for it. */
-static int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
-{
-    amc_coll_args_t args;
-
-    if (strcmp(comm->ctx->cfg.alg[AMC_COLL_BARRIER], "dissemination") != 0) {
-        return amc_barrier_post(comm, req);
-    }
-    memset(&args, 0, sizeof(args));
-    args.coll    = AMC_COLL_BARRIER;
-    args.root    = -1;
-    args.dt      = AMC_BYTE;
-    args.dt_size = 1;
-    args.op      = -1;
-    return amc_coll_start(comm, &args, req);
-}
-
 int amc_barrier(amc_comm_t comm)
 {
     struct amc_request req;

@@ -11,14 +11,21 @@ static int amc_api_check_request(amc_request_t req)
     return ((req == NULL) || (req->magic == AMC_REQUEST_MAGIC)) ? AMC_SUCCESS : AMC_ERR_ARG;
 }
 
-/* Releases a finished request and clears the caller's handle. */
+/* Releases a finished request and clears the caller's handle; a persistent
+ * one only turns inactive and stays. */
 static int amc_api_request_release(amc_request_t *req_p)
 {
     amc_request_t req    = *req_p;
     int           status = req->status;
 
+    if (req->persistent) {
+        req->active = 0;
+        req->status = AMC_SUCCESS; /* an inactive request tests as done and fine */
+        return status;
+    }
     req->magic = 0;
     if (req->heap) {
+        free(req->args);
         free(req);
     }
     *req_p = AMC_REQUEST_NULL;
@@ -125,6 +132,47 @@ int amc_testall(int n, amc_request_t reqs[], int *flag)
     }
     *flag = 1;
     return amc_api_release_requests(n, reqs);
+}
+
+int amc_waitany(int n, amc_request_t reqs[], int *index)
+{
+    amc_context_t *ctx = NULL;
+    amc_waiter_t   waiter;
+    int            status = amc_api_check_requests(n, reqs);
+    int            i, progressed;
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    if (index == NULL) {
+        return AMC_ERR_ARG;
+    }
+    *index = AMC_UNDEFINED;
+    for (i = 0; i < n; i++) {
+        /* null and inactive persistent requests do not count, as in MPI */
+        if ((reqs[i] != NULL) && (!reqs[i]->persistent || reqs[i]->active)) {
+            ctx = reqs[i]->comm->ctx;
+            break;
+        }
+    }
+    if (ctx == NULL) {
+        return AMC_SUCCESS;
+    }
+
+    amc_waiter_init(&waiter, &ctx->cfg.wait);
+    for (;;) {
+        progressed = amc_api_progress_requests(n, reqs);
+        for (i = 0; i < n; i++) {
+            if ((reqs[i] == NULL) || (reqs[i]->persistent && !reqs[i]->active)) {
+                continue;
+            }
+            if (amc_request_poll(reqs[i]) != AMC_INPROGRESS) {
+                *index = i;
+                return amc_api_request_release(&reqs[i]);
+            }
+        }
+        amc_waiter_pass(&waiter, progressed, amc_context_sleep, ctx);
+    }
 }
 
 int amc_waitall(int n, amc_request_t reqs[])

@@ -1,9 +1,11 @@
 #include "am_coll/barrier.h"
 #include "am_coll/comm.h"
 #include "am_coll/request.h"
+#include "am_coll/coll.h"
 #include "handlers/barrier_handler.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
 {
@@ -62,3 +64,21 @@ void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *bu
         snprintf(buf + used, len - used, " nobody (waiting for local send completion)");
     }
 }
+
+/* The fast path, or the engine when AMC_BARRIER_ALG asks for it. */
+int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
+{
+    amc_coll_args_t args;
+
+    if (strcmp(comm->ctx->cfg.alg[AMC_COLL_BARRIER], "dissemination") != 0) {
+        return amc_barrier_post(comm, req);
+    }
+    memset(&args, 0, sizeof(args));
+    args.coll    = AMC_COLL_BARRIER;
+    args.root    = -1;
+    args.dt      = AMC_BYTE;
+    args.dt_size = 1;
+    args.op      = -1;
+    return amc_coll_start(comm, &args, req);
+}
+

@@ -9,6 +9,9 @@
 
 struct amc_request;
 
+/* Starts a barrier: the fast path, or the engine if AMC_BARRIER_ALG says so. */
+int  amc_barrier_start(amc_comm_t comm, struct amc_request *req);
+
 /* Enters barrier instance seq_next on comm; req completes when it finishes. */
 int  amc_barrier_post(amc_comm_t comm, struct amc_request *req);
 

@@ -12,7 +12,10 @@
 
 void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap)
 {
-    req->magic    = AMC_REQUEST_MAGIC;
+    req->magic      = AMC_REQUEST_MAGIC;
+    req->persistent = 0;
+    req->active     = 0;
+    req->args       = NULL;
     req->complete = 0;
     req->status   = AMC_SUCCESS;
     req->heap     = heap;
@@ -28,10 +31,23 @@ void amc_request_complete(struct amc_request *req, int status)
     __atomic_store_n(&req->complete, 1, __ATOMIC_RELEASE);
 }
 
+void amc_request_detach(struct amc_request *req)
+{
+    amc_coll_ctrl_t *ctrl = &req->comm->ctrl;
+
+    amc_spin_lock(&ctrl->lock);
+    if (!req->complete && (req->slot != NULL)) {
+        req->slot->req = NULL;
+        req->slot      = NULL;
+    }
+    amc_spin_unlock(&ctrl->lock);
+}
+
 void amc_request_drop(struct amc_request *req)
 {
     if (req->heap) {
         req->magic = 0;
+        free(req->args);
         free(req);
     } else {
         amc_request_complete(req, AMC_ERR_COMM);

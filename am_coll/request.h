@@ -17,9 +17,19 @@ struct amc_request {
     struct amc_comm *comm;
     amc_coll_slot_t *slot;         /* valid while !complete, under ctrl->lock */
     double           deadline;     /* AMC_TIMEOUT from the first test or wait; 0 unset */
+    int              persistent;   /* amc_X_init: restarted by amc_start, kept when done */
+    int              active;       /* persistent: started, not yet completed by test/wait */
+    struct amc_coll_args *args;    /* persistent data collective: the call; NULL: barrier */
 };
 
 void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap);
+
+/* A persistent request for the call (args NULL: a barrier), inactive. */
+int  amc_request_persistent_new(struct amc_comm *comm, const struct amc_coll_args *args,
+                                struct amc_request **req_p);
+
+/* Unhooks a request from its running instance, which finishes unobserved. */
+void amc_request_detach(struct amc_request *req);
 
 /* Teardown with the request still running: a heap request is freed (its
  * handle dies with the context), a stack one is marked failed. */

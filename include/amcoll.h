@@ -156,11 +156,55 @@ int amc_ialltoallv(const void *sendbuf, const size_t sendcounts[], const size_t 
 int amc_ireduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
                         amc_datatype_t dt, amc_op_t op, amc_comm_t comm, amc_request_t *req);
 
+/* Persistent collectives: the call is checked and kept; amc_start runs it, and test/wait
+ * leave the request allocated and inactive until amc_request_free. */
+int amc_barrier_init(amc_comm_t comm, amc_request_t *req);
+int amc_bcast_init(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm,
+                   amc_request_t *req);
+int amc_reduce_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                    amc_op_t op,
+                    int root, amc_comm_t comm, amc_request_t *req);
+int amc_allreduce_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                       amc_op_t op, amc_comm_t comm, amc_request_t *req);
+int amc_gather_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, int root,
+                    amc_comm_t comm, amc_request_t *req);
+int amc_scatter_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, int root,
+                     amc_comm_t comm, amc_request_t *req);
+int amc_allgather_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                       amc_comm_t comm, amc_request_t *req);
+int amc_alltoall_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                      amc_comm_t comm, amc_request_t *req);
+int amc_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, size_t count,
+                                  amc_datatype_t dt, amc_op_t op, amc_comm_t comm,
+                                  amc_request_t *req);
+int amc_scan_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
+                  amc_comm_t comm, amc_request_t *req);
+int amc_exscan_init(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
+                    amc_op_t op, amc_comm_t comm, amc_request_t *req);
+int amc_gatherv_init(const void *sendbuf, size_t sendcount, void *recvbuf,
+                     const size_t recvcounts[],
+                     const size_t displs[], amc_datatype_t dt, int root, amc_comm_t comm,
+                     amc_request_t *req);
+int amc_scatterv_init(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
+                      void *recvbuf, size_t recvcount, amc_datatype_t dt, int root, amc_comm_t comm,
+                      amc_request_t *req);
+int amc_allgatherv_init(const void *sendbuf, size_t sendcount, void *recvbuf,
+                        const size_t recvcounts[], const size_t displs[], amc_datatype_t dt,
+                        amc_comm_t comm, amc_request_t *req);
+int amc_alltoallv_init(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
+                       void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
+                       amc_datatype_t dt, amc_comm_t comm, amc_request_t *req);
+int amc_reduce_scatter_init(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
+                            amc_datatype_t dt, amc_op_t op, amc_comm_t comm, amc_request_t *req);
+
 /* Requests */
 int amc_test(amc_request_t *req, int *flag);
 int amc_wait(amc_request_t *req);
 int amc_testall(int n, amc_request_t reqs[], int *flag);
 int amc_waitall(int n, amc_request_t reqs[]);
+int amc_waitany(int n, amc_request_t reqs[], int *index);
+int amc_start(amc_request_t *req);
+int amc_request_free(amc_request_t *req);
 
 #ifdef __cplusplus
 }
