@@ -44,7 +44,8 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
     amc_config_t     cfg;
     amc_pmix_boot_t *boot;
     amc_transport_t *tp;
-    int              granted, status;
+    amc_ucx_threads_t threads;
+    int              granted, threaded, status;
 
     (void)argc;
     (void)argv;
@@ -68,8 +69,14 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
     }
     log.level = cfg.log_level;
 
-    /* SINGLE and SERIALIZED now; MULTIPLE is granted as SERIALIZED, which MPI allows */
-    granted = (required > AMC_THREAD_SERIALIZED) ? AMC_THREAD_SERIALIZED : required;
+    /* FUNNELED needs nothing beyond SERIALIZED. Threads meet inside the
+     * library with MULTIPLE or with the progress thread: then the control
+     * structures' locks are on and the worker is MULTI. */
+    granted  = required;
+    threaded = (granted == AMC_THREAD_MULTIPLE) || cfg.progress_thread;
+    threads  = threaded ? AMC_UCX_THREADS_MULTI
+               : (granted == AMC_THREAD_SINGLE) ? AMC_UCX_THREADS_SINGLE
+                                                 : AMC_UCX_THREADS_SERIALIZED;
 
     status = amc_pmix_boot_init(&boot);
     if (status != AMC_SUCCESS) {
@@ -77,12 +84,12 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
     }
     log.rank = amc_pmix_boot_rank(boot);
 
-    status = amc_ucx_transport_create(boot, granted != AMC_THREAD_SINGLE, &log, &tp);
+    status = amc_ucx_transport_create(boot, threads, &log, &tp);
     if (status != AMC_SUCCESS) {
         goto err; /* the transport owns boot from here, also on failure */
     }
 
-    status = amc_context_create(&cfg, tp, granted > AMC_THREAD_SERIALIZED, &amc_default_ctx);
+    status = amc_context_create(&cfg, tp, threaded, &amc_default_ctx);
     if (status != AMC_SUCCESS) {
         goto err; /* the context destroyed tp */
     }

@@ -126,7 +126,9 @@ static int amc_api_coll_run(amc_comm_t comm, amc_coll_args_t *a, amc_request_t *
         return AMC_ERR_NO_MEMORY;
     }
     amc_request_init(req, comm, 1);
+    amc_request_begin_nb(req);
     status = amc_coll_start(comm, a, req);
+    amc_request_end_start(req, status);
     if (status != AMC_SUCCESS) {
         free(req);
         return status;

@@ -120,7 +120,9 @@ int amc_ibarrier(amc_comm_t comm, amc_request_t *req_p)
         return AMC_ERR_NO_MEMORY;
     }
     amc_request_init(req, comm, 1);
+    amc_request_begin_nb(req);
     status = amc_barrier_start(comm, req);
+    amc_request_end_start(req, status);
     if (status != AMC_SUCCESS) {
         free(req);
         return status;

@@ -74,8 +74,10 @@ int amc_start(amc_request_t *req_p)
         amc_request_complete(req, AMC_SUCCESS);
         return AMC_SUCCESS;
     }
+    amc_request_begin_nb(req);
     status = (req->args == NULL) ? amc_barrier_start(req->comm, req)
                                  : amc_coll_start(req->comm, req->args, req);
+    amc_request_end_start(req, status);
     if (status != AMC_SUCCESS) {
         req->active   = 0;
         req->complete = 1;

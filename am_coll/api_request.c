@@ -1,6 +1,7 @@
 /* Public request calls: test, wait and their array forms. */
 #include "am_coll/api.h"
 #include "am_coll/comm.h"
+#include "am_coll/progress_thread.h"
 #include "am_coll/request.h"
 #include "am_coll/status.h"
 
@@ -134,6 +135,21 @@ int amc_testall(int n, amc_request_t reqs[], int *flag)
     return amc_api_release_requests(n, reqs);
 }
 
+/* The caller progresses while it waits: the progress thread parks. */
+static void amc_api_wait_enter(amc_context_t *ctx)
+{
+    if (ctx->pt != NULL) {
+        amc_progress_thread_enter_wait(ctx->pt);
+    }
+}
+
+static void amc_api_wait_leave(amc_context_t *ctx)
+{
+    if (ctx->pt != NULL) {
+        amc_progress_thread_leave_wait(ctx->pt);
+    }
+}
+
 int amc_waitany(int n, amc_request_t reqs[], int *index)
 {
     amc_context_t *ctx = NULL;
@@ -159,8 +175,9 @@ int amc_waitany(int n, amc_request_t reqs[], int *index)
         return AMC_SUCCESS;
     }
 
+    amc_api_wait_enter(ctx);
     amc_waiter_init(&waiter, &ctx->cfg.wait);
-    for (;;) {
+    while (*index == AMC_UNDEFINED) {
         progressed = amc_api_progress_requests(n, reqs);
         for (i = 0; i < n; i++) {
             if ((reqs[i] == NULL) || (reqs[i]->persistent && !reqs[i]->active)) {
@@ -168,11 +185,15 @@ int amc_waitany(int n, amc_request_t reqs[], int *index)
             }
             if (amc_request_poll(reqs[i]) != AMC_INPROGRESS) {
                 *index = i;
-                return amc_api_request_release(&reqs[i]);
+                break;
             }
         }
-        amc_waiter_pass(&waiter, progressed, amc_context_sleep, ctx);
+        if (*index == AMC_UNDEFINED) {
+            amc_waiter_pass(&waiter, progressed, amc_context_sleep, ctx);
+        }
     }
+    amc_api_wait_leave(ctx);
+    return amc_api_request_release(&reqs[*index]);
 }
 
 int amc_waitall(int n, amc_request_t reqs[])
@@ -192,6 +213,7 @@ int amc_waitall(int n, amc_request_t reqs[])
         return AMC_SUCCESS; /* all null */
     }
 
+    amc_api_wait_enter(ctx);
     amc_waiter_init(&waiter, &ctx->cfg.wait);
     for (;;) {
         progressed = amc_api_progress_requests(n, reqs);
@@ -200,5 +222,6 @@ int amc_waitall(int n, amc_request_t reqs[])
         }
         amc_waiter_pass(&waiter, progressed, amc_context_sleep, ctx);
     }
+    amc_api_wait_leave(ctx);
     return amc_api_release_requests(n, reqs);
 }

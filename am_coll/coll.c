@@ -199,21 +199,26 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
         amc_error(&comm->ctx->log, "no algorithm for %s", amc_coll_name(args->coll));
         return AMC_ERR_UNSUPPORTED;
     }
+    /* the schedule cache and its users count are shared with handlers that
+     * forward a bcast (amc_coll_forward_start): both under the lock */
+    amc_spin_lock(&ctrl->lock);
     status = amc_coll_sched_get(comm, alg, args, &sched);
-    if (status != AMC_SUCCESS) {
-        return status;
-    }
-    status = amc_coll_inst_new(comm, args, alg, sched, &inst);
-    if (status != AMC_SUCCESS) {
-        if (!sched->cached) {
+    if (status == AMC_SUCCESS) {
+        status = amc_coll_inst_new(comm, args, alg, sched, &inst);
+        if ((status != AMC_SUCCESS) && !sched->cached) {
             amc_sched_free(sched);
         }
+    }
+    amc_spin_unlock(&ctrl->lock);
+    if (status != AMC_SUCCESS) {
         return status;
     }
 
     status = amc_comm_enter(comm, req, amc_coll_name(args->coll), &slot);
     if (status != AMC_SUCCESS) {
+        amc_spin_lock(&ctrl->lock);
         amc_coll_inst_free(inst);
+        amc_spin_unlock(&ctrl->lock);
         return status;
     }
     inst->slot = slot;
@@ -229,6 +234,7 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
         slot->bitvec |= 1; /* entered, so the slot can be released */
         amc_coll_ctrl_release(ctrl, slot);
         amc_spin_unlock(&ctrl->lock);
+        amc_context_flush(comm->ctx);
         return AMC_SUCCESS;
     }
     if (slot->inst != NULL) {
@@ -237,11 +243,12 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
 
         amc_coll_adopt(fwd, req, args);
         next = amc_coll_advance(fwd); /* finishes it if it is done */
-        amc_spin_unlock(&ctrl->lock);
         amc_coll_inst_free(inst);
+        amc_spin_unlock(&ctrl->lock);
         if (next >= 0) {
             amc_coll_issue_sends(fwd, next);
         }
+        amc_context_flush(comm->ctx);
         return AMC_SUCCESS;
     }
     slot->kind = AMC_WIRE_COLL;
@@ -252,6 +259,7 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     if (next >= 0) {
         amc_coll_issue_sends(inst, next);
     }
+    amc_context_flush(comm->ctx);
     return AMC_SUCCESS;
 }
 

@@ -6,6 +6,7 @@
 #ifndef AMC_COLL_H
 #define AMC_COLL_H
 
+#include "am_coll/defer.h"
 #include "am_coll/op.h"
 #include "am_coll/sched.h"
 #include "ctrl/coll_ctrl.h"
@@ -59,6 +60,7 @@ typedef struct amc_coll_xfer {
     struct amc_coll_inst *inst;
     amc_wire_hdr_t        hdr;
     void                 *scratch;
+    amc_defer_op_t        fetch;      /* the pull, queued until the lock is released */
 } amc_coll_xfer_t;
 
 typedef struct amc_coll_inst {
@@ -77,6 +79,7 @@ typedef struct amc_coll_inst {
     uint32_t             send_left;   /* of the current round, until completion */
     int                  status;      /* first error: reported when it finishes */
     int                  aborted;     /* mismatch: request failed, waits only for its sends */
+    uint32_t             fetch_busy;  /* pulls queued or in flight: they write into it */
     uint8_t              alg;         /* its algorithm's id, sent in every header */
     /* A bcast this rank forwards before it called bcast itself: the data
      * lives in fwd_buf until the call adopts the instance. */

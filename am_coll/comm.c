@@ -186,8 +186,11 @@ void amc_comm_destroy(amc_comm_t comm)
     comm->peers = NULL;
     comm->magic = AMC_COMM_MAGIC_DEAD;
     /* the small struct stays, so a stale handle reads as freed, not as garbage */
+    amc_spin_lock(&ctx->lock);
     comm->list_next = ctx->graveyard;
     ctx->graveyard  = comm;
+    amc_spin_unlock(&ctx->lock);
+    amc_context_flush(ctx); /* descriptors its early store gave back */
 }
 
 int amc_comm_dup_internal(amc_comm_t comm, amc_comm_t *newcomm_p)

@@ -191,6 +191,12 @@ static const amc_config_entry_t amc_config_table[] = {
       "rank holds at most this many early messages from each peer. 0: every data "
       "message by rendezvous.",
       offsetof(amc_config_t, eager_tokens), AMC_CONFIG_UNSIGNED },
+    { "AMC_PROGRESS_THREAD", "0",
+      "1: one thread per process sleeps on the UCX wakeup fd and runs the handlers "
+      "while non-blocking collectives are outstanding and no application thread is "
+      "waiting, so they complete during computation without test calls. It parks "
+      "otherwise: blocking collectives run as without it.",
+      offsetof(amc_config_t, progress_thread), AMC_CONFIG_UNSIGNED },
     { "AMC_BARRIER_ALG", "auto",
       "barrier: auto runs the dedicated fast path (handlers/barrier_handler.c); "
       "dissemination runs the same algorithm as a schedule on the engine. Every rank "
@@ -274,6 +280,11 @@ int amc_config_read(amc_config_t *cfg, const amc_log_t *log)
             amc_warn(log, "unused environment variable %.*s (see amc_info for the list)",
                      (int)(eq - *env), *env);
         }
+    }
+    if (cfg->progress_thread > 1) {
+        amc_error(log, "invalid value %u for AMC_PROGRESS_THREAD: 0 or 1",
+                  cfg->progress_thread);
+        status = AMC_ERR_ARG;
     }
     return status;
 }

@@ -28,6 +28,7 @@ typedef struct amc_config {
     unsigned          linear_max_ranks;     /* communicators this small use linear algorithms */
     unsigned          rndv_thresh;          /* messages from this size are pulled by the receiver */
     unsigned          eager_tokens;         /* eager data messages in flight per peer */
+    unsigned          progress_thread;      /* 1: a thread per context runs the handlers */
 } amc_config_t;
 
 void amc_config_defaults(amc_config_t *cfg);

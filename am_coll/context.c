@@ -1,5 +1,6 @@
 #include "am_coll/context.h"
 #include "am_coll/comm.h"
+#include "am_coll/progress_thread.h"
 #include "handlers/am_handler.h"
 
 #include <stdlib.h>
@@ -8,6 +9,16 @@
 static inline unsigned amc_context_bucket(uint64_t cid)
 {
     return (unsigned)((cid ^ (cid >> 17) ^ (cid >> 41)) & (AMC_CID_BUCKETS - 1));
+}
+
+static void amc_context_free_list(struct amc_comm *comm)
+{
+    struct amc_comm *next;
+
+    for (; comm != NULL; comm = next) {
+        next = comm->list_next;
+        free(comm);
+    }
 }
 
 int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threaded,
@@ -29,8 +40,9 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     ctx->log.level = cfg->log_level;
     ctx->log.rank  = tp->rank;
     ctx->tp        = tp;
-    ctx->threaded  = threaded;
-    amc_spinlock_init(&ctx->lock, threaded);
+    ctx->threaded  = threaded || cfg->progress_thread;
+    amc_spinlock_init(&ctx->lock, ctx->threaded);
+    amc_defer_init(&ctx->defer, ctx->threaded);
     amc_transport_set_recv(tp, amc_am_recv, ctx);
 
     status = amc_flow_init(&ctx->flow, ctx, tp->size, ctx->cfg.eager_tokens);
@@ -42,9 +54,18 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
         goto err_flow;
     }
     ctx->world = world;
+    if (ctx->cfg.progress_thread) {
+        status = amc_progress_thread_start(ctx, &ctx->pt);
+        if (status != AMC_SUCCESS) {
+            goto err_world;
+        }
+    }
     *ctx_p     = ctx;
     return AMC_SUCCESS;
 
+err_world:
+    amc_comm_destroy(world);
+    amc_context_free_list(ctx->graveyard);
 err_flow:
     amc_flow_cleanup(&ctx->flow);
 err_free_ctx:
@@ -55,25 +76,21 @@ err_destroy_tp:
     return status;
 }
 
-static void amc_context_free_list(struct amc_comm *comm)
-{
-    struct amc_comm *next;
-
-    for (; comm != NULL; comm = next) {
-        next = comm->list_next;
-        free(comm);
-    }
-}
-
 void amc_context_destroy(amc_context_t *ctx)
 {
     struct amc_comm *comm;
     amc_orphan_t    *orphan;
     int              i;
 
+    if (ctx->pt != NULL) {
+        amc_progress_thread_stop(ctx->pt); /* before anything it touches goes */
+        ctx->pt = NULL;
+    }
+    amc_context_flush(ctx);
     /* transport first: its teardown may still run send completions that
      * touch the communicators */
     ctx->tp->ops->destroy(ctx->tp);
+    amc_defer_close(&ctx->defer); /* descriptors died with the transport */
 
     for (i = 0; i < AMC_CID_BUCKETS; i++) {
         while ((comm = ctx->table[i]) != NULL) {
@@ -100,10 +117,11 @@ struct amc_comm *amc_context_world(amc_context_t *ctx)
  * from progress in the caller's context, never from a handler. */
 static int amc_context_reap(amc_context_t *ctx)
 {
-    struct amc_comm **link, *comm;
+    struct amc_comm **link, *comm, *done = NULL;
     unsigned          active;
     int               reaped = 0;
 
+    amc_spin_lock(&ctx->lock);
     for (link = &ctx->zombies; (comm = *link) != NULL;) {
         amc_spin_lock(&comm->ctrl.lock);
         active = comm->ctrl.active;
@@ -112,10 +130,19 @@ static int amc_context_reap(amc_context_t *ctx)
             link = &comm->list_next;
             continue;
         }
-        *link = comm->list_next;
+        *link           = comm->list_next;
+        comm->list_next = done;
+        done            = comm;
+    }
+    amc_spin_unlock(&ctx->lock);
+
+    /* destroy takes ctx->lock itself */
+    while ((comm = done) != NULL) {
+        done = comm->list_next;
         amc_comm_destroy(comm);
         reaped = 1;
     }
+    amc_context_flush(ctx);
     return reaped;
 }
 
@@ -123,7 +150,8 @@ int amc_context_progress(amc_context_t *ctx)
 {
     int progressed = ctx->tp->ops->progress(ctx->tp);
 
-    if (ctx->zombies != NULL) {
+    amc_context_flush(ctx);
+    if (__atomic_load_n(&ctx->zombies, __ATOMIC_RELAXED) != NULL) {
         progressed |= amc_context_reap(ctx);
     }
     return progressed;
@@ -246,7 +274,20 @@ void amc_context_release_desc(void *arg, void *desc)
 {
     amc_context_t *ctx = arg;
 
-    ctx->tp->ops->release(ctx->tp, desc);
+    if (amc_defer_release(&ctx->defer, desc) != AMC_SUCCESS) {
+        /* no memory to queue it: safe unless threads meet here, and a sender
+         * left waiting for ever is worse */
+        ctx->tp->ops->release(ctx->tp, desc);
+    }
+}
+
+void amc_context_flush_slow(amc_context_t *ctx)
+{
+    if (__atomic_load_n(&ctx->defer.closed, __ATOMIC_ACQUIRE)) {
+        return; /* finalizing: the transport is gone */
+    }
+    amc_defer_run(&ctx->defer, ctx->tp);
+    amc_flow_flush(&ctx->flow);
 }
 
 int amc_context_hold_orphan(amc_context_t *ctx, uint64_t cid, const void *hdr,
@@ -292,6 +333,8 @@ unsigned amc_context_orphans(amc_context_t *ctx)
 
 void amc_context_add_zombie(amc_context_t *ctx, struct amc_comm *comm)
 {
+    amc_spin_lock(&ctx->lock);
     comm->list_next = ctx->zombies;
     ctx->zombies    = comm;
+    amc_spin_unlock(&ctx->lock);
 }

@@ -8,6 +8,7 @@
 #define AMC_CONTEXT_H
 
 #include "am_coll/config.h"
+#include "am_coll/defer.h"
 #include "am_coll/flow.h"
 #include "am_coll/log.h"
 #include "ctrl/spinlock.h"
@@ -47,6 +48,8 @@ typedef struct amc_context {
     unsigned         dead_next;
     int              pending_err;  /* an error no communicator could take */
     amc_flow_t       flow;         /* eager tokens per peer */
+    amc_defer_queue_t defer;       /* transport calls decided on under a lock */
+    struct amc_progress_thread *pt; /* AMC_PROGRESS_THREAD=1, else NULL */
 } amc_context_t;
 
 /* Takes ownership of tp (destroyed with the context, also on failure).
@@ -79,8 +82,20 @@ int  amc_context_hold_orphan(amc_context_t *ctx, uint64_t cid, const void *hdr,
                              size_t hdr_len, const void *data, size_t len, void *desc);
 unsigned amc_context_orphans(amc_context_t *ctx);
 
-/* amc_early_release_fn_t: gives an unread rendezvous descriptor back. */
+/* amc_early_release_fn_t: gives an unread rendezvous descriptor back (queued:
+ * may be called under a lock; amc_context_flush makes the call). */
 void amc_context_release_desc(void *ctx, void *desc);
+
+/* Makes the transport calls that handlers queued under their locks (defer.h)
+ * and sends credits that fell due. Call with no amcoll lock held. */
+void amc_context_flush_slow(amc_context_t *ctx);
+
+static inline void amc_context_flush(amc_context_t *ctx)
+{
+    if (amc_defer_pending(&ctx->defer) || __atomic_load_n(&ctx->flow.any_due, __ATOMIC_RELAXED)) {
+        amc_context_flush_slow(ctx);
+    }
+}
 
 /* A user-freed communicator with instances still running. */
 void amc_context_add_zombie(amc_context_t *ctx, struct amc_comm *comm);

@@ -52,6 +52,8 @@ int amc_flow_init(amc_flow_t *flow, amc_context_t *ctx, int npeers, unsigned win
     int i;
 
     flow->window = window;
+    flow->npeers = npeers;
+    flow->any_due = 0;
     flow->tokens = calloc((size_t)npeers, sizeof(*flow->tokens));
     flow->owed   = calloc((size_t)npeers, sizeof(*flow->owed));
     flow->credit = calloc((size_t)npeers, sizeof(*flow->credit));
@@ -110,6 +112,23 @@ void amc_flow_release(amc_flow_t *flow, int peer)
     uint32_t owed = __atomic_add_fetch(&flow->owed[peer], 1, __ATOMIC_ACQ_REL);
 
     if (owed * 2 >= flow->window) {
-        amc_flow_credit_send(&flow->credit[peer]);
+        /* sent by amc_flow_flush, once no lock is held (see defer.h) */
+        __atomic_store_n(&flow->credit[peer].due, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&flow->any_due, 1, __ATOMIC_RELEASE);
+    }
+}
+
+void amc_flow_flush_slow(amc_flow_t *flow)
+{
+    int i;
+
+    if (!__atomic_exchange_n(&flow->any_due, 0, __ATOMIC_ACQ_REL)) {
+        return;
+    }
+    for (i = 0; i < flow->npeers; i++) {
+        if (__atomic_load_n(&flow->credit[i].due, __ATOMIC_RELAXED) &&
+            __atomic_exchange_n(&flow->credit[i].due, 0, __ATOMIC_ACQ_REL)) {
+            amc_flow_credit_send(&flow->credit[i]);
+        }
     }
 }

@@ -24,10 +24,13 @@ typedef struct amc_flow_credit {
     struct amc_context *ctx;
     int                 peer;
     int                 busy;
+    int                 due;      /* half a window owed: flush sends it */
 } amc_flow_credit_t;
 
 typedef struct amc_flow {
     unsigned           window;    /* AMC_EAGER_TOKENS */
+    int                npeers;
+    int                any_due;   /* some credit[].due is set */
     uint32_t          *tokens;    /* per peer: eager sends we may still make */
     uint32_t          *owed;      /* per peer: tokens we hold for it */
     amc_flow_credit_t *credit;    /* per peer: the credit message */
@@ -45,8 +48,19 @@ uint32_t amc_flow_piggyback(amc_flow_t *flow, int peer);
 /* Receiver of a header: peer gave back credits tokens. */
 void     amc_flow_give(amc_flow_t *flow, int peer, uint32_t credits);
 
-/* Receiver: the memory of one eager data message from peer is released; may
- * send a credit message (from handler context: never blocks). */
+/* Receiver: the memory of one eager data message from peer is released. A
+ * credit message that falls due is sent by the next amc_flow_flush: this may
+ * run under a lock, and the transport is not called under one (defer.h). */
 void     amc_flow_release(amc_flow_t *flow, int peer);
+
+/* Sends the credit messages that fell due; with no amcoll lock held. */
+void     amc_flow_flush_slow(amc_flow_t *flow);
+
+static inline void amc_flow_flush(amc_flow_t *flow)
+{
+    if (__atomic_load_n(&flow->any_due, __ATOMIC_RELAXED)) {
+        amc_flow_flush_slow(flow);
+    }
+}
 
 #endif

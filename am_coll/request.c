@@ -3,6 +3,7 @@
 #include "am_coll/coll.h"
 #include "am_coll/clock.h"
 #include "am_coll/comm.h"
+#include "am_coll/progress_thread.h"
 #include "am_coll/status.h"
 
 #include <stdlib.h>
@@ -22,12 +23,45 @@ void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap)
     req->comm     = comm;
     req->slot     = NULL;
     req->deadline = 0.0;
+    req->tracked  = 0;
+}
+
+static void amc_request_untrack(struct amc_request *req)
+{
+    if (__atomic_exchange_n(&req->tracked, 0, __ATOMIC_ACQ_REL)) {
+        amc_progress_thread_end(req->comm->ctx->pt);
+    }
+}
+
+void amc_request_begin_nb(struct amc_request *req)
+{
+    amc_progress_thread_t *pt = req->comm->ctx->pt;
+
+    if (pt != NULL) {
+        __atomic_store_n(&req->tracked, 1, __ATOMIC_RELEASE);
+        amc_progress_thread_begin(pt);
+    }
+}
+
+void amc_request_end_start(struct amc_request *req, int start_status)
+{
+    amc_progress_thread_t *pt = req->comm->ctx->pt;
+
+    if (pt == NULL) {
+        return;
+    }
+    if (start_status != AMC_SUCCESS) {
+        amc_request_untrack(req);
+    } else if (!amc_request_is_complete(req)) {
+        amc_progress_thread_kick(pt);
+    }
 }
 
 void amc_request_complete(struct amc_request *req, int status)
 {
     req->status = status;
     req->slot   = NULL;
+    amc_request_untrack(req);
     __atomic_store_n(&req->complete, 1, __ATOMIC_RELEASE);
 }
 
@@ -45,6 +79,7 @@ void amc_request_detach(struct amc_request *req)
 
 void amc_request_drop(struct amc_request *req)
 {
+    amc_request_untrack(req);
     if (req->heap) {
         req->magic = 0;
         free(req->args);
@@ -115,7 +150,27 @@ int amc_request_poll(struct amc_request *req)
     return AMC_INPROGRESS;
 }
 
+static int amc_request_wait_loop(struct amc_request *req);
+
 int amc_request_wait_one(struct amc_request *req)
+{
+    amc_progress_thread_t *pt = req->comm->ctx->pt;
+    int                    status;
+
+    if (amc_request_is_complete(req)) {
+        return amc_request_poll(req);
+    }
+    if (pt == NULL) {
+        return amc_request_wait_loop(req);
+    }
+    /* the caller progresses: the thread parks instead of contending */
+    amc_progress_thread_enter_wait(pt);
+    status = amc_request_wait_loop(req);
+    amc_progress_thread_leave_wait(pt);
+    return status;
+}
+
+static int amc_request_wait_loop(struct amc_request *req)
 {
     amc_context_t   *ctx = req->comm->ctx;
     amc_transport_t *tp  = ctx->tp;
@@ -154,7 +209,8 @@ int amc_request_wait_one(struct amc_request *req)
         }
         /* the timeout has second granularity: look now and then */
         if ((++idle_checks % AMC_REQUEST_IDLE_CHECK_EVERY) == 0) {
-            if (ctx->zombies != NULL) {
+            if ((__atomic_load_n(&ctx->zombies, __ATOMIC_RELAXED) != NULL) ||
+                amc_defer_pending(&ctx->defer)) {
                 amc_context_progress(ctx);
             }
             status = amc_request_poll(req);

@@ -20,6 +20,7 @@ struct amc_request {
     int              persistent;   /* amc_X_init: restarted by amc_start, kept when done */
     int              active;       /* persistent: started, not yet completed by test/wait */
     struct amc_coll_args *args;    /* persistent data collective: the call; NULL: barrier */
+    int              tracked;      /* counted by the progress thread until complete */
 };
 
 void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap);
@@ -34,6 +35,12 @@ void amc_request_detach(struct amc_request *req);
 /* Teardown with the request still running: a heap request is freed (its
  * handle dies with the context), a stack one is marked failed. */
 void amc_request_drop(struct amc_request *req);
+
+/* Non-blocking starts: call begin before the start (the request may complete
+ * inside it), then end with the start's status. They hand the request to the
+ * progress thread, if there is one. */
+void amc_request_begin_nb(struct amc_request *req);
+void amc_request_end_start(struct amc_request *req, int start_status);
 
 /* Called by the collective with ctrl->lock held. */
 void amc_request_complete(struct amc_request *req, int status);

@@ -15,6 +15,52 @@
 
 #include <sched.h>
 
+#if defined(__SANITIZE_THREAD__)
+#define AMC_SPINLOCK_IS_MUTEX 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define AMC_SPINLOCK_IS_MUTEX 1
+#endif
+#endif
+
+#ifdef AMC_SPINLOCK_IS_MUTEX
+/* Under ThreadSanitizer the lock is a mutex TSan knows, so it checks the
+ * order against the transport's locks (a lock-order inversion is reported
+ * even when the deadlock does not happen in that run). */
+#include <pthread.h>
+
+typedef struct {
+    pthread_mutex_t mutex;
+    int             enabled;
+} amc_spinlock_t;
+
+static inline void amc_spinlock_init(amc_spinlock_t *l, int enabled)
+{
+    pthread_mutex_init(&l->mutex, NULL);
+    l->enabled = enabled;
+}
+
+static inline void amc_spinlock_destroy(amc_spinlock_t *l)
+{
+    pthread_mutex_destroy(&l->mutex);
+}
+
+static inline void amc_spin_lock(amc_spinlock_t *l)
+{
+    if (l->enabled) {
+        pthread_mutex_lock(&l->mutex);
+    }
+}
+
+static inline void amc_spin_unlock(amc_spinlock_t *l)
+{
+    if (l->enabled) {
+        pthread_mutex_unlock(&l->mutex);
+    }
+}
+
+#else
+
 static inline void amc_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -67,5 +113,7 @@ static inline void amc_spin_unlock(amc_spinlock_t *l)
     }
     __atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
 }
+
+#endif /* AMC_SPINLOCK_IS_MUTEX */
 
 #endif

@@ -36,10 +36,9 @@ static void amc_am_reject(amc_context_t *ctx, const char *why, const amc_wire_hd
     amc_context_set_error(ctx, AMC_ERR_PROTOCOL);
 }
 
-void amc_am_recv(void *arg, const void *hdr_bytes, size_t hdr_len, const void *data, size_t len,
-                 void *desc)
+static void amc_am_recv_one(amc_context_t *ctx, const void *hdr_bytes, size_t hdr_len,
+                            const void *data, size_t len, void *desc)
 {
-    amc_context_t  *ctx = arg;
     amc_wire_hdr_t  hdr;
     struct amc_comm *comm;
     int             status;
@@ -86,14 +85,24 @@ void amc_am_recv(void *arg, const void *hdr_bytes, size_t hdr_len, const void *d
     }
 }
 
+void amc_am_recv(void *arg, const void *hdr_bytes, size_t hdr_len, const void *data, size_t len,
+                 void *desc)
+{
+    amc_context_t *ctx = arg;
+
+    amc_am_recv_one(ctx, hdr_bytes, hdr_len, data, len, desc);
+    /* what the handler queued under its locks (am_coll/defer.h) */
+    amc_context_flush(ctx);
+}
+
 void amc_am_dispatch_bytes(amc_context_t *ctx, struct amc_comm *comm,
                            const void *hdr_bytes, size_t hdr_len, const void *data, size_t len,
                            void *desc)
 {
     amc_wire_hdr_t hdr;
 
-    (void)ctx;
     (void)hdr_len; /* checked before it was held */
     memcpy(&hdr, hdr_bytes, sizeof(hdr));
     amc_am_dispatch(comm, &hdr, data, len, desc);
+    amc_context_flush(ctx);
 }

@@ -143,25 +143,24 @@ static void amc_coll_on_fetch_complete(amc_completion_t *comp, int status)
     int              next;
 
     amc_spin_lock(&comm->ctrl.lock);
+    inst->fetch_busy--;
     amc_coll_fetch_done(inst, (int)(xfer - inst->xfers), status);
     next = amc_coll_advance(inst);
     amc_spin_unlock(&comm->ctrl.lock);
     if (next >= 0) {
         amc_coll_issue_sends(inst, next);
     }
+    amc_context_flush(comm->ctx);
 }
 
 /* Data left at the sender: pulled straight into its place, or into scratch
- * when it is to be reduced. The transport call is made under the control
- * structure's lock, which is legal inside a UCX callback and free of
- * contention at the thread levels granted today (see doc/design.md). */
+ * when it is to be reduced. The pull is queued and made once the control
+ * structure's lock is released (am_coll/defer.h). */
 static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t len)
 {
     const amc_sched_act_t *act  = &inst->sched->acts[index];
     amc_coll_xfer_t       *xfer = &inst->xfers[index];
-    amc_transport_t       *tp   = inst->comm->ctx->tp;
     void                  *target;
-    int                    status;
 
     inst->recv_seen[index] = 1;
     if (len != act->bytes) {
@@ -169,7 +168,7 @@ static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t 
                   "%s: %zu bytes announced where this rank expects %zu (count or datatype "
                   "differ)", amc_coll_name(inst->coll), len, act->bytes);
         amc_coll_set_status(inst, AMC_ERR_TRUNCATE);
-        tp->ops->release(tp, desc);
+        amc_context_release_desc(inst->comm->ctx, desc);
         inst->recv_left--;
         return;
     }
@@ -182,10 +181,8 @@ static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t 
     }
     xfer->comp.fn = amc_coll_on_fetch_complete;
     xfer->inst    = inst;
-    status        = tp->ops->fetch(tp, desc, target, len, &xfer->comp);
-    if (status != AMC_INPROGRESS) {
-        amc_coll_fetch_done(inst, index, status);
-    }
+    inst->fetch_busy++;
+    amc_defer_fetch(&inst->comm->ctx->defer, &xfer->fetch, desc, target, len, &xfer->comp);
 }
 
 /* A message for a receive of the current round: into its place. Never writes
@@ -316,7 +313,7 @@ int amc_coll_advance(amc_coll_inst_t *inst)
 
     for (;;) {
         if (inst->aborted) {
-            if (inst->send_left == 0) {
+            if ((inst->send_left == 0) && (inst->fetch_busy == 0)) {
                 amc_coll_finish(inst);
             }
             return -1;
@@ -415,6 +412,7 @@ static void amc_coll_on_send_complete(amc_completion_t *comp, int status)
     if (next >= 0) {
         amc_coll_issue_sends(inst, next);
     }
+    amc_context_flush(comm->ctx);
 }
 
 static void amc_coll_reject(amc_comm_t comm, const amc_wire_hdr_t *hdr, const char *why,
@@ -538,6 +536,7 @@ out:
     } else if (next >= 0) {
         amc_coll_issue_sends(inst, next);
     }
+    amc_context_flush(comm->ctx);
 }
 
 void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_coll_args_t *args)

@@ -2,7 +2,8 @@
 # The whole test suite from a fresh checkout: installs what is missing,
 # builds with -Wall -Wextra -Werror, runs the unit tests (fake transport) and
 # the integration tests (real UCX under mpirun), then rebuilds with
-# AddressSanitizer + UBSan and runs the unit tests again. Ends with one line
+# AddressSanitizer + UBSan and runs the unit tests again, and with
+# ThreadSanitizer for the threaded ones. Ends with one line
 # "N passed, N failed".
 set -uo pipefail
 
@@ -44,6 +45,19 @@ if [ -f build-asan/Makefile ]; then
         make -j1 check TESTS="$unit" ); rc=$?
     tally build-asan/test-suite.log
     [ $rc -eq 0 ] || grep -l -E "^(FAIL|ERROR)" build-asan/tests/unit/*.trs 2>/dev/null | sed 's/\.trs$/.log/' | xargs -r tail -n 40
+fi
+
+step "threaded unit tests under ThreadSanitizer"
+# UCX's memory hooks (libucm) patch mmap/madvise at load, under TSan's own
+# interceptors: off here, where no test touches UCX.
+AMC_BUILD_DIR=build-tsan ./build.sh --disable-shared CFLAGS="-fsanitize=thread -g -O1" \
+    LDFLAGS="-fsanitize=thread" ||
+    { echo "run_all: ThreadSanitizer build failed"; failed=$((failed + 1)); }
+if [ -f build-tsan/Makefile ]; then
+    ( cd build-tsan && UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS=second_deadlock_stack=1 \
+        make -j1 check TESTS="tests/unit/test_threads" ); rc=$?
+    tally build-tsan/test-suite.log
+    [ $rc -eq 0 ] || tail -n 60 build-tsan/tests/unit/test_threads.log
 fi
 
 step "make distcheck (tarball builds, tests pass from a read-only source tree)"

@@ -1,9 +1,12 @@
 #include "transport/fake.h"
 #include "am_coll/status.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define AMC_FAKE_HDR_MAX 64
 
@@ -17,6 +20,7 @@ typedef struct amc_fake_msg {
     size_t        len;
     unsigned      mode;
     amc_completion_t *comp;                 /* NULL: nothing to complete */
+    int           completion_only;          /* threaded: run comp in dst's progress */
 } amc_fake_msg_t;
 
 typedef struct amc_fake_transport {
@@ -36,7 +40,46 @@ struct amc_fake_fabric {
     unsigned long          delivered;
     unsigned long          rndv_pending;  /* delivered, neither fetched nor released */
     unsigned long         *eager_data;    /* per destination: eager messages with data */
+    /* Threaded mode: each rank's progress delivers its own messages, and a
+     * send completes in the sender's progress, as with UCX. A recursive
+     * mutex per rank stands for the UCX worker lock of THREAD_MODE_MULTI: it
+     * is held around handlers and taken by the rank's sends, so a library
+     * that called the transport under its own lock would deadlock (or be
+     * reported by ThreadSanitizer) here too. */
+    int                    threaded;
+    pthread_mutex_t        mutex;         /* the queue and counters */
+    pthread_cond_t         cond;          /* something queued, or a wake */
+    pthread_mutex_t       *worker;        /* [nranks] */
+    int                   *woken;         /* [nranks] */
 };
+
+static void amc_fake_lock(amc_fake_fabric_t *fabric)
+{
+    if (fabric->threaded) {
+        pthread_mutex_lock(&fabric->mutex);
+    }
+}
+
+static void amc_fake_unlock(amc_fake_fabric_t *fabric)
+{
+    if (fabric->threaded) {
+        pthread_mutex_unlock(&fabric->mutex);
+    }
+}
+
+static void amc_fake_worker_lock(amc_fake_fabric_t *fabric, int rank)
+{
+    if (fabric->threaded) {
+        pthread_mutex_lock(&fabric->worker[rank]);
+    }
+}
+
+static void amc_fake_worker_unlock(amc_fake_fabric_t *fabric, int rank)
+{
+    if (fabric->threaded) {
+        pthread_mutex_unlock(&fabric->worker[rank]);
+    }
+}
 
 static int amc_fake_enqueue(amc_fake_fabric_t *fabric, const amc_fake_msg_t *msg)
 {
@@ -53,20 +96,55 @@ static int amc_fake_enqueue(amc_fake_fabric_t *fabric, const amc_fake_msg_t *msg
         fabric->capacity = capacity;
     }
     fabric->queue[fabric->queued++] = *msg;
+    if (fabric->threaded) {
+        pthread_cond_broadcast(&fabric->cond);
+    }
     return AMC_SUCCESS;
 }
+
+/* Threaded: comp runs in rank's next progress. */
+static void amc_fake_complete_later(amc_fake_fabric_t *fabric, int rank, amc_completion_t *comp)
+{
+    amc_fake_msg_t ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.src             = rank;
+    ev.dst             = rank;
+    ev.comp            = comp;
+    ev.completion_only = 1;
+    amc_fake_lock(fabric);
+    (void)amc_fake_enqueue(fabric, &ev); /* lost on no memory, as a dead link's would be */
+    amc_fake_unlock(fabric);
+}
+
+static int amc_fake_send_locked(amc_fake_transport_t *self, int dest, const void *hdr,
+                                size_t hdr_len, const void *data, size_t len, unsigned mode,
+                                amc_completion_t *comp);
 
 static int amc_fake_send(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
                          const void *data, size_t len, unsigned mode, amc_completion_t *comp)
 {
     amc_fake_transport_t *self   = (amc_fake_transport_t *)tp;
     amc_fake_fabric_t    *fabric = self->fabric;
-    amc_fake_msg_t        msg;
     int                   status;
 
     if ((dest < 0) || (dest >= fabric->nranks) || (hdr_len > AMC_FAKE_HDR_MAX)) {
         return AMC_ERR_TRANSPORT;
     }
+    amc_fake_worker_lock(fabric, tp->rank);
+    status = amc_fake_send_locked(self, dest, hdr, hdr_len, data, len, mode, comp);
+    amc_fake_worker_unlock(fabric, tp->rank);
+    return status;
+}
+
+static int amc_fake_send_locked(amc_fake_transport_t *self, int dest, const void *hdr,
+                                size_t hdr_len, const void *data, size_t len, unsigned mode,
+                                amc_completion_t *comp)
+{
+    amc_transport_t      *tp     = &self->super;
+    amc_fake_fabric_t    *fabric = self->fabric;
+    amc_fake_msg_t        msg;
+    int                   status;
 
     memset(&msg, 0, sizeof(msg));
     msg.src     = tp->rank;
@@ -81,7 +159,9 @@ static int amc_fake_send(amc_transport_t *tp, int dest, const void *hdr, size_t 
         msg.data = (void *)(uintptr_t)data;
         msg.len  = len;
         msg.comp = comp;
+        amc_fake_lock(fabric);
         status   = amc_fake_enqueue(fabric, &msg);
+        amc_fake_unlock(fabric);
         return (status == AMC_SUCCESS) ? AMC_INPROGRESS : status;
     }
     if (len > 0) {
@@ -98,7 +178,9 @@ static int amc_fake_send(amc_transport_t *tp, int dest, const void *hdr, size_t 
         msg.hdr_ptr = NULL; /* done at once: the sender may reuse its storage */
     }
 
+    amc_fake_lock(fabric);
     status = amc_fake_enqueue(fabric, &msg);
+    amc_fake_unlock(fabric);
     if (status != AMC_SUCCESS) {
         free(msg.data);
         return status;
@@ -118,6 +200,16 @@ static void amc_fake_rndv_done(amc_fake_rndv_t *desc)
 {
     amc_fake_fabric_t *fabric = desc->fabric;
 
+    if (fabric->threaded) {
+        amc_fake_lock(fabric);
+        fabric->rndv_pending--;
+        amc_fake_unlock(fabric);
+        if (desc->msg.comp != NULL) {
+            amc_fake_complete_later(fabric, desc->msg.src, desc->msg.comp);
+        }
+        free(desc);
+        return;
+    }
     fabric->rndv_pending--;
     if ((desc->msg.comp != NULL) && (fabric->ranks[desc->msg.src] != NULL)) {
         desc->msg.comp->fn(desc->msg.comp, AMC_SUCCESS);
@@ -128,45 +220,130 @@ static void amc_fake_rndv_done(amc_fake_rndv_t *desc)
 static int amc_fake_fetch(amc_transport_t *tp, void *desc_v, void *buf, size_t len,
                           amc_completion_t *comp)
 {
-    amc_fake_rndv_t *desc = desc_v;
+    amc_fake_transport_t *self = (amc_fake_transport_t *)tp;
+    amc_fake_rndv_t      *desc = desc_v;
+    int                   status = AMC_SUCCESS;
 
-    (void)tp;
     (void)comp;
+    amc_fake_worker_lock(self->fabric, tp->rank);
     if (len != desc->msg.len) {
-        amc_fake_rndv_done(desc);
-        return AMC_ERR_TRANSPORT;
-    }
-    if (len > 0) {
+        status = AMC_ERR_TRANSPORT;
+    } else if (len > 0) {
         memcpy(buf, desc->msg.data, len);
     }
     amc_fake_rndv_done(desc);
-    return AMC_SUCCESS;
+    amc_fake_worker_unlock(self->fabric, tp->rank);
+    return status;
 }
 
 static void amc_fake_release(amc_transport_t *tp, void *desc)
 {
-    (void)tp;
+    amc_fake_transport_t *self = (amc_fake_transport_t *)tp;
+
+    amc_fake_worker_lock(self->fabric, tp->rank);
     amc_fake_rndv_done(desc);
+    amc_fake_worker_unlock(self->fabric, tp->rank);
 }
 
-/* The test drives delivery; a rank's own progress has nothing to do. */
+static int amc_fake_run(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg);
+
+/* Threaded: the first queued message or completion for this rank. */
+static int amc_fake_take(amc_fake_fabric_t *fabric, int rank, amc_fake_msg_t *msg)
+{
+    size_t i;
+
+    for (i = 0; i < fabric->queued; i++) {
+        if (fabric->queue[i].dst == rank) {
+            *msg = fabric->queue[i];
+            memmove(&fabric->queue[i], &fabric->queue[i + 1],
+                    (fabric->queued - i - 1) * sizeof(*msg));
+            fabric->queued--;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Unthreaded, the test drives delivery and a rank's own progress has
+ * nothing to do; threaded, it delivers what is queued for the rank. */
 static int amc_fake_progress(amc_transport_t *tp)
 {
-    (void)tp;
-    return 0;
+    amc_fake_transport_t *self   = (amc_fake_transport_t *)tp;
+    amc_fake_fabric_t    *fabric = self->fabric;
+    amc_fake_msg_t        msg;
+    int                   count = 0, found;
+
+    if (!fabric->threaded) {
+        return 0;
+    }
+    amc_fake_worker_lock(fabric, tp->rank);
+    do {
+        amc_fake_lock(fabric);
+        found = amc_fake_take(fabric, tp->rank, &msg);
+        if (found) {
+            fabric->delivered++;
+        }
+        amc_fake_unlock(fabric);
+        if (found) {
+            count += amc_fake_run(fabric, &msg);
+        }
+    } while (found && (count < 16));
+    amc_fake_worker_unlock(fabric, tp->rank);
+    return count;
 }
 
 static void amc_fake_sleep(amc_transport_t *tp, int timeout_ms)
 {
-    (void)tp;
-    (void)timeout_ms;
+    amc_fake_transport_t *self   = (amc_fake_transport_t *)tp;
+    amc_fake_fabric_t    *fabric = self->fabric;
+    struct timespec       deadline;
+    size_t                i;
+    int                   pending = 0;
+
+    if (!fabric->threaded) {
+        return;
+    }
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec  += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&fabric->mutex);
+    while (!fabric->woken[tp->rank]) {
+        for (i = 0; (i < fabric->queued) && !pending; i++) {
+            pending = (fabric->queue[i].dst == tp->rank);
+        }
+        if (pending || (pthread_cond_timedwait(&fabric->cond, &fabric->mutex, &deadline) ==
+                        ETIMEDOUT)) {
+            break;
+        }
+    }
+    fabric->woken[tp->rank] = 0;
+    pthread_mutex_unlock(&fabric->mutex);
+}
+
+static void amc_fake_wake(amc_transport_t *tp)
+{
+    amc_fake_transport_t *self   = (amc_fake_transport_t *)tp;
+    amc_fake_fabric_t    *fabric = self->fabric;
+
+    if (fabric->threaded) {
+        pthread_mutex_lock(&fabric->mutex);
+        fabric->woken[tp->rank] = 1;
+        pthread_cond_broadcast(&fabric->cond);
+        pthread_mutex_unlock(&fabric->mutex);
+    }
 }
 
 static void amc_fake_destroy(amc_transport_t *tp)
 {
     amc_fake_transport_t *self = (amc_fake_transport_t *)tp;
 
+    amc_fake_lock(self->fabric);
     self->fabric->ranks[tp->rank] = NULL;
+    amc_fake_unlock(self->fabric);
     free(self);
 }
 
@@ -176,6 +353,7 @@ static const amc_transport_ops_t amc_fake_ops = {
     .release  = amc_fake_release,
     .progress = amc_fake_progress,
     .sleep    = amc_fake_sleep,
+    .wake     = amc_fake_wake,
     .destroy  = amc_fake_destroy,
 };
 
@@ -217,6 +395,36 @@ err:
     return AMC_ERR_NO_MEMORY;
 }
 
+int amc_fake_fabric_create_threaded(int nranks, amc_fake_fabric_t **fabric_p)
+{
+    amc_fake_fabric_t  *fabric;
+    pthread_mutexattr_t attr;
+    int                 status, i;
+
+    status = amc_fake_fabric_create(nranks, AMC_FAKE_COMPLETE_ON_DELIVERY, &fabric);
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    fabric->worker = calloc((size_t)nranks, sizeof(*fabric->worker));
+    fabric->woken  = calloc((size_t)nranks, sizeof(*fabric->woken));
+    if ((fabric->worker == NULL) || (fabric->woken == NULL)) {
+        amc_fake_fabric_destroy(fabric);
+        return AMC_ERR_NO_MEMORY;
+    }
+    pthread_mutex_init(&fabric->mutex, NULL);
+    pthread_cond_init(&fabric->cond, NULL);
+    pthread_mutexattr_init(&attr);
+    /* a handler may send, and sending takes the worker lock, as in UCX */
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    for (i = 0; i < nranks; i++) {
+        pthread_mutex_init(&fabric->worker[i], &attr);
+    }
+    pthread_mutexattr_destroy(&attr);
+    fabric->threaded = 1;
+    *fabric_p        = fabric;
+    return AMC_SUCCESS;
+}
+
 void amc_fake_fabric_destroy(amc_fake_fabric_t *fabric)
 {
     size_t i;
@@ -224,6 +432,15 @@ void amc_fake_fabric_destroy(amc_fake_fabric_t *fabric)
     if (fabric == NULL) {
         return;
     }
+    if (fabric->threaded) {
+        for (i = 0; i < (size_t)fabric->nranks; i++) {
+            pthread_mutex_destroy(&fabric->worker[i]);
+        }
+        pthread_cond_destroy(&fabric->cond);
+        pthread_mutex_destroy(&fabric->mutex);
+    }
+    free(fabric->worker);
+    free(fabric->woken);
     for (i = 0; i < fabric->queued; i++) {
         if (fabric->queue[i].mode != AMC_SEND_RNDV) {
             free(fabric->queue[i].data); /* rndv data is the sender's buffer */
@@ -270,7 +487,6 @@ size_t amc_fake_deliverable(const amc_fake_fabric_t *fabric)
 
 int amc_fake_deliver(amc_fake_fabric_t *fabric, size_t index)
 {
-    amc_fake_transport_t *dst;
     amc_fake_msg_t        msg;
     size_t                i;
 
@@ -292,36 +508,59 @@ int amc_fake_deliver(amc_fake_fabric_t *fabric, size_t index)
             (fabric->queued - i - 1) * sizeof(msg));
     fabric->queued--;
 
-    if ((msg.hdr_ptr != NULL) && (memcmp(msg.hdr_ptr, msg.hdr_copy, msg.hdr_len) != 0)) {
+    fabric->delivered++;
+    return amc_fake_run(fabric, &msg);
+}
+
+/* Hands a dequeued message to its rank's handler (or runs a completion). */
+static int amc_fake_run(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
+{
+    amc_fake_transport_t *dst;
+
+    if (msg->completion_only) {
+        msg->comp->fn(msg->comp, AMC_SUCCESS);
+        return 1;
+    }
+    amc_fake_lock(fabric);
+    if ((msg->hdr_ptr != NULL) && (memcmp(msg->hdr_ptr, msg->hdr_copy, msg->hdr_len) != 0)) {
         fabric->violations++;
     }
+    dst = fabric->ranks[msg->dst];
+    if (msg->mode != AMC_SEND_RNDV) {
+        fabric->eager_data[msg->dst] += (msg->len > 0);
+    }
+    amc_fake_unlock(fabric);
 
-    dst = fabric->ranks[msg.dst];
-    fabric->delivered++;
-    if (msg.mode == AMC_SEND_RNDV) {
+    if (msg->mode == AMC_SEND_RNDV) {
         amc_fake_rndv_t *desc = malloc(sizeof(*desc));
 
         if (desc == NULL) {
             return 1; /* lost, as a dead peer's message would be */
         }
         desc->fabric = fabric;
-        desc->msg    = msg;
+        desc->msg    = *msg;
+        amc_fake_lock(fabric);
         fabric->rndv_pending++;
+        amc_fake_unlock(fabric);
         if ((dst != NULL) && (dst->super.recv_cb != NULL)) {
-            dst->super.recv_cb(dst->super.recv_arg, msg.hdr_copy, msg.hdr_len, NULL, msg.len,
+            dst->super.recv_cb(dst->super.recv_arg, msg->hdr_copy, msg->hdr_len, NULL, msg->len,
                                desc);
         }
         return 1;
     }
-    fabric->eager_data[msg.dst] += (msg.len > 0);
     if ((dst != NULL) && (dst->super.recv_cb != NULL)) {
-        dst->super.recv_cb(dst->super.recv_arg, msg.hdr_copy, msg.hdr_len, msg.data, msg.len,
-                           NULL);
+        dst->super.recv_cb(dst->super.recv_arg, msg->hdr_copy, msg->hdr_len, msg->data,
+                           msg->len, NULL);
     }
-    free(msg.data);
+    free(msg->data);
 
-    if ((msg.comp != NULL) && (fabric->ranks[msg.src] != NULL)) {
-        msg.comp->fn(msg.comp, AMC_SUCCESS);
+    if (msg->comp == NULL) {
+        return 1;
+    }
+    if (fabric->threaded) {
+        amc_fake_complete_later(fabric, msg->src, msg->comp);
+    } else if (fabric->ranks[msg->src] != NULL) {
+        msg->comp->fn(msg->comp, AMC_SUCCESS);
     }
     return 1;
 }

@@ -19,6 +19,10 @@ typedef enum {
 
 int  amc_fake_fabric_create(int nranks, amc_fake_completion_t completion,
                             amc_fake_fabric_t **fabric_p);
+/* Ranks run on threads of their own: each rank's progress delivers its
+ * messages and runs its send completions, sleep waits for them; deliver()
+ * and hold() are for the unthreaded fabric only. */
+int  amc_fake_fabric_create_threaded(int nranks, amc_fake_fabric_t **fabric_p);
 void amc_fake_fabric_destroy(amc_fake_fabric_t *fabric);
 
 /* The transport of one rank; the context that takes it destroys it. */

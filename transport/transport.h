@@ -54,6 +54,8 @@ typedef struct amc_transport_ops {
     int  (*progress)(amc_transport_t *tp);
     /* Blocks until an event may be pending or timeout_ms passes. */
     void (*sleep)(amc_transport_t *tp, int timeout_ms);
+    /* Ends a sleep in another thread (any thread may call it). */
+    void (*wake)(amc_transport_t *tp);
     /* Orderly teardown of this rank's side (may talk to peers). */
     void (*destroy)(amc_transport_t *tp);
 } amc_transport_ops_t;

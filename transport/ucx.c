@@ -132,6 +132,17 @@ static void amc_ucx_sleep(amc_transport_t *tp, int timeout_ms)
     (void)poll(&pfd, 1, timeout_ms);
 }
 
+static void amc_ucx_wake(amc_transport_t *tp)
+{
+    amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+    ucs_status_t         status;
+
+    status = ucp_worker_signal(self->worker);
+    if (status != UCS_OK) {
+        amc_error(&self->log, "ucp_worker_signal failed: %s", ucs_status_string(status));
+    }
+}
+
 /* Progresses a request of ours until it completes. */
 static ucs_status_t amc_ucx_wait_request(amc_ucx_transport_t *self, ucs_status_ptr_t request)
 {
@@ -208,10 +219,11 @@ static const amc_transport_ops_t amc_ucx_ops = {
     .release  = amc_ucx_release,
     .progress = amc_ucx_progress,
     .sleep    = amc_ucx_sleep,
+    .wake     = amc_ucx_wake,
     .destroy  = amc_ucx_destroy,
 };
 
-static int amc_ucx_init_worker(amc_ucx_transport_t *self, int serialized)
+static int amc_ucx_init_worker(amc_ucx_transport_t *self, amc_ucx_threads_t threads)
 {
     ucp_config_t          *config;
     ucp_params_t           params;
@@ -223,6 +235,12 @@ static int amc_ucx_init_worker(amc_ucx_transport_t *self, int serialized)
     if (status != UCS_OK) {
         amc_error(&self->log, "ucp_config_read failed: %s", ucs_status_string(status));
         return AMC_ERR_TRANSPORT;
+    }
+    if ((threads == AMC_UCX_THREADS_MULTI) && (getenv("UCX_USE_MT_MUTEX") == NULL)) {
+        /* UCX's default worker lock is a pure spinlock: with more threads
+         * than cores a waiter spins away the time slice of the holder it
+         * waits for; a mutex lets it sleep */
+        (void)ucp_config_modify(config, "USE_MT_MUTEX", "y");
     }
     memset(&params, 0, sizeof(params));
     params.field_mask        = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
@@ -237,7 +255,9 @@ static int amc_ucx_init_worker(amc_ucx_transport_t *self, int serialized)
 
     memset(&wparams, 0, sizeof(wparams));
     wparams.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wparams.thread_mode = serialized ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE;
+    wparams.thread_mode = (threads == AMC_UCX_THREADS_MULTI)      ? UCS_THREAD_MODE_MULTI
+                          : (threads == AMC_UCX_THREADS_SERIALIZED) ? UCS_THREAD_MODE_SERIALIZED
+                                                                     : UCS_THREAD_MODE_SINGLE;
     status = ucp_worker_create(self->context, &wparams, &self->worker);
     if (status != UCS_OK) {
         amc_error(&self->log, "ucp_worker_create failed: %s", ucs_status_string(status));
@@ -313,8 +333,8 @@ out:
     return result;
 }
 
-int amc_ucx_transport_create(amc_pmix_boot_t *boot, int serialized, const amc_log_t *log,
-                             amc_transport_t **tp_p)
+int amc_ucx_transport_create(amc_pmix_boot_t *boot, amc_ucx_threads_t threads,
+                             const amc_log_t *log, amc_transport_t **tp_p)
 {
     amc_ucx_transport_t *self;
     int                  status;
@@ -333,7 +353,7 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, int serialized, const amc_lo
     self->boot       = boot;
     self->efd        = -1;
 
-    status = amc_ucx_init_worker(self, serialized);
+    status = amc_ucx_init_worker(self, threads);
     if (status != AMC_SUCCESS) {
         goto err;
     }

@@ -6,9 +6,17 @@
 #include "transport/pmix_boot.h"
 #include "transport/transport.h"
 
+/* Which threads may call the worker: it is created in the matching UCX
+ * thread mode (SINGLE, SERIALIZED, MULTI). */
+typedef enum {
+    AMC_UCX_THREADS_SINGLE,
+    AMC_UCX_THREADS_SERIALIZED,
+    AMC_UCX_THREADS_MULTI
+} amc_ucx_threads_t;
+
 /* Takes ownership of boot: finalized when the transport is destroyed, or at
- * once if creation fails. serialized selects UCS_THREAD_MODE_SERIALIZED. */
-int amc_ucx_transport_create(amc_pmix_boot_t *boot, int serialized, const amc_log_t *log,
-                             amc_transport_t **tp_p);
+ * once if creation fails. */
+int amc_ucx_transport_create(amc_pmix_boot_t *boot, amc_ucx_threads_t threads,
+                             const amc_log_t *log, amc_transport_t **tp_p);
 
 #endif

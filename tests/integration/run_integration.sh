@@ -12,6 +12,7 @@
 # Knobs (environment; none starts with AMC_, which the library reserves):
 #   MPIRUN           launcher (default: mpirun)
 #   AMCTEST_BIN      test program (default: ./tests/integration/test_barrier_mpi)
+#   (the data-collective and thread sections have knobs of their own, below)
 #   AMCTEST_NPROCS   rank counts for the main sub-tests (default: 1 2 3 4 5 7 8 16 32)
 #   AMCTEST_FEW_NPROCS rank counts for timeout/misuse/stale (default: 2 5 8)
 #   AMCTEST_RUN_LIMIT  seconds before one mpirun is killed (default: 120)
@@ -260,7 +261,8 @@ else
                        "AMC_ALLREDUCE_ALG=ring AMC_ALLGATHER_ALG=bruck AMC_BCAST_ALG=pipeline AMC_BCAST_SEGMENT=1000" \
                        "AMC_RNDV_THRESH=1" \
                        "AMC_RNDV_THRESH=1073741824" \
-                       "UCX_TLS=tcp,self"; do
+                       "UCX_TLS=tcp,self" \
+                       "AMC_PROGRESS_THREAD=1"; do
             for sub in sample nb stress; do
                 # shellcheck disable=SC2086 # the variant is a list of VAR=VALUE words
                 run_one "coll $sub N=$np $variant" "$np" "$DEFAULT_TIMEOUT" "$sub" \
@@ -271,6 +273,44 @@ else
 
     BIN=$BARRIER_BIN
     echo "integration: data collectives took $(($(date +%s) - coll_start)) s"
+fi
+
+# ---------------------------------------------------------------- threads
+# tests/integration/test_threads_mpi: AMC_THREAD_MULTIPLE with 4 application
+# threads on their own dup'd communicators, with and without the progress
+# thread; an ibarrier nobody tests completed by the progress thread alone, and
+# the thread's CPU use while it waits for late peers.
+# Knobs:
+#   AMCTEST_THREADS_BIN     program (default: ./tests/integration/test_threads_mpi)
+#   AMCTEST_THREADS_NPROCS  rank counts (default: 2 4 8)
+THREADS_NPROCS=${AMCTEST_THREADS_NPROCS-"2 4 8"}
+THREADS_BIN=${AMCTEST_THREADS_BIN:-}
+if [ -z "$THREADS_BIN" ]; then
+    for cand in ./tests/integration/test_threads_mpi \
+                "$(dirname "$0")/test_threads_mpi" \
+                "$srcdir/tests/integration/test_threads_mpi"; do
+        if [ -x "$cand" ]; then
+            THREADS_BIN=$cand
+            break
+        fi
+    done
+fi
+if [ -z "$THREADS_BIN" ] || [ ! -x "$THREADS_BIN" ]; then
+    echo "FAIL: thread test program not found (looked for ./tests/integration/test_threads_mpi;" \
+         "build it with 'make tests/integration/test_threads_mpi' or set AMCTEST_THREADS_BIN)"
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  test_threads_mpi not found"
+else
+    SAVED_BIN=$BIN
+    BIN=$THREADS_BIN
+    for np in $THREADS_NPROCS; do
+        run_one "threads N=$np MULTIPLE" "$np" "$DEFAULT_TIMEOUT" threads AMC_PROGRESS_THREAD=0
+        run_one "threads N=$np MULTIPLE + progress thread" "$np" "$DEFAULT_TIMEOUT" threads \
+            AMC_PROGRESS_THREAD=1
+        run_one "untested ibarrier N=$np, progress thread" "$np" "$DEFAULT_TIMEOUT" untested \
+            AMC_PROGRESS_THREAD=1
+    done
+    BIN=$SAVED_BIN
 fi
 
 end=$(date +%s)

@@ -11,13 +11,13 @@ void amc_test_check(int ok, const char *file, int line, const char *expr, const 
 {
     va_list ap;
 
+    /* atomic: threaded tests check from many threads */
     if (ok) {
-        amc_test_passed_count++;
+        __atomic_add_fetch(&amc_test_passed_count, 1, __ATOMIC_RELAXED);
         return;
     }
-    amc_test_failed_count++;
     /* the first failures tell the story; thousands of repeats do not */
-    if (amc_test_failed_count > 50) {
+    if (__atomic_add_fetch(&amc_test_failed_count, 1, __ATOMIC_RELAXED) > 50) {
         return;
     }
     fprintf(stderr, "FAIL %s:%d: %s: ", file, line, expr);
@@ -29,7 +29,7 @@ void amc_test_check(int ok, const char *file, int line, const char *expr, const 
 
 unsigned long amc_test_failures(void)
 {
-    return amc_test_failed_count;
+    return __atomic_load_n(&amc_test_failed_count, __ATOMIC_RELAXED);
 }
 
 int amc_test_summary(const char *name)
@@ -48,21 +48,31 @@ int amc_test_threaded_locks(void)
     return (env != NULL) && (env[0] == '1');
 }
 
+/* AMC_* from the environment, so a wrapper can force algorithms */
+static int amc_test_env_config(amc_config_t *cfg)
+{
+    amc_log_t quiet = { AMC_LOG_ERROR, -1 };
+
+    if (amc_config_read(cfg, &quiet) != AMC_SUCCESS) {
+        return AMC_ERR_ARG;
+    }
+    cfg->log_level       = getenv("AMC_LOG_LEVEL") ? cfg->log_level : -1;
+    cfg->progress_thread = 0; /* a test that wants one asks for it */
+    return AMC_SUCCESS;
+}
+
+static int amc_test_world_populate(amc_test_world_t *world, const amc_config_t *cfg);
+
 int amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t completion,
                           const amc_config_t *cfg)
 {
-    amc_config_t     defaults;
-    amc_transport_t *tp;
-    int              rank, status;
+    amc_config_t defaults;
+    int          status;
 
     if (cfg == NULL) {
-        /* AMC_* from the environment, so a wrapper can force algorithms */
-        amc_log_t quiet = { AMC_LOG_ERROR, -1 };
-
-        if (amc_config_read(&defaults, &quiet) != AMC_SUCCESS) {
+        if (amc_test_env_config(&defaults) != AMC_SUCCESS) {
             return AMC_ERR_ARG;
         }
-        defaults.log_level = getenv("AMC_LOG_LEVEL") ? defaults.log_level : -1;
         cfg = &defaults;
     }
     world->n        = n;
@@ -76,7 +86,38 @@ int amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t 
         free(world->ctx);
         return status;
     }
-    for (rank = 0; rank < n; rank++) {
+    return amc_test_world_populate(world, cfg);
+}
+
+int amc_test_world_create_threaded(amc_test_world_t *world, int n, int progress_thread)
+{
+    amc_config_t cfg;
+    int          status;
+
+    if (amc_test_env_config(&cfg) != AMC_SUCCESS) {
+        return AMC_ERR_ARG;
+    }
+    cfg.progress_thread = (unsigned)progress_thread;
+    world->n        = n;
+    world->threaded = 1;
+    world->ctx      = calloc((size_t)n, sizeof(*world->ctx));
+    if (world->ctx == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    status = amc_fake_fabric_create_threaded(n, &world->fabric);
+    if (status != AMC_SUCCESS) {
+        free(world->ctx);
+        return status;
+    }
+    return amc_test_world_populate(world, &cfg);
+}
+
+static int amc_test_world_populate(amc_test_world_t *world, const amc_config_t *cfg)
+{
+    amc_transport_t *tp;
+    int              rank, status;
+
+    for (rank = 0; rank < world->n; rank++) {
         status = amc_fake_transport_create(world->fabric, rank, &tp);
         if (status == AMC_SUCCESS) {
             status = amc_context_create(cfg, tp, world->threaded, &world->ctx[rank]);

@@ -1,0 +1,120 @@
+#include "am_coll/defer.h"
+#include "am_coll/status.h"
+
+#include <stdlib.h>
+
+void amc_defer_init(amc_defer_queue_t *q, int threaded)
+{
+    amc_spinlock_init(&q->lock, threaded);
+    q->head   = NULL;
+    q->tail   = &q->head;
+    q->closed = 0;
+}
+
+static int amc_defer_push(amc_defer_queue_t *q, amc_defer_op_t *op)
+{
+    int closed;
+
+    op->next = NULL;
+    amc_spin_lock(&q->lock);
+    closed = q->closed;
+    if (!closed) {
+        if (q->head == NULL) {
+            __atomic_store_n(&q->head, op, __ATOMIC_RELEASE); /* read by pending() unlocked */
+        } else {
+            *q->tail = op;
+        }
+        q->tail = &op->next;
+    }
+    amc_spin_unlock(&q->lock);
+    return closed ? AMC_ERR_TRANSPORT : AMC_SUCCESS;
+}
+
+void amc_defer_fetch(amc_defer_queue_t *q, amc_defer_op_t *op, void *desc, void *buf,
+                     size_t len, amc_completion_t *comp)
+{
+    op->kind = AMC_DEFER_FETCH;
+    op->heap = 0;
+    op->desc = desc;
+    op->buf  = buf;
+    op->len  = len;
+    op->comp = comp;
+    if (amc_defer_push(q, op) != AMC_SUCCESS) {
+        comp->fn(comp, AMC_ERR_TRANSPORT);
+    }
+}
+
+int amc_defer_release(amc_defer_queue_t *q, void *desc)
+{
+    amc_defer_op_t *op = malloc(sizeof(*op));
+
+    if (op == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    op->kind = AMC_DEFER_RELEASE;
+    op->heap = 1;
+    op->desc = desc;
+    op->comp = NULL;
+    if (amc_defer_push(q, op) != AMC_SUCCESS) {
+        free(op); /* the transport and its descriptors are gone */
+    }
+    return AMC_SUCCESS;
+}
+
+static amc_defer_op_t *amc_defer_take_all(amc_defer_queue_t *q)
+{
+    amc_defer_op_t *ops;
+
+    amc_spin_lock(&q->lock);
+    ops = q->head;
+    __atomic_store_n(&q->head, NULL, __ATOMIC_RELEASE);
+    q->tail = &q->head;
+    amc_spin_unlock(&q->lock);
+    return ops;
+}
+
+void amc_defer_run(amc_defer_queue_t *q, amc_transport_t *tp)
+{
+    amc_defer_op_t *op, *next;
+    int             status, heap;
+
+    /* a completion run here may queue more: loop until the queue stays empty */
+    while ((op = amc_defer_take_all(q)) != NULL) {
+        for (; op != NULL; op = next) {
+            /* a fetch's op may be reused once its comp ran */
+            next = op->next;
+            heap = op->heap;
+            if (op->kind == AMC_DEFER_RELEASE) {
+                tp->ops->release(tp, op->desc);
+            } else {
+                status = tp->ops->fetch(tp, op->desc, op->buf, op->len, op->comp);
+                if (status != AMC_INPROGRESS) {
+                    op->comp->fn(op->comp, status);
+                }
+            }
+            if (heap) {
+                free(op);
+            }
+        }
+    }
+}
+
+void amc_defer_close(amc_defer_queue_t *q)
+{
+    amc_defer_op_t *op, *next;
+
+    amc_spin_lock(&q->lock);
+    __atomic_store_n(&q->closed, 1, __ATOMIC_RELEASE);
+    op        = q->head;
+    __atomic_store_n(&q->head, NULL, __ATOMIC_RELEASE);
+    q->tail = &q->head;
+    amc_spin_unlock(&q->lock);
+    for (; op != NULL; op = next) {
+        next = op->next;
+        if (op->heap) {
+            free(op);
+        } else {
+            op->comp->fn(op->comp, AMC_ERR_TRANSPORT);
+        }
+    }
+}

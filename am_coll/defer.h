@@ -1,0 +1,64 @@
+/*
+ * Transport calls decided on under a lock, made after it is released.
+ *
+ * With AMC_THREAD_MULTIPLE or the progress thread, UCX takes its worker lock
+ * around progress, so a handler runs with the worker lock held and then takes
+ * a control structure's lock. An application thread that called UCX while
+ * holding that control lock would take the two in the other order: a
+ * deadlock. So nothing calls the transport under an amcoll lock. A handler
+ * that must pull rendezvous data (or give a descriptor back) queues the call
+ * here, and whoever releases the lock runs the queue: the patent's rule (no
+ * blocking communication under the short lock), applied to every thread.
+ */
+#ifndef AMC_DEFER_H
+#define AMC_DEFER_H
+
+#include "ctrl/spinlock.h"
+#include "transport/transport.h"
+
+#include <stddef.h>
+
+typedef enum {
+    AMC_DEFER_FETCH,    /* pull data into buf; comp runs when it is there */
+    AMC_DEFER_RELEASE   /* drop a message's data unread */
+} amc_defer_kind_t;
+
+typedef struct amc_defer_op {
+    struct amc_defer_op *next;
+    amc_defer_kind_t     kind;
+    int                  heap;   /* allocated by the queue, freed after it ran */
+    void                *desc;
+    void                *buf;
+    size_t               len;
+    amc_completion_t    *comp;
+} amc_defer_op_t;
+
+typedef struct amc_defer_queue {
+    amc_spinlock_t   lock;      /* a leaf: nothing else is taken under it */
+    amc_defer_op_t  *head;
+    amc_defer_op_t **tail;
+    int              closed;    /* the transport is gone: drop, do not call */
+} amc_defer_queue_t;
+
+void amc_defer_init(amc_defer_queue_t *q, int threaded);
+
+/* op is the caller's storage, alive until comp runs. With no transport call
+ * left to make (closed), comp runs at once with AMC_ERR_TRANSPORT. */
+void amc_defer_fetch(amc_defer_queue_t *q, amc_defer_op_t *op, void *desc, void *buf,
+                     size_t len, amc_completion_t *comp);
+
+/* Returns AMC_ERR_NO_MEMORY if no room to queue; the caller then holds desc. */
+int  amc_defer_release(amc_defer_queue_t *q, void *desc);
+
+static inline int amc_defer_pending(const amc_defer_queue_t *q)
+{
+    return __atomic_load_n(&q->head, __ATOMIC_ACQUIRE) != NULL;
+}
+
+/* Makes the queued calls; with no amcoll lock held. */
+void amc_defer_run(amc_defer_queue_t *q, amc_transport_t *tp);
+
+/* From now on nothing reaches the transport; queued calls are dropped. */
+void amc_defer_close(amc_defer_queue_t *q);
+
+#endif
