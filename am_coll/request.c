@@ -69,6 +69,8 @@ void amc_request_detach(struct amc_request *req)
 {
     amc_coll_ctrl_t *ctrl = &req->comm->ctrl;
 
+    amc_request_untrack(req); /* nobody waits for it any more */
+
     amc_spin_lock(&ctrl->lock);
     if (!req->complete && (req->slot != NULL)) {
         req->slot->req = NULL;
