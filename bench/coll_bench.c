@@ -31,20 +31,16 @@
 
 #include <amcoll.h>
 #include "am_coll/progress.h"
+#include "bench/bench_util.h"
 
 #ifdef HAVE_MPI
 #include <mpi.h>
 #endif
 
-#include <errno.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #define CB_DEF_REPS       15
 #define CB_MIN_REPS       7
@@ -116,107 +112,15 @@ typedef struct cb {
 /* ------------------------------------------------------------------ watchdog */
 
 /* A hung collective would hold mpirun until the outer timeout with no hint of
- * where; the alarm names the rank, cell and phase. The message is formatted
- * outside the handler, which only write()s it. */
-static char     cb_wd_msg[256];
-static size_t   cb_wd_len;
-static unsigned cb_wd_s;
-static int      cb_rank_now = -1;
-
-static void cb_watchdog(int sig)
-{
-    (void)sig;
-    if (write(STDERR_FILENO, cb_wd_msg, cb_wd_len) < 0) {
-        /* nothing left to report it to */
-    }
-    _exit(3);
-}
-
+ * where; the alarm names the rank, cell and phase. */
 static void cb_phase(const char *phase, int coll, size_t bytes, int method)
 {
-    int n;
-
-    if (cb_wd_s == 0) {
-        return;
-    }
-    n = snprintf(cb_wd_msg, sizeof(cb_wd_msg),
-                 "coll_bench: rank %d: watchdog: no progress for %u s in %s%s%s%s%s "
-                 "(%zu B) (hang?); raise it with -W or AMC_BENCH_WATCHDOG\n",
-                 cb_rank_now, cb_wd_s, phase, (coll >= 0) ? " of " : "",
-                 (coll >= 0) ? cb_coll_names[coll] : "", (method >= 0) ? " / " : "",
-                 (method >= 0) ? cb_method_names[method] : "", bytes);
-    cb_wd_len = (n < 0) ? 0 : ((size_t)n >= sizeof(cb_wd_msg) ? sizeof(cb_wd_msg) - 1 : (size_t)n);
-    alarm(cb_wd_s);
-}
-
-static int cb_watchdog_install(unsigned seconds)
-{
-    struct sigaction sa;
-
-    cb_wd_s = seconds;
-    if (seconds == 0) {
-        return 0;
-    }
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = cb_watchdog;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGALRM, &sa, NULL) != 0) {
-        fprintf(stderr, "coll_bench: sigaction(SIGALRM): %s\n", strerror(errno));
-        return -1;
-    }
-    return 0;
+    bu_watchdog_arm("%s%s%s%s%s (%zu B)", phase, (coll >= 0) ? " of " : "",
+                    (coll >= 0) ? cb_coll_names[coll] : "", (method >= 0) ? " / " : "",
+                    (method >= 0) ? cb_method_names[method] : "", bytes);
 }
 
 /* ------------------------------------------------------------------ helpers */
-
-/* One clock for both libraries, owned by neither. */
-static double cb_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void cb_abort(int code)
-{
-    fflush(stdout);
-    fflush(stderr);
-#ifdef HAVE_MPI
-    {
-        int up = 0, down = 0;
-
-        MPI_Initialized(&up);
-        MPI_Finalized(&down);
-        if (up && !down) {
-            /* Peers sit in a collective that will never finish: take them down. */
-            MPI_Abort(MPI_COMM_WORLD, code);
-        }
-    }
-#endif
-    exit(code); /* mpirun ends the job when a rank exits non-zero */
-}
-
-/* Element-wise maximum over all ranks, in place. Through Open MPI when there
- * is one (the library under test should not grade itself), else amcoll. */
-static int cb_allmax(double *v, int n)
-{
-#ifdef HAVE_MPI
-    return (MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) ==
-            MPI_SUCCESS) ? 0 : -1;
-#else
-    double *in = malloc((size_t)n * sizeof(*in));
-    int     rc;
-
-    if (in == NULL) {
-        return -1;
-    }
-    memcpy(in, v, (size_t)n * sizeof(*in));
-    rc = amc_allreduce(in, v, (size_t)n, AMC_DOUBLE, AMC_MAX, AMC_COMM_WORLD);
-    free(in);
-    return (rc == AMC_SUCCESS) ? 0 : -1;
-#endif
-}
 
 static int cb_barrier(int method)
 {
@@ -232,132 +136,9 @@ static int cb_barrier(int method)
 
 /* ------------------------------------------------------------------ options */
 
-/* Options are parsed before MPI and PMIx start: only rank 0 (or a lone
- * process) explains a bad command line. */
-static int cb_opt_quiet;
-
-static void cb_opt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void cb_opt_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    if (cb_opt_quiet) {
-        return;
-    }
-    va_start(ap, fmt);
-    fputs("coll_bench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-static int cb_parse_long(const char *what, const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    long  v;
-
-    errno = 0;
-    v     = strtol(s, &end, 10);
-    if ((errno != 0) || (end == s) || (*end != '\0') || (v < lo) || (v > hi)) {
-        cb_opt_error("%s: '%s' is not an integer in [%ld, %ld]", what, s, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int cb_cmp_size(const void *pa, const void *pb)
-{
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-
-    return (a > b) - (a < b);
-}
-
-/* "1,8,4K,1M" (commas or blanks; K and M are binary). */
-static int cb_parse_sizes(const char *what, const char *s, cb_opts_t *o)
-{
-    char *copy = strdup(s), *tok, *save = NULL, *end;
-    int   rc = 0;
-
-    if (copy == NULL) {
-        cb_opt_error("out of memory");
-        return -1;
-    }
-    o->nsizes = 0;
-    for (tok = strtok_r(copy, ", \t", &save); tok != NULL; tok = strtok_r(NULL, ", \t", &save)) {
-        unsigned long long v;
-
-        errno = 0;
-        v     = strtoull(tok, &end, 10);
-        if ((errno == 0) && (end != tok)) {
-            if ((*end == 'k') || (*end == 'K')) {
-                v <<= 10;
-                end++;
-            } else if ((*end == 'm') || (*end == 'M')) {
-                v <<= 20;
-                end++;
-            }
-        }
-        if ((errno != 0) || (end == tok) || (*end != '\0') || (v == 0) || (v > (1ull << 30))) {
-            cb_opt_error("%s: '%s' is not a size in bytes in [1, 1G] (K, M suffixes allowed)",
-                         what, tok);
-            rc = -1;
-            break;
-        }
-        if (o->nsizes == CB_MAX_SIZES) {
-            cb_opt_error("%s: more than %d sizes", what, CB_MAX_SIZES);
-            rc = -1;
-            break;
-        }
-        o->sizes[o->nsizes++] = (size_t)v;
-    }
-    free(copy);
-    if ((rc == 0) && (o->nsizes == 0)) {
-        cb_opt_error("%s: no sizes", what);
-        rc = -1;
-    }
-    if (rc == 0) {
-        qsort(o->sizes, (size_t)o->nsizes, sizeof(o->sizes[0]), cb_cmp_size);
-    }
-    return rc;
-}
-
-static int cb_parse_list(const char *what, const char *s, const char *const *names, int n,
-                         unsigned *mask)
-{
-    char *copy = strdup(s), *tok, *save = NULL;
-    int   i, rc = 0;
-
-    if (copy == NULL) {
-        cb_opt_error("out of memory");
-        return -1;
-    }
-    *mask = 0;
-    for (tok = strtok_r(copy, ", \t", &save); tok != NULL; tok = strtok_r(NULL, ", \t", &save)) {
-        for (i = 0; i < n; i++) {
-            if (strcmp(tok, names[i]) == 0) {
-                break;
-            }
-        }
-        if (i == n) {
-            cb_opt_error("%s: unknown name '%s'", what, tok);
-            rc = -1;
-            break;
-        }
-        *mask |= 1u << i;
-    }
-    free(copy);
-    if ((rc == 0) && (*mask == 0)) {
-        cb_opt_error("%s: empty list", what);
-        rc = -1;
-    }
-    return rc;
-}
-
 static void cb_usage(FILE *f)
 {
-    if (cb_opt_quiet) {
+    if (bu_opt_quiet) {
         return;
     }
     fprintf(f,
@@ -387,49 +168,50 @@ static void cb_usage(FILE *f)
 }
 
 /* One option from a flag or its environment variable. */
-static int cb_apply(cb_opts_t *o, int c, const char *what, const char *val)
+static int cb_apply(void *opts, int c, const char *what, const char *val)
 {
-    long v;
+    cb_opts_t *o = opts;
+    long       v;
 
     switch (c) {
     case 's':
-        return cb_parse_sizes(what, val, o);
+        return bu_parse_sizes(what, val, o->sizes, CB_MAX_SIZES, &o->nsizes);
     case 'c':
-        return cb_parse_list(what, val, cb_coll_names, CB_NCOLLS, &o->colls);
+        return bu_parse_list(what, val, cb_coll_names, CB_NCOLLS, &o->colls);
     case 'm':
-        return cb_parse_list(what, val, cb_method_names, CB_NMETHODS, &o->methods);
+        return bu_parse_list(what, val, cb_method_names, CB_NMETHODS, &o->methods);
     case 'r':
-        if (cb_parse_long(what, val, 1, 10000, &v) != 0) {
+        if (bu_parse_long(what, val, 1, 10000, &v) != 0) {
             return -1;
         }
         o->reps = (int)v;
         return 0;
     case 't':
-        if (cb_parse_long(what, val, 1, 600000, &v) != 0) {
+        if (bu_parse_long(what, val, 1, 600000, &v) != 0) {
             return -1;
         }
         o->target_ms = (double)v;
         return 0;
     case 'T':
-        if (cb_parse_long(what, val, 1, 3600000, &v) != 0) {
+        if (bu_parse_long(what, val, 1, 3600000, &v) != 0) {
             return -1;
         }
         o->cell_ms = (double)v;
         return 0;
     case 'i':
-        if (cb_parse_long(what, val, 1, CB_MAX_ITERS, &v) != 0) {
+        if (bu_parse_long(what, val, 1, CB_MAX_ITERS, &v) != 0) {
             return -1;
         }
         o->iters = v;
         return 0;
     case 'M':
-        if (cb_parse_long(what, val, 1, 1 << 20, &v) != 0) {
+        if (bu_parse_long(what, val, 1, 1 << 20, &v) != 0) {
             return -1;
         }
         o->max_mib = v;
         return 0;
     case 'W':
-        if (cb_parse_long(what, val, 0, 86400, &v) != 0) {
+        if (bu_parse_long(what, val, 0, 86400, &v) != 0) {
             return -1;
         }
         o->watchdog_s = (unsigned)v;
@@ -443,23 +225,14 @@ static int cb_apply(cb_opts_t *o, int c, const char *what, const char *val)
  * Returns 0 to run, 1 after -h, -1 on a bad argument. */
 static int cb_parse_opts(int argc, char **argv, cb_opts_t *o)
 {
-    static const struct {
-        int         flag;
-        const char *env;
-    } envs[] = {
+    static const bu_env_opt_t envs[] = {
         { 's', "AMC_BENCH_SIZES" },     { 'c', "AMC_BENCH_COLLS" },
         { 'm', "AMC_BENCH_METHODS" },   { 'r', "AMC_BENCH_REPS" },
         { 't', "AMC_BENCH_TARGET_MS" }, { 'T', "AMC_BENCH_CELL_MS" },
         { 'i', "AMC_BENCH_ITERS" },     { 'M', "AMC_BENCH_MAX_MIB" },
         { 'W', "AMC_BENCH_WATCHDOG" },
     };
-    const char *rank = getenv("PMIX_RANK");
-    char        what[3] = "-?";
-    size_t      i;
-    int         c;
-
-    cb_opt_quiet = (rank != NULL) && (strcmp(rank, "0") != 0);
-    opterr       = 0; /* getopt's own message would repeat ours */
+    int rc;
 
     memset(o, 0, sizeof(*o));
     o->nsizes = (int)(sizeof(cb_default_sizes) / sizeof(cb_default_sizes[0]));
@@ -472,37 +245,15 @@ static int cb_parse_opts(int argc, char **argv, cb_opts_t *o)
     o->max_mib    = CB_DEF_MAX_MIB;
     o->watchdog_s = CB_DEF_WATCHDOG;
 
-    for (i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
-        const char *val = getenv(envs[i].env);
-
-        if ((val != NULL) && (*val != '\0') && (cb_apply(o, envs[i].flag, envs[i].env, val) != 0)) {
-            return -1;
-        }
-    }
-    while ((c = getopt(argc, argv, "s:c:m:r:t:T:i:M:W:h")) != -1) {
-        if (c == 'h') {
-            cb_usage(stdout);
-            return 1;
-        }
-        if (c == '?') {
-            cb_opt_error("unknown option -%c, or it lacks its value", optopt);
-            cb_usage(stderr);
-            return -1;
-        }
-        what[1] = (char)c;
-        if (cb_apply(o, c, what, optarg) != 0) {
-            return -1;
-        }
-    }
-    if (optind != argc) {
-        cb_opt_error("unexpected argument '%s'", argv[optind]);
-        cb_usage(stderr);
-        return -1;
+    rc = bu_parse_opts(argc, argv, "s:c:m:r:t:T:i:M:W:h", envs, sizeof(envs) / sizeof(envs[0]),
+                       cb_apply, o, cb_usage);
+    if (rc != 0) {
+        return rc;
     }
 #ifndef HAVE_MPI
     o->methods &= ~(1u << CB_OPENMPI);
     if (o->methods == 0) {
-        cb_opt_error("built without MPI: only amcoll can be measured");
+        bu_opt_error("built without MPI: only amcoll can be measured");
         return -1;
     }
 #endif
@@ -880,11 +631,11 @@ static int cb_check(const cb_t *b, int coll, int method, size_t bytes, double *f
     if (cb_barrier(method) != 0) {
         fprintf(stderr, "coll_bench: rank %d: %s barrier failed\n", b->rank,
                 cb_method_names[method]);
-        cb_abort(1);
+        bu_abort(1);
     }
-    t0 = cb_now();
+    t0 = bu_now();
     rc = cb_call(b, coll, method, bytes);
-    st[1] = cb_now() - t0;
+    st[1] = bu_now() - t0;
     if ((rc == AMC_ERR_UNSUPPORTED) && (method == CB_AMCOLL)) {
         st[0] = 1; /* quietly: the table says n/a */
     } else if (rc != 0) {
@@ -897,9 +648,9 @@ static int cb_check(const cb_t *b, int coll, int method, size_t bytes, double *f
     } else {
         st[0] = 0;
     }
-    if ((cb_barrier(method) != 0) || (cb_allmax(st, 2) != 0)) {
+    if ((cb_barrier(method) != 0) || (bu_allmax(st, 2) != 0)) {
         fprintf(stderr, "coll_bench: rank %d: agreeing on the check failed\n", b->rank);
-        cb_abort(1);
+        bu_abort(1);
     }
     *first_s = st[1];
     return (int)st[0];
@@ -916,24 +667,24 @@ static void cb_block(const cb_t *b, int coll, int method, size_t bytes, long ite
     if (cb_barrier(method) != 0) {
         fprintf(stderr, "coll_bench: rank %d: %s barrier failed\n", b->rank,
                 cb_method_names[method]);
-        cb_abort(1);
+        bu_abort(1);
     }
-    t0 = cb_now();
+    t0 = bu_now();
     for (i = 0; i < iters; i++) {
         rc = cb_call(b, coll, method, bytes);
         if (rc != 0) {
             /* Peers are inside the same call and would wait for us forever. */
             cb_report_call_error(b, coll, method, bytes, i, rc);
-            cb_abort(1);
+            bu_abort(1);
         }
     }
-    *elapsed = cb_now() - t0;
+    *elapsed = bu_now() - t0;
     /* Every rank is done with this library before the other one runs: on
      * shared cores, a rank waiting in one library does not progress the other. */
     if (cb_barrier(method) != 0) {
         fprintf(stderr, "coll_bench: rank %d: %s barrier failed\n", b->rank,
                 cb_method_names[method]);
-        cb_abort(1);
+        bu_abort(1);
     }
 }
 
@@ -947,35 +698,15 @@ static double cb_calibrate(const cb_t *b, int coll, int method, size_t bytes)
     cb_phase("calibration", coll, bytes, method);
     for (;;) {
         cb_block(b, coll, method, bytes, k, &el);
-        if (cb_allmax(&el, 1) != 0) {
+        if (bu_allmax(&el, 1) != 0) {
             fprintf(stderr, "coll_bench: rank %d: max over ranks failed\n", b->rank);
-            cb_abort(1);
+            bu_abort(1);
         }
         if ((el >= CB_CALIB_SEC) || (k >= CB_MAX_ITERS)) {
             return el / (double)k;
         }
         k *= 2;
     }
-}
-
-/* ------------------------------------------------------------------ statistics */
-
-static int cb_cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-
-    return (a > b) - (a < b);
-}
-
-static double cb_quantile(const double *sorted, int n, double q)
-{
-    double pos = q * (double)(n - 1);
-    int    lo  = (int)pos;
-
-    if (lo >= n - 1) {
-        return sorted[n - 1];
-    }
-    return sorted[lo] + (pos - (double)lo) * (sorted[lo + 1] - sorted[lo]);
 }
 
 /* ------------------------------------------------------------------ driver */
@@ -1067,7 +798,7 @@ static void cb_cell(const cb_t *b, const cb_opts_t *o, int coll, size_t bytes)
     t = calloc((size_t)reps * CB_NMETHODS, sizeof(*t));
     if (t == NULL) {
         fprintf(stderr, "coll_bench: rank %d: out of memory\n", b->rank);
-        cb_abort(1);
+        bu_abort(1);
     }
     for (rep = 0; rep < reps; rep++) {
         for (j = 0; j < nm; j++) {
@@ -1083,9 +814,9 @@ static void cb_cell(const cb_t *b, const cb_opts_t *o, int coll, size_t bytes)
         }
     }
     cb_phase("max over ranks", coll, bytes, -1);
-    if (cb_allmax(t, reps * CB_NMETHODS) != 0) {
+    if (bu_allmax(t, reps * CB_NMETHODS) != 0) {
         fprintf(stderr, "coll_bench: rank %d: max over ranks failed\n", b->rank);
-        cb_abort(1);
+        bu_abort(1);
     }
 
     if (b->rank == 0) {
@@ -1099,13 +830,13 @@ static void cb_cell(const cb_t *b, const cb_opts_t *o, int coll, size_t bytes)
             for (k = 0; k < reps; k++) {
                 v[k] = t[k * CB_NMETHODS + m];
             }
-            qsort(v, (size_t)reps, sizeof(v[0]), cb_cmp_double);
-            med[m] = cb_quantile(v, reps, 0.5);
+            qsort(v, (size_t)reps, sizeof(v[0]), bu_cmp_double);
+            med[m] = bu_quantile(v, reps, 0.5);
             printf("RESULT N=%d coll=%s bytes=%zu method=%s status=ok median_us=%.3f "
                    "q1_us=%.3f q3_us=%.3f min_us=%.3f max_us=%.3f iters=%ld reps=%d "
                    "first_us=%.1f\n",
                    b->size, cb_coll_names[coll], bytes, cb_method_names[m], med[m] * 1e6,
-                   cb_quantile(v, reps, 0.25) * 1e6, cb_quantile(v, reps, 0.75) * 1e6,
+                   bu_quantile(v, reps, 0.25) * 1e6, bu_quantile(v, reps, 0.75) * 1e6,
                    v[0] * 1e6, v[reps - 1] * 1e6, iters[m], reps, first[m] * 1e6);
         }
         printf("  N=%-3d %-9s %8zu B", b->size, cb_coll_names[coll], bytes);
@@ -1131,7 +862,7 @@ static int cb_main(cb_t *b, const cb_opts_t *o)
 {
     size_t need = 0, s, r;
     int    c, i;
-    double t0 = cb_now();
+    double t0 = bu_now();
 
     /* One pair of buffers, sized for the largest cell that runs, touched
      * once so page faults stay out of every measurement. */
@@ -1192,7 +923,7 @@ static int cb_main(cb_t *b, const cb_opts_t *o)
         }
     }
     if (b->rank == 0) {
-        printf("# coll_bench N=%d done in %.1f s\n", b->size, cb_now() - t0);
+        printf("# coll_bench N=%d done in %.1f s\n", b->size, bu_now() - t0);
         fflush(stdout);
     }
     free(b->sbuf);
@@ -1213,63 +944,23 @@ int main(int argc, char **argv)
     cb_t      b;
     int       rc;
 
+    bu_prog = "coll_bench";
     memset(&b, 0, sizeof(b));
     rc = cb_parse_opts(argc, argv, &opts);
     if (rc != 0) {
         return (rc > 0) ? 0 : 2;
     }
-    if (cb_watchdog_install(opts.watchdog_s) != 0) {
+    if (bu_watchdog_install(opts.watchdog_s) != 0) {
         return 1;
     }
     cb_phase("startup", -1, 0, -1);
-
-#ifdef HAVE_MPI
-    rc = MPI_Init(&argc, &argv);
-    if (rc != MPI_SUCCESS) {
-        fprintf(stderr, "coll_bench: MPI_Init failed (%d)\n", rc);
-        return 1;
-    }
-#endif
-    rc = amc_init(&argc, &argv);
-    if (rc != AMC_SUCCESS) {
-        fprintf(stderr, "coll_bench: amc_init: %s\n", amc_strerror(rc));
-        cb_abort(1);
-    }
-    if (((rc = amc_comm_rank(AMC_COMM_WORLD, &b.rank)) != AMC_SUCCESS) ||
-        ((rc = amc_comm_size(AMC_COMM_WORLD, &b.size)) != AMC_SUCCESS)) {
-        fprintf(stderr, "coll_bench: amc_comm_rank/size(AMC_COMM_WORLD): %s\n",
-                amc_strerror(rc));
-        cb_abort(1);
-    }
-    cb_rank_now = b.rank;
-#ifdef HAVE_MPI
-    {
-        int mpi_rank, mpi_size;
-
-        MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
-        /* The libraries are only comparable if they see the same job. */
-        if ((mpi_rank != b.rank) || (mpi_size != b.size)) {
-            fprintf(stderr, "coll_bench: MPI says rank %d of %d, amcoll says %d of %d\n",
-                    mpi_rank, mpi_size, b.rank, b.size);
-            cb_abort(1);
-        }
-    }
-#endif
+    bu_init(&argc, &argv, &b.rank, &b.size);
 
     if (cb_main(&b, &opts) != 0) {
-        cb_abort(1);
+        bu_abort(1);
     }
 
     cb_phase("teardown", -1, 0, -1);
-    rc = amc_finalize();
-    if (rc != AMC_SUCCESS) {
-        fprintf(stderr, "coll_bench: rank %d: amc_finalize: %s\n", b.rank, amc_strerror(rc));
-        cb_abort(1);
-    }
-#ifdef HAVE_MPI
-    MPI_Finalize();
-#endif
-    alarm(0);
+    bu_finalize();
     return 0;
 }
