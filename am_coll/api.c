@@ -45,7 +45,7 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
     amc_pmix_boot_t *boot;
     amc_transport_t *tp;
     amc_ucx_threads_t threads;
-    int              granted, threaded, status;
+    int              granted, status;
 
     (void)argc;
     (void)argv;
@@ -70,11 +70,12 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
     log.level = cfg.log_level;
 
     /* FUNNELED needs nothing beyond SERIALIZED. Threads meet inside the
-     * library with MULTIPLE or with the progress thread: then the control
-     * structures' locks are on and the worker is MULTI. */
+     * library with MULTIPLE (locks always on, worker MULTI) or with the
+     * progress thread alone (locks and a worker guard only while it is not
+     * parked: doc/design.md, Locking and threads). */
     granted  = required;
-    threaded = (granted == AMC_THREAD_MULTIPLE) || cfg.progress_thread;
-    threads  = threaded ? AMC_UCX_THREADS_MULTI
+    threads  = (granted == AMC_THREAD_MULTIPLE) ? AMC_UCX_THREADS_MULTI
+               : cfg.progress_thread            ? AMC_UCX_THREADS_GUARDED
                : (granted == AMC_THREAD_SINGLE) ? AMC_UCX_THREADS_SINGLE
                                                  : AMC_UCX_THREADS_SERIALIZED;
 
@@ -89,7 +90,7 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
         goto err; /* the transport owns boot from here, also on failure */
     }
 
-    status = amc_context_create(&cfg, tp, threaded, &amc_default_ctx);
+    status = amc_context_create(&cfg, tp, granted == AMC_THREAD_MULTIPLE, &amc_default_ctx);
     if (status != AMC_SUCCESS) {
         goto err; /* the context destroyed tp */
     }

@@ -49,7 +49,7 @@ static int amc_comm_alloc(amc_context_t *ctx, int rank, int size, uint64_t cid,
     comm->nrounds = amc_comm_rounds(size);
     comm->cid     = cid;
     comm->ctx     = ctx;
-    amc_coll_ctrl_init(&comm->ctrl, ctx->cfg.early_max, ctx->threaded, amc_comm_drop_early,
+    amc_coll_ctrl_init(&comm->ctrl, ctx->cfg.early_max, ctx->lock_live_p, amc_comm_drop_early,
                        comm);
     *comm_p = comm;
     return AMC_SUCCESS;

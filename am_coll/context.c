@@ -40,9 +40,14 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     ctx->log.level = cfg->log_level;
     ctx->log.rank  = tp->rank;
     ctx->tp        = tp;
+    ctx->multiple  = threaded;
     ctx->threaded  = threaded || cfg->progress_thread;
-    amc_spinlock_init(&ctx->lock, ctx->threaded);
-    amc_defer_init(&ctx->defer, ctx->threaded);
+    /* up until the progress thread first parks, it may run handlers */
+    ctx->lock_live   = ctx->threaded;
+    ctx->lock_live_p = ctx->threaded ? &ctx->lock_live : NULL;
+    tp->lock_live    = ctx->lock_live_p;
+    amc_spinlock_init(&ctx->lock, ctx->lock_live_p);
+    amc_defer_init(&ctx->defer, ctx->lock_live_p);
     amc_transport_set_recv(tp, amc_am_recv, ctx);
 
     status = amc_flow_init(&ctx->flow, ctx, tp->size, ctx->cfg.eager_tokens);

@@ -36,7 +36,10 @@ typedef struct amc_context {
     amc_config_t     cfg;
     amc_log_t        log;
     amc_transport_t *tp;
-    int              threaded;     /* threads may meet in handlers: locks are on */
+    int              multiple;     /* AMC_THREAD_MULTIPLE: application threads meet */
+    int              threaded;     /* threads may ever meet: multiple or a progress thread */
+    int              lock_live;    /* threads may meet now: locks are taken (spinlock.h) */
+    const int       *lock_live_p;  /* &lock_live, or NULL when threads never meet */
     amc_spinlock_t   lock;         /* the tables below */
     struct amc_comm *table[AMC_CID_BUCKETS];
     struct amc_comm *world;
@@ -53,7 +56,8 @@ typedef struct amc_context {
 } amc_context_t;
 
 /* Takes ownership of tp (destroyed with the context, also on failure).
- * threaded: more than one thread may be inside the library at once. */
+ * threaded: application threads may be inside the library at once
+ * (AMC_THREAD_MULTIPLE); cfg->progress_thread adds a thread of its own. */
 int  amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threaded,
                         amc_context_t **ctx_p);
 void amc_context_destroy(amc_context_t *ctx);

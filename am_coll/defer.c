@@ -3,9 +3,9 @@
 
 #include <stdlib.h>
 
-void amc_defer_init(amc_defer_queue_t *q, int threaded)
+void amc_defer_init(amc_defer_queue_t *q, const int *lock_live)
 {
-    amc_spinlock_init(&q->lock, threaded);
+    amc_spinlock_init(&q->lock, lock_live);
     q->head   = NULL;
     q->tail   = &q->head;
     q->closed = 0;

@@ -40,7 +40,7 @@ typedef struct amc_defer_queue {
     int              closed;    /* the transport is gone: drop, do not call */
 } amc_defer_queue_t;
 
-void amc_defer_init(amc_defer_queue_t *q, int threaded);
+void amc_defer_init(amc_defer_queue_t *q, const int *lock_live);
 
 /* op is the caller's storage, alive until comp runs. With no transport call
  * left to make (closed), comp runs at once with AMC_ERR_TRANSPORT. */

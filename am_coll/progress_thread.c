@@ -12,22 +12,45 @@ static int amc_progress_thread_idle(amc_progress_thread_t *pt)
            (__atomic_load_n(&pt->waiting, __ATOMIC_SEQ_CST) > 0);
 }
 
+/* Parked, the thread holds no lock and touches nothing. Only the
+ * application unparks it (go), so without AMC_THREAD_MULTIPLE the one
+ * application thread knows that nobody else is inside while the thread is
+ * parked, and takes no lock (lock_live down). A spurious wake-up does not
+ * count: only go does. */
 static void amc_progress_thread_park(amc_progress_thread_t *pt)
 {
+    amc_context_t *ctx = pt->ctx;
+
     pthread_mutex_lock(&pt->mutex);
     __atomic_store_n(&pt->parked, 1, __ATOMIC_SEQ_CST);
-    while (!__atomic_load_n(&pt->stop, __ATOMIC_ACQUIRE) && amc_progress_thread_idle(pt)) {
+    if (!amc_progress_thread_idle(pt)) {
+        /* work came between the look at the loop's top and parked */
+        __atomic_store_n(&pt->parked, 0, __ATOMIC_SEQ_CST);
+        pthread_mutex_unlock(&pt->mutex);
+        return;
+    }
+    if (!ctx->multiple) {
+        __atomic_store_n(&ctx->lock_live, 0, __ATOMIC_SEQ_CST);
+    }
+    while (!__atomic_load_n(&pt->stop, __ATOMIC_ACQUIRE) && !pt->go) {
         pthread_cond_wait(&pt->cond, &pt->mutex);
     }
+    pt->go = 0;
     __atomic_store_n(&pt->parked, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&pt->mutex);
 }
 
+/* The waker raises lock_live itself, before the thread runs: from its next
+ * call on, the application takes the locks. */
 static void amc_progress_thread_wake(amc_progress_thread_t *pt)
 {
     if (__atomic_load_n(&pt->parked, __ATOMIC_SEQ_CST)) {
         pthread_mutex_lock(&pt->mutex);
-        pthread_cond_signal(&pt->cond);
+        if (__atomic_load_n(&pt->parked, __ATOMIC_SEQ_CST) && !pt->go) {
+            __atomic_store_n(&pt->ctx->lock_live, 1, __ATOMIC_SEQ_CST);
+            pt->go = 1;
+            pthread_cond_signal(&pt->cond);
+        }
         pthread_mutex_unlock(&pt->mutex);
     }
 }
@@ -96,6 +119,7 @@ void amc_progress_thread_stop(amc_progress_thread_t *pt)
 
     pthread_mutex_lock(&pt->mutex);
     __atomic_store_n(&pt->stop, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&pt->ctx->lock_live, pt->ctx->threaded, __ATOMIC_SEQ_CST);
     pthread_cond_signal(&pt->cond);
     pthread_mutex_unlock(&pt->mutex);
     tp->ops->wake(tp); /* out of a sleep on the wakeup fd */

@@ -26,6 +26,7 @@ typedef struct amc_progress_thread {
     pthread_cond_t      cond;
     int                 stop;
     int                 parked;       /* waits on cond (a start must wake it) */
+    int                 go;           /* set by the waker, under mutex */
     unsigned            outstanding;  /* non-blocking requests started, not complete */
     unsigned            waiting;      /* application threads in a wait loop */
     uint64_t            passes;       /* progress passes that found something */

@@ -5,11 +5,11 @@
 
 #define AMC_CTRL_WINDOW_MASK (AMC_CTRL_WINDOW - 1)
 
-void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, int threaded,
+void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lock_live,
                         amc_early_release_fn_t drop_early, void *drop_arg)
 {
     memset(ctrl, 0, sizeof(*ctrl));
-    amc_spinlock_init(&ctrl->lock, threaded);
+    amc_spinlock_init(&ctrl->lock, lock_live);
     ctrl->drop_early = drop_early;
     ctrl->drop_arg  = drop_arg;
     ctrl->early_max = early_max;

@@ -64,8 +64,8 @@ typedef struct amc_coll_ctrl {
     void            *drop_arg;
 } amc_coll_ctrl_t;
 
-/* threaded: handlers and callers may run on different threads at once. */
-void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, int threaded,
+/* lock_live: the context's "threads may meet now" flag (ctrl/spinlock.h), or NULL. */
+void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lock_live,
                         amc_early_release_fn_t drop_early, void *drop_arg);
 /* drop is called for every slot still in use (teardown with instances
  * running): it releases what the slot holds beyond itself (request,

@@ -3,12 +3,19 @@
  * patent's point: no blocking communication under the lock), so a
  * test-and-set lock inlined into the handler is enough.
  *
- * It is switched on only where two threads can meet in the control structure
- * (a thread level above SERIALIZED). Otherwise the application and the
- * handlers it runs from progress are one thread at a time, and the lock would
- * cost an atomic exchange right after UCX's stores into a peer's
- * shared-memory FIFO, which must drain first: measured at 9% of the user CPU
- * of an oversubscribed barrier.
+ * A lock is taken only while two threads can meet in what it protects:
+ * live points at the context's "threads may meet now" flag (NULL: they
+ * never do). With AMC_THREAD_MULTIPLE the flag is always 1; with only the
+ * progress thread it is 1 while that thread is not parked (see
+ * am_coll/progress_thread.h for why the application may then go without).
+ * In SINGLE or SERIALIZED mode the application and the handlers it runs from
+ * progress are one thread at a time, and the lock would cost an atomic
+ * exchange right after UCX's stores into a peer's shared-memory FIFO, which
+ * must drain first: measured at 9% of the user CPU of an oversubscribed
+ * barrier.
+ *
+ * Unlock needs no record of whether lock took it: if the word is set, this
+ * thread holds it, since with the flag down nobody else can be inside.
  */
 #ifndef AMC_SPINLOCK_H
 #define AMC_SPINLOCK_H
@@ -23,21 +30,27 @@
 #endif
 #endif
 
+static inline int amc_lock_live(const int *live)
+{
+    return (live != NULL) && __atomic_load_n(live, __ATOMIC_ACQUIRE);
+}
+
 #ifdef AMC_SPINLOCK_IS_MUTEX
 /* Under ThreadSanitizer the lock is a mutex TSan knows, so it checks the
  * order against the transport's locks (a lock-order inversion is reported
- * even when the deadlock does not happen in that run). */
+ * even when the deadlock does not happen in that run). It is taken whenever
+ * threads may ever meet, whatever the flag says now. */
 #include <pthread.h>
 
 typedef struct {
     pthread_mutex_t mutex;
-    int             enabled;
+    const int      *live;
 } amc_spinlock_t;
 
-static inline void amc_spinlock_init(amc_spinlock_t *l, int enabled)
+static inline void amc_spinlock_init(amc_spinlock_t *l, const int *live)
 {
     pthread_mutex_init(&l->mutex, NULL);
-    l->enabled = enabled;
+    l->live = live;
 }
 
 static inline void amc_spinlock_destroy(amc_spinlock_t *l)
@@ -47,14 +60,14 @@ static inline void amc_spinlock_destroy(amc_spinlock_t *l)
 
 static inline void amc_spin_lock(amc_spinlock_t *l)
 {
-    if (l->enabled) {
+    if (l->live != NULL) {
         pthread_mutex_lock(&l->mutex);
     }
 }
 
 static inline void amc_spin_unlock(amc_spinlock_t *l)
 {
-    if (l->enabled) {
+    if (l->live != NULL) {
         pthread_mutex_unlock(&l->mutex);
     }
 }
@@ -71,14 +84,14 @@ static inline void amc_cpu_relax(void)
 }
 
 typedef struct {
-    int locked;
-    int enabled;   /* 0: single-threaded use, the lock is a no-op */
+    int        locked;
+    const int *live;
 } amc_spinlock_t;
 
-static inline void amc_spinlock_init(amc_spinlock_t *l, int enabled)
+static inline void amc_spinlock_init(amc_spinlock_t *l, const int *live)
 {
     __atomic_store_n(&l->locked, 0, __ATOMIC_RELAXED);
-    l->enabled = enabled;
+    l->live = live;
 }
 
 static inline void amc_spinlock_destroy(amc_spinlock_t *l)
@@ -90,7 +103,7 @@ static inline void amc_spin_lock(amc_spinlock_t *l)
 {
     unsigned spins = 0;
 
-    if (!l->enabled) {
+    if (!amc_lock_live(l->live)) {
         return;
     }
     while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {
@@ -108,10 +121,9 @@ static inline void amc_spin_lock(amc_spinlock_t *l)
 
 static inline void amc_spin_unlock(amc_spinlock_t *l)
 {
-    if (!l->enabled) {
-        return;
+    if ((l->live != NULL) && __atomic_load_n(&l->locked, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
     }
-    __atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
 }
 
 #endif /* AMC_SPINLOCK_IS_MUTEX */

@@ -68,6 +68,7 @@ struct amc_transport {
     int                        local_size;  /* ranks on this node, for the wait policy */
     amc_recv_cb_t              recv_cb;
     void                      *recv_arg;
+    const int                 *lock_live;   /* set by the context: threads may meet now */
 };
 
 static inline void amc_transport_set_recv(amc_transport_t *tp, amc_recv_cb_t cb, void *arg)

@@ -2,7 +2,10 @@
 #include "am_coll/status.h"
 #include "handlers/wire.h"
 
+#include "ctrl/spinlock.h"
+
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ucp/api/ucp.h>
@@ -17,7 +20,27 @@ typedef struct amc_ucx_transport {
     ucp_worker_h     worker;
     int              efd;
     ucp_ep_h        *eps;
+    int              guarded;   /* AMC_UCX_THREADS_GUARDED */
+    pthread_mutex_t  guard;     /* recursive: handlers inside progress send */
 } amc_ucx_transport_t;
+
+/* GUARDED mode: the worker lock, taken only while threads may meet. Returns
+ * whether it was taken, for amc_ucx_leave. */
+static inline int amc_ucx_enter(amc_ucx_transport_t *self)
+{
+    if (self->guarded && amc_lock_live(self->super.lock_live)) {
+        pthread_mutex_lock(&self->guard);
+        return 1;
+    }
+    return 0;
+}
+
+static inline void amc_ucx_leave(amc_ucx_transport_t *self, int held)
+{
+    if (held) {
+        pthread_mutex_unlock(&self->guard);
+    }
+}
 
 static ucs_status_t amc_ucx_am_cb(void *arg, const void *header, size_t header_length,
                                   void *data, size_t length, const ucp_am_recv_param_t *param)
@@ -48,6 +71,7 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
     ucp_request_param_t  param;
     ucs_status_ptr_t     request;
+    int                  held;
 
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                          UCP_OP_ATTR_FIELD_FLAGS;
@@ -57,7 +81,9 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
      * data is pulled by the receiver straight into place */
     param.flags        = (mode == AMC_SEND_RNDV) ? UCP_AM_SEND_FLAG_RNDV : UCP_AM_SEND_FLAG_EAGER;
 
+    held    = amc_ucx_enter(self);
     request = ucp_am_send_nbx(self->eps[dest], AMC_AM_ID, hdr, hdr_len, data, len, &param);
+    amc_ucx_leave(self, held);
     if (request == NULL) {
         return AMC_SUCCESS;
     }
@@ -85,11 +111,14 @@ static int amc_ucx_fetch(amc_transport_t *tp, void *desc, void *buf, size_t len,
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
     ucp_request_param_t  param;
     ucs_status_ptr_t     request;
+    int                  held;
 
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.recv_am   = amc_ucx_fetch_cb;
     param.user_data    = comp;
+    held    = amc_ucx_enter(self);
     request = ucp_am_recv_data_nbx(self->worker, desc, buf, len, &param);
+    amc_ucx_leave(self, held);
     if (request == NULL) {
         return AMC_SUCCESS;
     }
@@ -104,15 +133,21 @@ static int amc_ucx_fetch(amc_transport_t *tp, void *desc, void *buf, size_t len,
 static void amc_ucx_release(amc_transport_t *tp, void *desc)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+    int                  held = amc_ucx_enter(self);
 
     ucp_am_data_release(self->worker, desc);
+    amc_ucx_leave(self, held);
 }
 
 static int amc_ucx_progress(amc_transport_t *tp)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+    int                  held = amc_ucx_enter(self);
+    unsigned             count;
 
-    return (int)ucp_worker_progress(self->worker);
+    count = ucp_worker_progress(self->worker);
+    amc_ucx_leave(self, held);
+    return (int)count;
 }
 
 static void amc_ucx_sleep(amc_transport_t *tp, int timeout_ms)
@@ -120,8 +155,10 @@ static void amc_ucx_sleep(amc_transport_t *tp, int timeout_ms)
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
     struct pollfd        pfd  = { .fd = self->efd, .events = POLLIN };
     ucs_status_t         status;
+    int                  held = amc_ucx_enter(self);
 
     status = ucp_worker_arm(self->worker);
+    amc_ucx_leave(self, held);
     if (status == UCS_ERR_BUSY) {
         return; /* events are pending: the caller progresses them */
     }
@@ -209,6 +246,9 @@ static void amc_ucx_destroy(amc_transport_t *tp)
     if (self->context != NULL) {
         ucp_cleanup(self->context);
     }
+    if (self->guarded) {
+        pthread_mutex_destroy(&self->guard);
+    }
     amc_pmix_boot_finalize(self->boot);
     free(self);
 }
@@ -255,9 +295,9 @@ static int amc_ucx_init_worker(amc_ucx_transport_t *self, amc_ucx_threads_t thre
 
     memset(&wparams, 0, sizeof(wparams));
     wparams.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wparams.thread_mode = (threads == AMC_UCX_THREADS_MULTI)      ? UCS_THREAD_MODE_MULTI
-                          : (threads == AMC_UCX_THREADS_SERIALIZED) ? UCS_THREAD_MODE_SERIALIZED
-                                                                     : UCS_THREAD_MODE_SINGLE;
+    wparams.thread_mode = (threads == AMC_UCX_THREADS_MULTI)  ? UCS_THREAD_MODE_MULTI
+                          : (threads == AMC_UCX_THREADS_SINGLE) ? UCS_THREAD_MODE_SINGLE
+                                                                 : UCS_THREAD_MODE_SERIALIZED;
     status = ucp_worker_create(self->context, &wparams, &self->worker);
     if (status != UCS_OK) {
         amc_error(&self->log, "ucp_worker_create failed: %s", ucs_status_string(status));
@@ -352,6 +392,15 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, amc_ucx_threads_t threads,
     self->log        = *log;
     self->boot       = boot;
     self->efd        = -1;
+    if (threads == AMC_UCX_THREADS_GUARDED) {
+        pthread_mutexattr_t attr;
+
+        pthread_mutexattr_init(&attr);
+        pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+        pthread_mutex_init(&self->guard, &attr);
+        pthread_mutexattr_destroy(&attr);
+        self->guarded = 1;
+    }
 
     status = amc_ucx_init_worker(self, threads);
     if (status != AMC_SUCCESS) {

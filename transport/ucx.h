@@ -7,11 +7,16 @@
 #include "transport/transport.h"
 
 /* Which threads may call the worker: it is created in the matching UCX
- * thread mode (SINGLE, SERIALIZED, MULTI). */
+ * thread mode (SINGLE, SERIALIZED, MULTI). GUARDED: one application thread
+ * at a time plus the progress thread; the worker is SERIALIZED and the
+ * transport takes a lock of its own around UCX calls, only while the
+ * context's lock_live flag says the two may meet (it is down while the
+ * progress thread is parked, so blocking collectives pay for no lock). */
 typedef enum {
     AMC_UCX_THREADS_SINGLE,
     AMC_UCX_THREADS_SERIALIZED,
-    AMC_UCX_THREADS_MULTI
+    AMC_UCX_THREADS_MULTI,
+    AMC_UCX_THREADS_GUARDED
 } amc_ucx_threads_t;
 
 /* Takes ownership of boot: finalized when the transport is destroyed, or at

@@ -309,6 +309,8 @@ else
             AMC_PROGRESS_THREAD=1
         run_one "untested ibarrier N=$np, progress thread" "$np" "$DEFAULT_TIMEOUT" untested \
             AMC_PROGRESS_THREAD=1
+        run_one "untested ibarrier N=$np, progress thread, THREAD_SINGLE" "$np" \
+            "$DEFAULT_TIMEOUT" untested AMC_PROGRESS_THREAD=1 AMCTEST_THREAD_LEVEL=single
     done
     BIN=$SAVED_BIN
 fi

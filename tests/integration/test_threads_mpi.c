@@ -12,6 +12,10 @@
  *                               then rank 0 waits 500 ms for late peers and
  *                               its process may use little CPU meanwhile
  *
+ * AMCTEST_THREAD_LEVEL=single runs untested with amc_init (one application
+ * thread: the locks are then taken only while the progress thread works);
+ * the default asks for AMC_THREAD_MULTIPLE.
+ *
  * Rank 0 prints "ok <subtest> N=<n>"; failures print "FAIL ..." and the exit
  * status is non-zero.
  */
@@ -191,11 +195,16 @@ static void tt_untested(void)
 
 int main(int argc, char **argv)
 {
-    const char *sub = (argc > 1) ? argv[1] : "threads";
-    int         provided = -1;
+    const char *sub   = (argc > 1) ? argv[1] : "threads";
+    const char *level = getenv("AMCTEST_THREAD_LEVEL");
+    int         want, provided = -1;
 
-    TT_OK(amc_init_thread(&argc, &argv, AMC_THREAD_MULTIPLE, &provided));
-    TT_CHECK(provided == AMC_THREAD_MULTIPLE, "provided %d, asked for MULTIPLE", provided);
+    want = ((level != NULL) && (strcmp(level, "single") == 0)) ? AMC_THREAD_SINGLE
+                                                                : AMC_THREAD_MULTIPLE;
+    TT_OK(amc_init_thread(&argc, &argv, want, &provided));
+    TT_CHECK(provided == want, "provided %d, asked for %d", provided, want);
+    TT_CHECK((want == AMC_THREAD_MULTIPLE) || (strcmp(sub, "threads") != 0),
+             "the threads subtest needs AMC_THREAD_MULTIPLE");
     amc_comm_rank(amc_comm_world(), &tt_rank);
     amc_comm_size(amc_comm_world(), &tt_size);
 

@@ -89,7 +89,8 @@ int amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t 
     return amc_test_world_populate(world, cfg);
 }
 
-int amc_test_world_create_threaded(amc_test_world_t *world, int n, int progress_thread)
+int amc_test_world_create_threaded(amc_test_world_t *world, int n, int progress_thread,
+                                   int multiple)
 {
     amc_config_t cfg;
     int          status;
@@ -99,7 +100,7 @@ int amc_test_world_create_threaded(amc_test_world_t *world, int n, int progress_
     }
     cfg.progress_thread = (unsigned)progress_thread;
     world->n        = n;
-    world->threaded = 1;
+    world->threaded = multiple;
     world->ctx      = calloc((size_t)n, sizeof(*world->ctx));
     if (world->ctx == NULL) {
         return AMC_ERR_NO_MEMORY;

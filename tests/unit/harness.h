@@ -34,9 +34,11 @@ int  amc_test_threaded_locks(void);
 /* cfg may be NULL for the defaults (log level from AMC_LOG_LEVEL, else error). */
 int  amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t completion,
                            const amc_config_t *cfg);
-/* Ranks meant to run on threads of their own (fake threaded fabric, locks
- * on), with or without a progress thread per rank. */
-int  amc_test_world_create_threaded(amc_test_world_t *world, int n, int progress_thread);
+/* Ranks meant to run on threads of their own (fake threaded fabric), with or
+ * without a progress thread per rank; multiple: several application threads
+ * per rank (AMC_THREAD_MULTIPLE), else one. */
+int  amc_test_world_create_threaded(amc_test_world_t *world, int n, int progress_thread,
+                                    int multiple);
 void amc_test_world_destroy(amc_test_world_t *world);
 amc_comm_t amc_test_world_comm(amc_test_world_t *world, int rank);
 

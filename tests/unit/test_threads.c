@@ -128,15 +128,16 @@ static void amc_tt_run_threads(amc_tt_job_t *jobs, int count, void *(*fn)(void *
     free(threads);
 }
 
-/* 4 threads per rank, each on its own communicator, all at once. */
-static void amc_tt_concurrent(amc_test_world_t *w)
+/* threads application threads per rank, each on its own communicator, all
+ * at once. */
+static void amc_tt_concurrent(amc_test_world_t *w, int threads)
 {
     amc_tt_job_t jobs[8 * AMC_TT_THREADS];
     int          r, t, n = w->n;
 
     for (r = 0; r < n; r++) {
-        for (t = 0; t < AMC_TT_THREADS; t++) {
-            amc_tt_job_t *job = &jobs[r * AMC_TT_THREADS + t];
+        for (t = 0; t < threads; t++) {
+            amc_tt_job_t *job = &jobs[r * threads + t];
 
             job->rank   = r;
             job->size   = n;
@@ -144,8 +145,8 @@ static void amc_tt_concurrent(amc_test_world_t *w)
             CHECK(amc_comm_dup(amc_test_world_comm(w, r), &job->comm) == AMC_SUCCESS, "dup");
         }
     }
-    amc_tt_run_threads(jobs, n * AMC_TT_THREADS, amc_tt_app_thread);
-    for (r = 0; r < n * AMC_TT_THREADS; r++) {
+    amc_tt_run_threads(jobs, n * threads, amc_tt_app_thread);
+    for (r = 0; r < n * threads; r++) {
         CHECK(amc_comm_free(&jobs[r].comm) == AMC_SUCCESS, "free");
     }
 }
@@ -232,16 +233,27 @@ int main(void)
 
     for (pt = 0; pt <= 1; pt++) {
         for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-            CHECK(amc_test_world_create_threaded(&w, sizes[i], pt) == AMC_SUCCESS, "world");
-            amc_tt_concurrent(&w);
+            CHECK(amc_test_world_create_threaded(&w, sizes[i], pt, 1) == AMC_SUCCESS, "world");
+            amc_tt_concurrent(&w, AMC_TT_THREADS);
             if (pt) {
                 amc_tt_untested(&w);
                 amc_tt_idle(&w);
             }
             amc_test_world_destroy(&w);
-            printf("N=%d progress thread %s: done\n", sizes[i], pt ? "on" : "off");
+            printf("N=%d MULTIPLE, progress thread %s: done\n", sizes[i], pt ? "on" : "off");
             fflush(stdout);
         }
+    }
+    /* one application thread per rank and the progress thread: the locks
+     * are taken only while that thread is not parked */
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        CHECK(amc_test_world_create_threaded(&w, sizes[i], 1, 0) == AMC_SUCCESS, "world");
+        amc_tt_concurrent(&w, 1);
+        amc_tt_untested(&w);
+        amc_tt_idle(&w);
+        amc_test_world_destroy(&w);
+        printf("N=%d SERIALIZED, progress thread on: done\n", sizes[i]);
+        fflush(stdout);
     }
     return amc_test_summary("test_threads");
 }
