@@ -136,16 +136,18 @@ int amc_testall(int n, amc_request_t reqs[], int *flag)
 }
 
 /* The caller progresses while it waits: the progress thread parks. */
-static void amc_api_wait_enter(amc_context_t *ctx)
+static int amc_api_wait_enter(amc_context_t *ctx)
 {
-    if (ctx->pt != NULL) {
+    if ((ctx->pt != NULL) && amc_progress_thread_busy(ctx->pt)) {
         amc_progress_thread_enter_wait(ctx->pt);
+        return 1;
     }
+    return 0;
 }
 
-static void amc_api_wait_leave(amc_context_t *ctx)
+static void amc_api_wait_leave(amc_context_t *ctx, int entered)
 {
-    if (ctx->pt != NULL) {
+    if (entered) {
         amc_progress_thread_leave_wait(ctx->pt);
     }
 }
@@ -155,7 +157,7 @@ int amc_waitany(int n, amc_request_t reqs[], int *index)
     amc_context_t *ctx = NULL;
     amc_waiter_t   waiter;
     int            status = amc_api_check_requests(n, reqs);
-    int            i, progressed;
+    int            i, progressed, entered;
 
     if (status != AMC_SUCCESS) {
         return status;
@@ -175,7 +177,7 @@ int amc_waitany(int n, amc_request_t reqs[], int *index)
         return AMC_SUCCESS;
     }
 
-    amc_api_wait_enter(ctx);
+    entered = amc_api_wait_enter(ctx);
     amc_waiter_init(&waiter, &ctx->cfg.wait);
     while (*index == AMC_UNDEFINED) {
         progressed = amc_api_progress_requests(n, reqs);
@@ -192,7 +194,7 @@ int amc_waitany(int n, amc_request_t reqs[], int *index)
             amc_waiter_pass(&waiter, progressed, amc_context_sleep, ctx);
         }
     }
-    amc_api_wait_leave(ctx);
+    amc_api_wait_leave(ctx, entered);
     return amc_api_request_release(&reqs[*index]);
 }
 
@@ -201,7 +203,7 @@ int amc_waitall(int n, amc_request_t reqs[])
     amc_context_t *ctx = NULL;
     amc_waiter_t   waiter;
     int            status = amc_api_check_requests(n, reqs);
-    int            i, progressed;
+    int            i, progressed, entered;
 
     if (status != AMC_SUCCESS) {
         return status;
@@ -213,7 +215,7 @@ int amc_waitall(int n, amc_request_t reqs[])
         return AMC_SUCCESS; /* all null */
     }
 
-    amc_api_wait_enter(ctx);
+    entered = amc_api_wait_enter(ctx);
     amc_waiter_init(&waiter, &ctx->cfg.wait);
     for (;;) {
         progressed = amc_api_progress_requests(n, reqs);
@@ -222,6 +224,6 @@ int amc_waitall(int n, amc_request_t reqs[])
         }
         amc_waiter_pass(&waiter, progressed, amc_context_sleep, ctx);
     }
-    amc_api_wait_leave(ctx);
+    amc_api_wait_leave(ctx, entered);
     return amc_api_release_requests(n, reqs);
 }

@@ -43,6 +43,12 @@ void amc_progress_thread_begin(amc_progress_thread_t *pt);
 void amc_progress_thread_kick(amc_progress_thread_t *pt);
 void amc_progress_thread_end(amc_progress_thread_t *pt);
 
+/* Non-blocking requests outstanding: the thread may be working. */
+static inline int amc_progress_thread_busy(const amc_progress_thread_t *pt)
+{
+    return __atomic_load_n(&pt->outstanding, __ATOMIC_RELAXED) != 0;
+}
+
 /* An application thread enters or leaves a wait loop. */
 void amc_progress_thread_enter_wait(amc_progress_thread_t *pt);
 void amc_progress_thread_leave_wait(amc_progress_thread_t *pt);

@@ -178,7 +178,10 @@ int amc_request_wait_one(struct amc_request *req)
     if (amc_request_is_complete(req)) {
         return amc_request_poll(req);
     }
-    if (pt == NULL) {
+    if ((pt == NULL) || !amc_progress_thread_busy(pt)) {
+        /* a parked thread stays parked while this thread waits: only a
+         * non-blocking start unparks it (two locked instructions saved per
+         * blocking collective) */
         return amc_request_wait_loop(req);
     }
     /* the caller progresses: the thread parks instead of contending */
