@@ -24,6 +24,7 @@ int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
         amc_early_list_free(&slot->early, ctrl->drop_early, ctrl->drop_arg);
         amc_coll_ctrl_release(ctrl, slot);
         amc_spin_unlock(&ctrl->lock);
+        amc_context_flush(comm->ctx); /* the early messages' descriptors */
         amc_error(&comm->ctx->log, "barrier on communicator 0x%llx: peers run a data collective",
                   (unsigned long long)comm->cid);
         return AMC_SUCCESS;

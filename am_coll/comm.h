@@ -26,6 +26,7 @@ struct amc_comm {
     struct amc_sched *sched_cache; /* schedules by shape, most recent first */
     struct amc_comm *next;         /* context hash chain */
     struct amc_comm *list_next;    /* zombie or graveyard list */
+    unsigned         in_handlers;  /* arrivals being dispatched to it (context.h) */
 };
 
 /* amc_early_release_fn_t of every communicator's control structure: gives a

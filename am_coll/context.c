@@ -3,6 +3,7 @@
 #include "am_coll/progress_thread.h"
 #include "handlers/am_handler.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,18 @@ static void amc_context_free_list(struct amc_comm *comm)
         next = comm->list_next;
         free(comm);
     }
+}
+
+/* Arrivals while a failed creation tears its transport down. */
+static void amc_context_drop_recv(void *arg, const void *hdr, size_t hdr_len, const void *data,
+                                  size_t len, void *desc)
+{
+    (void)arg;
+    (void)hdr;
+    (void)hdr_len;
+    (void)data;
+    (void)len;
+    (void)desc; /* the transport is going: nothing waits for it */
 }
 
 int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threaded,
@@ -75,6 +88,9 @@ err_flow:
     amc_flow_cleanup(&ctx->flow);
 err_free_ctx:
     amc_spinlock_destroy(&ctx->lock);
+    /* the transport's teardown must not reach into the freed context */
+    amc_transport_set_recv(tp, amc_context_drop_recv, NULL);
+    tp->lock_live = NULL;
     free(ctx);
 err_destroy_tp:
     tp->ops->destroy(tp);
@@ -196,11 +212,19 @@ struct amc_comm *amc_context_lookup(amc_context_t *ctx, uint64_t cid)
     amc_spin_lock(&ctx->lock);
     for (comm = ctx->table[amc_context_bucket(cid)]; comm != NULL; comm = comm->next) {
         if (comm->cid == cid) {
+            __atomic_add_fetch(&comm->in_handlers, 1, __ATOMIC_ACQ_REL);
             break;
         }
     }
     amc_spin_unlock(&ctx->lock);
     return comm;
+}
+
+void amc_context_unlookup(amc_context_t *ctx, struct amc_comm *comm)
+{
+    if (comm != ctx->world) {
+        __atomic_sub_fetch(&comm->in_handlers, 1, __ATOMIC_ACQ_REL);
+    }
 }
 
 int amc_context_cid_is_dead(amc_context_t *ctx, uint64_t cid)
@@ -262,6 +286,7 @@ int amc_context_insert(amc_context_t *ctx, struct amc_comm *comm)
 void amc_context_remove(amc_context_t *ctx, struct amc_comm *comm)
 {
     struct amc_comm **link;
+    unsigned          spins = 0;
 
     amc_spin_lock(&ctx->lock);
     for (link = &ctx->table[amc_context_bucket(comm->cid)]; *link != NULL;
@@ -273,17 +298,30 @@ void amc_context_remove(amc_context_t *ctx, struct amc_comm *comm)
     }
     ctx->dead_cids[ctx->dead_next++ % AMC_DEAD_CIDS] = comm->cid;
     amc_spin_unlock(&ctx->lock);
+
+    /* no new lookup finds it now; a handler still dispatching to it (the
+     * progress thread's, say) finishes before its storage goes. Handlers
+     * never block, so this is short. */
+    while (__atomic_load_n(&comm->in_handlers, __ATOMIC_ACQUIRE) > 0) {
+        if (++spins > 100) {
+            sched_yield();
+        }
+    }
 }
 
 void amc_context_release_desc(void *arg, void *desc)
 {
     amc_context_t *ctx = arg;
 
-    if (amc_defer_release(&ctx->defer, desc) != AMC_SUCCESS) {
-        /* no memory to queue it: safe unless threads meet here, and a sender
-         * left waiting for ever is worse */
-        ctx->tp->ops->release(ctx->tp, desc);
+    if (amc_defer_release(&ctx->defer, desc) == AMC_SUCCESS) {
+        return;
     }
+    if (!amc_lock_live(ctx->lock_live_p)) {
+        ctx->tp->ops->release(ctx->tp, desc); /* one thread: no lock order to break */
+        return;
+    }
+    amc_error(&ctx->log, "out of memory: a rendezvous message is dropped without releasing "
+              "it; its sender may wait until AMC_TIMEOUT");
 }
 
 void amc_context_flush_slow(amc_context_t *ctx)
@@ -296,9 +334,11 @@ void amc_context_flush_slow(amc_context_t *ctx)
 }
 
 int amc_context_hold_orphan(amc_context_t *ctx, uint64_t cid, const void *hdr,
-                            size_t hdr_len, const void *data, size_t len, void *desc)
+                            size_t hdr_len, const void *data, size_t len, void *desc,
+                            struct amc_comm **created)
 {
-    amc_orphan_t *orphan, **link;
+    amc_orphan_t    *orphan, **link;
+    struct amc_comm *comm;
 
     if (__atomic_load_n(&ctx->orphan_count, __ATOMIC_RELAXED) >= ctx->cfg.orphan_max) {
         return AMC_ERR_PROTOCOL;
@@ -317,12 +357,27 @@ int amc_context_hold_orphan(amc_context_t *ctx, uint64_t cid, const void *hdr,
         memcpy(orphan->bytes + hdr_len, data, len);
     }
 
+    /* the lookup and the append are one step against amc_context_insert,
+     * which replays only what it finds held: a communicator created since
+     * this handler's lookup takes the message directly */
     amc_spin_lock(&ctx->lock);
-    for (link = &ctx->orphans; *link != NULL; link = &(*link)->next) {
+    for (comm = ctx->table[amc_context_bucket(cid)]; comm != NULL; comm = comm->next) {
+        if (comm->cid == cid) {
+            __atomic_add_fetch(&comm->in_handlers, 1, __ATOMIC_ACQ_REL);
+            break;
+        }
     }
-    *link = orphan;
-    ctx->orphan_count++;
+    if (comm == NULL) {
+        for (link = &ctx->orphans; *link != NULL; link = &(*link)->next) {
+        }
+        *link = orphan;
+        ctx->orphan_count++;
+    }
     amc_spin_unlock(&ctx->lock);
+    *created = comm;
+    if (comm != NULL) {
+        free(orphan);
+    }
     return AMC_SUCCESS;
 }
 

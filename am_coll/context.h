@@ -75,15 +75,21 @@ void amc_context_sleep(void *ctx, int timeout_ms);
 void amc_context_set_error(amc_context_t *ctx, int status);
 int  amc_context_take_error(amc_context_t *ctx);
 
-/* Communicator table (locks internally). Insert replays held orphans. */
+/* Communicator table (locks internally). Insert replays held orphans. A
+ * found communicator (other than the world) cannot be destroyed until the
+ * caller, a handler, is done with it and calls unlookup. */
 struct amc_comm *amc_context_lookup(amc_context_t *ctx, uint64_t cid);
+void amc_context_unlookup(amc_context_t *ctx, struct amc_comm *comm);
 int  amc_context_insert(amc_context_t *ctx, struct amc_comm *comm);
 void amc_context_remove(amc_context_t *ctx, struct amc_comm *comm);
 int  amc_context_cid_is_dead(amc_context_t *ctx, uint64_t cid);
 
-/* Holds a message whose communicator is unknown; AMC_ERR_PROTOCOL when full. */
+/* Holds a message whose communicator is unknown; AMC_ERR_PROTOCOL when full.
+ * If the communicator was created meanwhile, *created is set and the caller
+ * dispatches the message to it instead. */
 int  amc_context_hold_orphan(amc_context_t *ctx, uint64_t cid, const void *hdr,
-                             size_t hdr_len, const void *data, size_t len, void *desc);
+                             size_t hdr_len, const void *data, size_t len, void *desc,
+                             struct amc_comm **created);
 unsigned amc_context_orphans(amc_context_t *ctx);
 
 /* amc_early_release_fn_t: gives an unread rendezvous descriptor back (queued:

@@ -33,26 +33,35 @@ typedef struct amc_defer_op {
     amc_completion_t    *comp;
 } amc_defer_op_t;
 
+/* Releases queued without memory for a node (calling the transport under the
+ * caller's lock instead could deadlock). */
+#define AMC_DEFER_RESERVE 64
+
 typedef struct amc_defer_queue {
     amc_spinlock_t   lock;      /* a leaf: nothing else is taken under it */
     amc_defer_op_t  *head;
     amc_defer_op_t **tail;
     int              closed;    /* the transport is gone: drop, do not call */
+    unsigned         reserved;
+    int              any_reserved;
+    void            *reserve[AMC_DEFER_RESERVE];
 } amc_defer_queue_t;
 
 void amc_defer_init(amc_defer_queue_t *q, const int *lock_live);
 
-/* op is the caller's storage, alive until comp runs. With no transport call
- * left to make (closed), comp runs at once with AMC_ERR_TRANSPORT. */
-void amc_defer_fetch(amc_defer_queue_t *q, amc_defer_op_t *op, void *desc, void *buf,
+/* op is the caller's storage, alive until comp runs. AMC_ERR_TRANSPORT when
+ * no transport call is left to make (closed): then comp never runs. */
+int  amc_defer_fetch(amc_defer_queue_t *q, amc_defer_op_t *op, void *desc, void *buf,
                      size_t len, amc_completion_t *comp);
 
-/* Returns AMC_ERR_NO_MEMORY if no room to queue; the caller then holds desc. */
+/* AMC_ERR_NO_MEMORY when neither a node nor a reserve slot is left; the
+ * caller then still holds desc. */
 int  amc_defer_release(amc_defer_queue_t *q, void *desc);
 
 static inline int amc_defer_pending(const amc_defer_queue_t *q)
 {
-    return __atomic_load_n(&q->head, __ATOMIC_ACQUIRE) != NULL;
+    return (__atomic_load_n(&q->head, __ATOMIC_ACQUIRE) != NULL) ||
+           __atomic_load_n(&q->any_reserved, __ATOMIC_ACQUIRE);
 }
 
 /* Makes the queued calls; with no amcoll lock held. */

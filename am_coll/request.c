@@ -32,8 +32,12 @@ void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap)
 
 static void amc_request_untrack(struct amc_request *req)
 {
-    if (__atomic_exchange_n(&req->tracked, 0, __ATOMIC_ACQ_REL)) {
-        amc_progress_thread_end(req->comm->ctx->pt);
+    amc_progress_thread_t *pt;
+
+    /* at finalize the thread is gone before the last requests are dropped */
+    if (__atomic_exchange_n(&req->tracked, 0, __ATOMIC_ACQ_REL) &&
+        ((pt = req->comm->ctx->pt) != NULL)) {
+        amc_progress_thread_end(pt);
     }
 }
 

@@ -70,6 +70,7 @@ static void amc_am_recv_one(amc_context_t *ctx, const void *hdr_bytes, size_t hd
     comm = amc_context_lookup(ctx, hdr.cid);
     if (comm != NULL) {
         amc_am_dispatch(comm, &hdr, data, len, desc);
+        amc_context_unlookup(ctx, comm);
         return;
     }
 
@@ -78,7 +79,12 @@ static void amc_am_recv_one(amc_context_t *ctx, const void *hdr_bytes, size_t hd
         return;
     }
     /* a peer may use a communicator before this rank has created it */
-    status = amc_context_hold_orphan(ctx, hdr.cid, &hdr, sizeof(hdr), data, len, desc);
+    status = amc_context_hold_orphan(ctx, hdr.cid, &hdr, sizeof(hdr), data, len, desc, &comm);
+    if ((status == AMC_SUCCESS) && (comm != NULL)) {
+        amc_am_dispatch(comm, &hdr, data, len, desc);
+        amc_context_unlookup(ctx, comm);
+        return;
+    }
     if (status != AMC_SUCCESS) {
         amc_am_reject(ctx, "unknown communicator and no room to hold its messages "
                       "(AMC_ORPHAN_MAX)", &hdr, desc);

@@ -182,7 +182,11 @@ static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t 
     xfer->comp.fn = amc_coll_on_fetch_complete;
     xfer->inst    = inst;
     inst->fetch_busy++;
-    amc_defer_fetch(&inst->comm->ctx->defer, &xfer->fetch, desc, target, len, &xfer->comp);
+    if (amc_defer_fetch(&inst->comm->ctx->defer, &xfer->fetch, desc, target, len,
+                        &xfer->comp) != AMC_SUCCESS) {
+        inst->fetch_busy--; /* finalizing: the data is gone with the transport */
+        amc_coll_fetch_done(inst, index, AMC_ERR_TRANSPORT);
+    }
 }
 
 /* A message for a receive of the current round: into its place. Never writes
@@ -349,15 +353,23 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst, int round_index)
     amc_transport_t         *tp   = comm->ctx->tp;
     const amc_sched_round_t *round;
     const amc_sched_act_t   *act;
-    uint32_t                 i, done;
+    uint32_t                 i, first, end, last, done;
     unsigned                 mode;
     int                      status, failure, dest;
 
     while (round_index >= 0) {
         round   = &inst->sched->rounds[round_index];
+        first   = round->first;
+        end     = round->first + round->count;
         done    = 0;
         failure = AMC_SUCCESS;
-        for (i = round->first; i < round->first + round->count; i++) {
+        /* Once the last send is posted with none done here, all may complete
+         * on another thread and free the instance (and an uncached schedule):
+         * after that send nothing of either may be read. */
+        for (last = end; (last > first) && (inst->sched->acts[last - 1].type != AMC_ACT_SEND);
+             last--) {
+        }
+        for (i = first; i < last; i++) {
             act = &inst->sched->acts[i];
             if (act->type != AMC_ACT_SEND) {
                 continue;
@@ -374,6 +386,9 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst, int round_index)
                                    (act->bytes > 0) ? inst->buf[act->buf] + act->off : NULL,
                                    act->bytes, mode, &inst->xfers[i].comp);
             if (status == AMC_INPROGRESS) {
+                if ((i + 1 == last) && (done == 0)) {
+                    return; /* the completions own the instance now */
+                }
                 continue;
             }
             if (status != AMC_SUCCESS) {
