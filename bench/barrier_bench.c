@@ -14,6 +14,7 @@
 
 #include <amcoll.h>
 #include "am_coll/progress.h"
+#include "bench/bench_util.h"
 #include "transport/pmix_boot.h"
 
 #include <ucp/api/ucp.h>
@@ -231,26 +232,6 @@ static int amc_bench_policy(amc_wait_policy_t *policy)
     return 0;
 }
 
-static void amc_bench_abort(int code)
-{
-    fflush(stdout);
-    fflush(stderr);
-#ifdef HAVE_MPI
-    {
-        int up = 0, down = 0;
-
-        MPI_Initialized(&up);
-        MPI_Finalized(&down);
-        if (up && !down) {
-            /* Peers sit in a barrier that will never finish: take them down. */
-            MPI_Abort(MPI_COMM_WORLD, code);
-        }
-    }
-#endif
-    /* mpirun ends the job when a rank exits non-zero. */
-    exit(code);
-}
-
 /* Options are parsed before MPI and PMIx start, so the rank comes from the
  * launcher's environment; only rank 0 (or a lone process) explains a bad
  * command line instead of every rank at once. */
@@ -263,45 +244,13 @@ static int amc_bench_quiet_rank(void)
 
 static int amc_bench_opt_quiet;
 
-/* Complaints about the command line, shown once per job. */
-static void amc_bench_opt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void amc_bench_opt_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    if (amc_bench_opt_quiet) {
-        return;
-    }
-    va_start(ap, fmt);
-    fputs("barrier_bench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-static int amc_bench_parse_long(const char *what, const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    long  v;
-
-    errno = 0;
-    v     = strtol(s, &end, 10);
-    if ((errno != 0) || (end == s) || (*end != '\0') || (v < lo) || (v > hi)) {
-        amc_bench_opt_error("%s: '%s' is not an integer in [%ld, %ld]", what, s, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int amc_bench_parse_methods(const char *s, unsigned *mask)
 {
     char *copy = strdup(s), *tok, *save = NULL;
     int   m, rc = 0;
 
     if (copy == NULL) {
-        amc_bench_opt_error("out of memory");
+        bu_opt_error("out of memory");
         return -1;
     }
     *mask = 0;
@@ -313,7 +262,7 @@ static int amc_bench_parse_methods(const char *s, unsigned *mask)
             }
         }
         if (m == AMC_BENCH_NMETHODS) {
-            amc_bench_opt_error("unknown method '%s' (amcoll, layered, openmpi, am_pingpong)",
+            bu_opt_error("unknown method '%s' (amcoll, layered, openmpi, am_pingpong)",
                                 tok);
             rc = -1;
             break;
@@ -356,6 +305,7 @@ static int amc_bench_parse_opts(int argc, char **argv, amc_bench_opts_t *o)
     int         c;
 
     amc_bench_opt_quiet = amc_bench_quiet_rank();
+    bu_opt_quiet        = amc_bench_opt_quiet; /* bu_opt_error's */
     opterr              = 0; /* getopt's own message would repeat ours */
 
     o->iters      = 0;
@@ -366,31 +316,31 @@ static int amc_bench_parse_opts(int argc, char **argv, amc_bench_opts_t *o)
     o->methods    = (1u << AMC_BENCH_NMETHODS) - 1;
 
     if ((env = getenv("AMC_BENCH_ITERS")) != NULL && (*env != '\0')) {
-        if (amc_bench_parse_long("AMC_BENCH_ITERS", env, 1, AMC_BENCH_MAX_ITERS, &v) != 0) {
+        if (bu_parse_long("AMC_BENCH_ITERS", env, 1, AMC_BENCH_MAX_ITERS, &v) != 0) {
             return -1;
         }
         o->iters = v;
     }
     if ((env = getenv("AMC_BENCH_REPS")) != NULL && (*env != '\0')) {
-        if (amc_bench_parse_long("AMC_BENCH_REPS", env, 1, 10000, &v) != 0) {
+        if (bu_parse_long("AMC_BENCH_REPS", env, 1, 10000, &v) != 0) {
             return -1;
         }
         o->reps = (int)v;
     }
     if ((env = getenv("AMC_BENCH_TARGET_MS")) != NULL && (*env != '\0')) {
-        if (amc_bench_parse_long("AMC_BENCH_TARGET_MS", env, 1, 600000, &v) != 0) {
+        if (bu_parse_long("AMC_BENCH_TARGET_MS", env, 1, 600000, &v) != 0) {
             return -1;
         }
         o->target_ms = (double)v;
     }
     if ((env = getenv("AMC_BENCH_WARMUP")) != NULL && (*env != '\0')) {
-        if (amc_bench_parse_long("AMC_BENCH_WARMUP", env, 0, AMC_BENCH_MAX_ITERS, &v) != 0) {
+        if (bu_parse_long("AMC_BENCH_WARMUP", env, 0, AMC_BENCH_MAX_ITERS, &v) != 0) {
             return -1;
         }
         o->warmup = v;
     }
     if ((env = getenv("AMC_BENCH_WATCHDOG")) != NULL && (*env != '\0')) {
-        if (amc_bench_parse_long("AMC_BENCH_WATCHDOG", env, 0, 86400, &v) != 0) {
+        if (bu_parse_long("AMC_BENCH_WATCHDOG", env, 0, 86400, &v) != 0) {
             return -1;
         }
         o->watchdog_s = (unsigned)v;
@@ -404,31 +354,31 @@ static int amc_bench_parse_opts(int argc, char **argv, amc_bench_opts_t *o)
     while ((c = getopt(argc, argv, "i:r:t:w:W:m:h")) != -1) {
         switch (c) {
         case 'i':
-            if (amc_bench_parse_long("-i", optarg, 1, AMC_BENCH_MAX_ITERS, &v) != 0) {
+            if (bu_parse_long("-i", optarg, 1, AMC_BENCH_MAX_ITERS, &v) != 0) {
                 return -1;
             }
             o->iters = v;
             break;
         case 'r':
-            if (amc_bench_parse_long("-r", optarg, 1, 10000, &v) != 0) {
+            if (bu_parse_long("-r", optarg, 1, 10000, &v) != 0) {
                 return -1;
             }
             o->reps = (int)v;
             break;
         case 't':
-            if (amc_bench_parse_long("-t", optarg, 1, 600000, &v) != 0) {
+            if (bu_parse_long("-t", optarg, 1, 600000, &v) != 0) {
                 return -1;
             }
             o->target_ms = (double)v;
             break;
         case 'w':
-            if (amc_bench_parse_long("-w", optarg, 0, AMC_BENCH_MAX_ITERS, &v) != 0) {
+            if (bu_parse_long("-w", optarg, 0, AMC_BENCH_MAX_ITERS, &v) != 0) {
                 return -1;
             }
             o->warmup = v;
             break;
         case 'W':
-            if (amc_bench_parse_long("-W", optarg, 0, 86400, &v) != 0) {
+            if (bu_parse_long("-W", optarg, 0, 86400, &v) != 0) {
                 return -1;
             }
             o->watchdog_s = (unsigned)v;
@@ -442,13 +392,13 @@ static int amc_bench_parse_opts(int argc, char **argv, amc_bench_opts_t *o)
             amc_bench_usage(stdout);
             return 1;
         default:
-            amc_bench_opt_error("unknown option -%c, or it lacks its value", optopt);
+            bu_opt_error("unknown option -%c, or it lacks its value", optopt);
             amc_bench_usage(stderr);
             return -1;
         }
     }
     if (optind != argc) {
-        amc_bench_opt_error("unexpected argument '%s'", argv[optind]);
+        bu_opt_error("unexpected argument '%s'", argv[optind]);
         amc_bench_usage(stderr);
         return -1;
     }
@@ -1222,6 +1172,7 @@ int main(int argc, char **argv)
     amc_bench_t      b;
     int              rc, amc_rank = -1, amc_size = -1;
 
+    bu_prog = "barrier_bench";
     memset(&b, 0, sizeof(b));
     rc = amc_bench_parse_opts(argc, argv, &opts);
     if (rc != 0) {
@@ -1242,7 +1193,7 @@ int main(int argc, char **argv)
     rc = amc_init(&argc, &argv);
     if (rc != AMC_SUCCESS) {
         fprintf(stderr, "barrier_bench: amc_init: %s\n", amc_strerror(rc));
-        amc_bench_abort(1);
+        bu_abort(1);
     }
     if (((rc = amc_comm_rank(AMC_COMM_WORLD, &amc_rank)) != AMC_SUCCESS) ||
         ((rc = amc_comm_size(AMC_COMM_WORLD, &amc_size)) != AMC_SUCCESS)) {
@@ -1299,12 +1250,12 @@ int main(int argc, char **argv)
     rc = amc_bench_ucx_fini(&b);
     amc_pmix_boot_finalize(b.boot);
     if (rc != 0) {
-        amc_bench_abort(1);
+        bu_abort(1);
     }
     rc = amc_finalize();
     if (rc != AMC_SUCCESS) {
         fprintf(stderr, "barrier_bench: rank %d: amc_finalize: %s\n", b.rank, amc_strerror(rc));
-        amc_bench_abort(1);
+        bu_abort(1);
     }
 #ifdef HAVE_MPI
     MPI_Finalize();
@@ -1321,6 +1272,6 @@ fail_ucx:
 fail_boot:
     fprintf(stderr, "barrier_bench: rank %d: giving up\n", amc_rank);
 fail_amc:
-    amc_bench_abort(1);
+    bu_abort(1);
     return 1;
 }
