@@ -39,17 +39,24 @@ failed_list=""
 
 # ---------------------------------------------------------------- locate things
 
-BIN=${AMCTEST_BIN:-}
-if [ -z "$BIN" ]; then
-    for cand in ./tests/integration/test_barrier_mpi \
-                "$(dirname "$0")/test_barrier_mpi" \
-                "$srcdir/tests/integration/test_barrier_mpi"; do
+# locate_program NAME OVERRIDE: OVERRIDE if set, else the first executable
+# NAME in the build tree, next to this script, or in the source tree.
+locate_program() {
+    local name=$1 override=$2 cand
+    if [ -n "$override" ]; then
+        echo "$override"
+        return
+    fi
+    for cand in "./tests/integration/$name" "$(dirname "$0")/$name" \
+                "$srcdir/tests/integration/$name"; do
         if [ -x "$cand" ]; then
-            BIN=$cand
-            break
+            echo "$cand"
+            return
         fi
     done
-fi
+}
+
+BIN=$(locate_program test_barrier_mpi "${AMCTEST_BIN:-}")
 if [ -z "$BIN" ] || [ ! -x "$BIN" ]; then
     echo "FAIL: test program not found (looked for ./tests/integration/test_barrier_mpi;" \
          "build it with 'make tests/integration/test_barrier_mpi' or set AMCTEST_BIN)"
@@ -213,17 +220,7 @@ COLL_FULL_NPROCS=${AMCTEST_COLL_FULL_NPROCS-"1 2 3 4 5"}
 COLL_NPROCS=${AMCTEST_COLL_NPROCS-"1 2 3 4 5 8 16 32"}
 COLL_VARIANT_NPROCS=${AMCTEST_COLL_VARIANT_NPROCS-"5 8"}
 
-COLL_BIN=${AMCTEST_COLL_BIN:-}
-if [ -z "$COLL_BIN" ]; then
-    for cand in ./tests/integration/test_coll_mpi \
-                "$(dirname "$0")/test_coll_mpi" \
-                "$srcdir/tests/integration/test_coll_mpi"; do
-        if [ -x "$cand" ]; then
-            COLL_BIN=$cand
-            break
-        fi
-    done
-fi
+COLL_BIN=$(locate_program test_coll_mpi "${AMCTEST_COLL_BIN:-}")
 if [ -z "$COLL_BIN" ] || [ ! -x "$COLL_BIN" ]; then
     echo "FAIL: data collective test program not found (looked for" \
          "./tests/integration/test_coll_mpi; build it with" \
@@ -284,17 +281,7 @@ fi
 #   AMCTEST_THREADS_BIN     program (default: ./tests/integration/test_threads_mpi)
 #   AMCTEST_THREADS_NPROCS  rank counts (default: 2 4 8)
 THREADS_NPROCS=${AMCTEST_THREADS_NPROCS-"2 4 8"}
-THREADS_BIN=${AMCTEST_THREADS_BIN:-}
-if [ -z "$THREADS_BIN" ]; then
-    for cand in ./tests/integration/test_threads_mpi \
-                "$(dirname "$0")/test_threads_mpi" \
-                "$srcdir/tests/integration/test_threads_mpi"; do
-        if [ -x "$cand" ]; then
-            THREADS_BIN=$cand
-            break
-        fi
-    done
-fi
+THREADS_BIN=$(locate_program test_threads_mpi "${AMCTEST_THREADS_BIN:-}")
 if [ -z "$THREADS_BIN" ] || [ ! -x "$THREADS_BIN" ]; then
     echo "FAIL: thread test program not found (looked for ./tests/integration/test_threads_mpi;" \
          "build it with 'make tests/integration/test_threads_mpi' or set AMCTEST_THREADS_BIN)"
