@@ -69,11 +69,11 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
     }
     log.level = cfg.log_level;
 
-    /* FUNNELED needs nothing beyond SERIALIZED. Threads meet inside the
-     * library with MULTIPLE (locks always on, worker MULTI) or with the
-     * progress thread alone (locks and a worker guard only while it is not
-     * parked: doc/design.md, Locking and threads). */
-    granted  = required;
+    /* 1 (MPI's FUNNELED, which api.md leaves out) gets SERIALIZED, the next
+     * level up. Threads meet inside the library with MULTIPLE (locks always
+     * on, worker MULTI) or with the progress thread alone (locks and a worker
+     * guard only while it is not parked: doc/design.md, Locking and threads). */
+    granted  = (required == AMC_THREAD_SINGLE + 1) ? AMC_THREAD_SERIALIZED : required;
     threads  = (granted == AMC_THREAD_MULTIPLE) ? AMC_UCX_THREADS_MULTI
                : cfg.progress_thread            ? AMC_UCX_THREADS_GUARDED
                : (granted == AMC_THREAD_SINGLE) ? AMC_UCX_THREADS_SINGLE

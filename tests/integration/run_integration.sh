@@ -299,6 +299,8 @@ else
         run_one "untested ibarrier N=$np, progress thread, THREAD_SINGLE" "$np" \
             "$DEFAULT_TIMEOUT" untested AMC_PROGRESS_THREAD=1 AMCTEST_THREAD_LEVEL=single
     done
+    run_one "untested ibarrier N=2, progress thread, level 1 (FUNNELED) given SERIALIZED" 2 \
+        "$DEFAULT_TIMEOUT" untested AMC_PROGRESS_THREAD=1 AMCTEST_THREAD_LEVEL=funneled
     BIN=$SAVED_BIN
 fi
 

@@ -12,9 +12,10 @@
  *                               then rank 0 waits 500 ms for late peers and
  *                               its process may use little CPU meanwhile
  *
- * AMCTEST_THREAD_LEVEL=single runs untested with amc_init (one application
- * thread: the locks are then taken only while the progress thread works);
- * the default asks for AMC_THREAD_MULTIPLE.
+ * AMCTEST_THREAD_LEVEL=single runs untested at AMC_THREAD_SINGLE (one
+ * application thread: the locks are then taken only while the progress
+ * thread works); =funneled asks for level 1 (MPI's FUNNELED, not in api.md)
+ * and must be given SERIALIZED; the default asks for AMC_THREAD_MULTIPLE.
  *
  * Rank 0 prints "ok <subtest> N=<n>"; failures print "FAIL ..." and the exit
  * status is non-zero.
@@ -197,12 +198,17 @@ int main(int argc, char **argv)
 {
     const char *sub   = (argc > 1) ? argv[1] : "threads";
     const char *level = getenv("AMCTEST_THREAD_LEVEL");
-    int         want, provided = -1;
+    int         want = AMC_THREAD_MULTIPLE, expect, provided = -1;
 
-    want = ((level != NULL) && (strcmp(level, "single") == 0)) ? AMC_THREAD_SINGLE
-                                                                : AMC_THREAD_MULTIPLE;
+    if ((level != NULL) && (strcmp(level, "single") == 0)) {
+        want = AMC_THREAD_SINGLE;
+    } else if ((level != NULL) && (strcmp(level, "funneled") == 0)) {
+        want = AMC_THREAD_SINGLE + 1;
+    }
+    expect = (want == AMC_THREAD_SINGLE + 1) ? AMC_THREAD_SERIALIZED : want;
     TT_OK(amc_init_thread(&argc, &argv, want, &provided));
-    TT_CHECK(provided == want, "provided %d, asked for %d", provided, want);
+    TT_CHECK(provided == expect, "provided %d, asked for %d, expected %d", provided, want,
+             expect);
     TT_CHECK((want == AMC_THREAD_MULTIPLE) || (strcmp(sub, "threads") != 0),
              "the threads subtest needs AMC_THREAD_MULTIPLE");
     amc_comm_rank(amc_comm_world(), &tt_rank);
