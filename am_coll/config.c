@@ -197,6 +197,12 @@ static const amc_config_entry_t amc_config_table[] = {
       "waiting, so they complete during computation without test calls. It parks "
       "otherwise: blocking collectives run as without it.",
       offsetof(amc_config_t, progress_thread), AMC_CONFIG_UNSIGNED },
+    { "AMC_PROGRESS_THREAD_YIELD_USEC", "0",
+      "Microseconds the progress thread keeps yielding, after a pass that found "
+      "nothing, before it sleeps on the UCX wakeup fd. It never spins: whatever "
+      "core it holds while idle is taken from the computation it is there to "
+      "overlap, or from a peer rank sharing the core.",
+      offsetof(amc_config_t, progress_yield_usec), AMC_CONFIG_UNSIGNED },
     { "AMC_BARRIER_ALG", "auto",
       "barrier: auto runs the dedicated fast path (handlers/barrier_handler.c); "
       "dissemination runs the same algorithm as a schedule on the engine. Every rank "

@@ -29,6 +29,7 @@ typedef struct amc_config {
     unsigned          rndv_thresh;          /* messages from this size are pulled by the receiver */
     unsigned          eager_tokens;         /* eager data messages in flight per peer */
     unsigned          progress_thread;      /* 1: a thread per context runs the handlers */
+    unsigned          progress_yield_usec;  /* the thread's yielding before it sleeps */
 } amc_config_t;
 
 void amc_config_defaults(amc_config_t *cfg);

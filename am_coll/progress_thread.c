@@ -60,14 +60,21 @@ static void *amc_progress_thread_main(void *arg)
     amc_progress_thread_t *pt  = arg;
     amc_context_t         *ctx = pt->ctx;
     amc_transport_t       *tp  = ctx->tp;
+    amc_wait_policy_t      policy;
     amc_waiter_t           waiter;
     int                    progressed;
 
-    amc_waiter_init(&waiter, &ctx->cfg.wait);
+    /* A helper's latency matters only while the application computes, and
+     * then a spinning helper takes the application's core (or a peer rank's):
+     * no spin, a short yield at most, then the wakeup fd. */
+    policy.spin_count = 0;
+    policy.yield_usec = ctx->cfg.progress_yield_usec;
+    policy.sleep_msec = ctx->cfg.wait.sleep_msec;
+    amc_waiter_init(&waiter, &policy);
     while (!__atomic_load_n(&pt->stop, __ATOMIC_ACQUIRE)) {
         if (amc_progress_thread_idle(pt)) {
             amc_progress_thread_park(pt);
-            amc_waiter_init(&waiter, &ctx->cfg.wait);
+            amc_waiter_init(&waiter, &policy);
             continue;
         }
         progressed = tp->ops->progress(tp);

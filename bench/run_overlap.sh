@@ -280,10 +280,10 @@ function nsort(a, n,    i, j, v) {
 echo
 echo "## Overlap (µs; medians over reps of the slowest rank)"
 echo
-echo "t = start + wait alone; each k column: overhead = total - t, where total = start; busy loop worth t µs of CPU with k evenly"
+echo "t = start + wait alone; each k column: overhead = total - comp (OSU), where total = start; busy loop worth t µs of CPU with k evenly"
 echo "spaced test calls; wait; in parentheses overlap % = 100 (1 - overhead / t), clipped to [0, 100]. amcoll+pt = AMC_PROGRESS_THREAD=1;"
 echo "OMPI = MPI_I* + MPI_Wait (libnbc), from the run without the progress thread. '~' = noisy (IQR of total > t / 2);"
-echo "'!' after t = the busy loop timed alone (comp in overlap.dat) took under 0.75 t or over 1.25 t."
+echo "comp = that busy loop timed alone (overlap.dat); '!' after t = comp was under 0.75 t or over 1.25 t."
 echo "With more ranks than the $ncpu core(s), the ranks' loops cannot run at once: total grows by about (N / cores - 1) t for any library."
 awk "$awk_lib"'
 /^#/ { next }

@@ -295,12 +295,14 @@ else
         run_one "threads N=$np MULTIPLE + progress thread" "$np" "$DEFAULT_TIMEOUT" threads \
             AMC_PROGRESS_THREAD=1
         run_one "untested ibarrier N=$np, progress thread" "$np" "$DEFAULT_TIMEOUT" untested \
-            AMC_PROGRESS_THREAD=1
+            AMC_PROGRESS_THREAD=1 AMC_SLEEP_MSEC=60000
         run_one "untested ibarrier N=$np, progress thread, THREAD_SINGLE" "$np" \
-            "$DEFAULT_TIMEOUT" untested AMC_PROGRESS_THREAD=1 AMCTEST_THREAD_LEVEL=single
+            "$DEFAULT_TIMEOUT" untested AMC_PROGRESS_THREAD=1 AMC_SLEEP_MSEC=60000 \
+            AMCTEST_THREAD_LEVEL=single
     done
     run_one "untested ibarrier N=2, progress thread, level 1 (FUNNELED) given SERIALIZED" 2 \
-        "$DEFAULT_TIMEOUT" untested AMC_PROGRESS_THREAD=1 AMCTEST_THREAD_LEVEL=funneled
+        "$DEFAULT_TIMEOUT" untested AMC_PROGRESS_THREAD=1 AMC_SLEEP_MSEC=60000 \
+        AMCTEST_THREAD_LEVEL=funneled
     BIN=$SAVED_BIN
 fi
 

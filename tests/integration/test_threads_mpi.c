@@ -10,7 +10,10 @@
  *                               thread tests while all sleep in usleep is
  *                               complete on the first amc_test afterwards;
  *                               then rank 0 waits 500 ms for late peers and
- *                               its process may use little CPU meanwhile
+ *                               its process may use little CPU meanwhile;
+ *                               then rank 0 only sleeps while it receives a
+ *                               rendezvous bcast, and the peers' waits must
+ *                               end long before it wakes (its thread pulled)
  *
  * AMCTEST_THREAD_LEVEL=single runs untested at AMC_THREAD_SINGLE (one
  * application thread: the locks are then taken only while the progress
@@ -159,6 +162,68 @@ static double tt_cpu_sec(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static double tt_wall_sec(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A check whose outcome depends on rank 0's progress thread: amc_test runs a
+ * progress pass before it reports, so the ibarrier above would look complete
+ * even if the thread never ran. Here rank 0 receives a rendezvous-sized bcast
+ * from rank 1 and only sleeps; the sender's side completes only once rank 0
+ * has pulled the data, so the peers' waits end early only if rank 0's thread
+ * ran the pull while rank 0 slept. */
+#define TT_PULL_BYTES   (32 * 1024) /* rendezvous, below the bcast pipeline */
+#define TT_PULL_SLEEP_MS 1000
+#define TT_PULL_LIMIT_S  0.5
+
+static void tt_untested_pull(void)
+{
+    amc_comm_t     world = amc_comm_world();
+    amc_request_t  req;
+    unsigned char *buf = malloc(TT_PULL_BYTES);
+    double         t0, waited;
+    size_t         i, bad = 0;
+    int            flag = 0;
+
+    TT_CHECK(buf != NULL, "memory");
+    if ((buf == NULL) || (tt_size < 2)) {
+        free(buf);
+        return;
+    }
+    for (i = 0; i < TT_PULL_BYTES; i++) {
+        buf[i] = (tt_rank == 1) ? (unsigned char)(i * 11 + 3) : 0;
+    }
+    TT_OK(amc_barrier(world));
+    if (tt_rank == 0) {
+        TT_OK(amc_ibcast(buf, TT_PULL_BYTES, AMC_BYTE, 1, world, &req));
+        for (i = 0; i < TT_PULL_SLEEP_MS; i++) {
+            usleep(1000);
+        }
+        TT_OK(amc_test(&req, &flag));
+        TT_CHECK(flag == 1, "a bcast received while rank 0 slept is not complete");
+        if (!flag) {
+            TT_OK(amc_wait(&req));
+        }
+    } else {
+        usleep(50000); /* rank 0's thread is asleep on the wakeup fd by now */
+        TT_OK(amc_ibcast(buf, TT_PULL_BYTES, AMC_BYTE, 1, world, &req));
+        t0 = tt_wall_sec();
+        TT_OK(amc_wait(&req));
+        waited = tt_wall_sec() - t0;
+        TT_CHECK(waited < TT_PULL_LIMIT_S, "bcast waited %.0f ms for rank 0, which only slept: "
+                 "its progress thread did not pull the data", waited * 1e3);
+    }
+    for (i = 0; i < TT_PULL_BYTES; i++) {
+        bad += (buf[i] != (unsigned char)(i * 11 + 3));
+    }
+    TT_CHECK(bad == 0, "bcast: %zu bytes wrong", bad);
+    free(buf);
+}
+
 static void tt_untested(void)
 {
     amc_comm_t    world = amc_comm_world();
@@ -167,6 +232,12 @@ static void tt_untested(void)
     int           i, flag = 0;
 
     TT_OK(amc_barrier(world));
+    /* The peers come 50 ms late, so rank 0's thread is asleep on the wakeup
+     * fd when their messages arrive; run_integration.sh sets AMC_SLEEP_MSEC
+     * far above 300 ms, so only the fd (not a poll timeout) can wake it. */
+    if (tt_rank != 0) {
+        usleep(50000);
+    }
     TT_OK(amc_ibarrier(world, &req));
     for (i = 0; i < 300; i++) {
         usleep(1000); /* computing, as far as the library can tell */
@@ -192,6 +263,7 @@ static void tt_untested(void)
         usleep(500000);
         TT_OK(amc_barrier(world));
     }
+    tt_untested_pull();
 }
 
 int main(int argc, char **argv)
