@@ -100,8 +100,9 @@ static void amc_coll_inst_destroy(amc_coll_inst_t *inst)
 
 void amc_coll_sched_release(amc_sched_t *sched)
 {
-    amc_coll_inst_t *spare = __atomic_exchange_n((amc_coll_inst_t **)&sched->spare, NULL,
-                                                 __ATOMIC_ACQ_REL);
+    amc_coll_inst_t *spare = sched->spare; /* teardown or eviction: nobody else has it */
+
+    sched->spare = NULL;
 
     if (spare != NULL) {
         amc_coll_inst_destroy(spare);
@@ -119,7 +120,7 @@ void amc_coll_inst_free(amc_coll_inst_t *inst)
     if (sched->cached && !inst->forwarding) {
         /* the next call of this shape starts without malloc, page faults on
          * fresh scratch, or a schedule build */
-        old = __atomic_exchange_n((amc_coll_inst_t **)&sched->spare, inst, __ATOMIC_ACQ_REL);
+        old = amc_live_xchg_ptr(&sched->spare, inst, inst->comm->ctrl.lock.live);
         sched->users--;
         if (old != NULL) {
             amc_coll_inst_destroy(old);
@@ -140,7 +141,7 @@ static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const
     size_t           size;
 
     size = sizeof(*inst) + (size_t)sched->nacts * (sizeof(amc_coll_xfer_t) + 1);
-    inst = __atomic_exchange_n((amc_coll_inst_t **)&sched->spare, NULL, __ATOMIC_ACQ_REL);
+    inst = amc_live_xchg_ptr(&sched->spare, NULL, comm->ctrl.lock.live);
     if (inst != NULL) {
         void *tmp = inst->tmp;
 

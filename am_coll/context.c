@@ -63,7 +63,8 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     amc_defer_init(&ctx->defer, ctx->lock_live_p);
     amc_transport_set_recv(tp, amc_am_recv, ctx);
 
-    status = amc_flow_init(&ctx->flow, ctx, tp->size, ctx->cfg.eager_tokens);
+    status = amc_flow_init(&ctx->flow, ctx, tp->size, ctx->cfg.eager_tokens,
+                           ctx->lock_live_p);
     if (status != AMC_SUCCESS) {
         goto err_free_ctx;
     }

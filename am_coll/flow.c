@@ -47,10 +47,12 @@ static void amc_flow_credit_send(amc_flow_credit_t *credit)
     }
 }
 
-int amc_flow_init(amc_flow_t *flow, amc_context_t *ctx, int npeers, unsigned window)
+int amc_flow_init(amc_flow_t *flow, amc_context_t *ctx, int npeers, unsigned window,
+                  const int *live)
 {
     int i;
 
+    flow->live   = live;
     flow->window = window;
     flow->npeers = npeers;
     flow->any_due = 0;
@@ -81,15 +83,7 @@ void amc_flow_cleanup(amc_flow_t *flow)
 
 int amc_flow_take(amc_flow_t *flow, int peer)
 {
-    uint32_t have = __atomic_load_n(&flow->tokens[peer], __ATOMIC_RELAXED);
-
-    while (have > 0) {
-        if (__atomic_compare_exchange_n(&flow->tokens[peer], &have, have - 1, 0,
-                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-            return 1;
-        }
-    }
-    return 0;
+    return amc_live_take_u32(&flow->tokens[peer], flow->live);
 }
 
 uint32_t amc_flow_piggyback(amc_flow_t *flow, int peer)
@@ -97,19 +91,19 @@ uint32_t amc_flow_piggyback(amc_flow_t *flow, int peer)
     if (__atomic_load_n(&flow->owed[peer], __ATOMIC_RELAXED) == 0) {
         return 0;
     }
-    return __atomic_exchange_n(&flow->owed[peer], 0, __ATOMIC_ACQ_REL);
+    return amc_live_xchg_u32(&flow->owed[peer], 0, flow->live);
 }
 
 void amc_flow_give(amc_flow_t *flow, int peer, uint32_t credits)
 {
     if (credits > 0) {
-        __atomic_add_fetch(&flow->tokens[peer], credits, __ATOMIC_ACQ_REL);
+        (void)amc_live_add_u32(&flow->tokens[peer], credits, flow->live);
     }
 }
 
 void amc_flow_release(amc_flow_t *flow, int peer)
 {
-    uint32_t owed = __atomic_add_fetch(&flow->owed[peer], 1, __ATOMIC_ACQ_REL);
+    uint32_t owed = amc_live_add_u32(&flow->owed[peer], 1, flow->live);
 
     if (owed * 2 >= flow->window) {
         /* sent by amc_flow_flush, once no lock is held (see defer.h) */

@@ -11,6 +11,7 @@
 #ifndef AMC_FLOW_H
 #define AMC_FLOW_H
 
+#include "ctrl/spinlock.h"
 #include "handlers/wire.h"
 #include "transport/transport.h"
 
@@ -28,6 +29,7 @@ typedef struct amc_flow_credit {
 } amc_flow_credit_t;
 
 typedef struct amc_flow {
+    const int         *live;      /* the context's "threads may meet" flag */
     unsigned           window;    /* AMC_EAGER_TOKENS */
     int                npeers;
     int                any_due;   /* some credit[].due is set */
@@ -36,7 +38,8 @@ typedef struct amc_flow {
     amc_flow_credit_t *credit;    /* per peer: the credit message */
 } amc_flow_t;
 
-int      amc_flow_init(amc_flow_t *flow, struct amc_context *ctx, int npeers, unsigned window);
+int      amc_flow_init(amc_flow_t *flow, struct amc_context *ctx, int npeers, unsigned window,
+                       const int *live);
 void     amc_flow_cleanup(amc_flow_t *flow);
 
 /* Sender: 1 if an eager data message to peer may go now (a token is used). */

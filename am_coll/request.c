@@ -35,7 +35,8 @@ static void amc_request_untrack(struct amc_request *req)
     amc_progress_thread_t *pt;
 
     /* at finalize the thread is gone before the last requests are dropped */
-    if (__atomic_exchange_n(&req->tracked, 0, __ATOMIC_ACQ_REL) &&
+    if (__atomic_load_n(&req->tracked, __ATOMIC_ACQUIRE) &&
+        __atomic_exchange_n(&req->tracked, 0, __ATOMIC_ACQ_REL) &&
         ((pt = req->comm->ctx->pt) != NULL)) {
         amc_progress_thread_end(pt);
     }

@@ -65,6 +65,36 @@ int bu_allmax(double *v, int n)
 #endif
 }
 
+int bu_allmean(double *v, int n)
+{
+    int size = 1, i;
+
+#ifdef HAVE_MPI
+    if ((MPI_Comm_size(MPI_COMM_WORLD, &size) != MPI_SUCCESS) ||
+        (MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)) {
+        return -1;
+    }
+#else
+    double *in = malloc((size_t)n * sizeof(*in));
+    int     rc;
+
+    if ((in == NULL) || (amc_comm_size(AMC_COMM_WORLD, &size) != AMC_SUCCESS)) {
+        free(in);
+        return -1;
+    }
+    memcpy(in, v, (size_t)n * sizeof(*in));
+    rc = amc_allreduce(in, v, (size_t)n, AMC_DOUBLE, AMC_SUM, AMC_COMM_WORLD);
+    free(in);
+    if (rc != AMC_SUCCESS) {
+        return -1;
+    }
+#endif
+    for (i = 0; i < n; i++) {
+        v[i] /= (double)size;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ watchdog */
 
 /* The message is formatted outside the handler, which only write()s it. */

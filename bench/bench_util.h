@@ -24,6 +24,8 @@ void bu_abort(int code) __attribute__((noreturn));
 /* Element-wise maximum over all ranks, in place. Through Open MPI when there
  * is one (the library under test should not grade itself), else amcoll. */
 int bu_allmax(double *v, int n);
+/* Element-wise mean over all ranks (OSU's average latency), in place. */
+int bu_allmean(double *v, int n);
 
 /* Watchdog: a rank stuck longer than seconds in one phase prints
  * "<prog>: rank R: watchdog: no progress for S s in <what> (hang?); ..." and

@@ -97,6 +97,7 @@ typedef struct cb_opts {
     double   cell_ms;
     long     max_mib;
     unsigned watchdog_s;
+    int      osu;        /* OSU's method: each call timed alone, barrier between, mean over ranks */
 } cb_opts_t;
 
 typedef struct cb {
@@ -162,7 +163,10 @@ static void cb_usage(FILE *f)
         "      alltoall, reduce_scatter and the v-forms) whose N * bytes exceeds\n"
         "      this many MiB per rank (default %d)            env AMC_BENCH_MAX_MIB\n"
         "  -W  abort a rank stuck this long in one phase, 0 = never (default %d)\n"
-        "                                                    env AMC_BENCH_WATCHDOG\n",
+        "                                                    env AMC_BENCH_WATCHDOG\n"
+        "  -O  OSU's method: each call timed alone with the library's barrier between\n"
+        "      calls, latency = mean over ranks (default: back-to-back blocks, slowest\n"
+        "      rank)                                         env AMC_BENCH_OSU=1\n",
         CB_DEF_REPS, CB_DEF_TARGET_MS, CB_MIN_REPS, CB_DEF_CELL_MS, CB_DEF_MAX_MIB,
         CB_DEF_WATCHDOG);
 }
@@ -216,6 +220,16 @@ static int cb_apply(void *opts, int c, const char *what, const char *val)
         }
         o->watchdog_s = (unsigned)v;
         return 0;
+    case 'O':
+        if (what[0] == '-') { /* the flag takes no value */
+            o->osu = 1;
+            return 0;
+        }
+        if (bu_parse_long(what, val, 0, 1, &v) != 0) {
+            return -1;
+        }
+        o->osu = (int)v;
+        return 0;
     default:
         return -1;
     }
@@ -230,7 +244,7 @@ static int cb_parse_opts(int argc, char **argv, cb_opts_t *o)
         { 'm', "AMC_BENCH_METHODS" },   { 'r', "AMC_BENCH_REPS" },
         { 't', "AMC_BENCH_TARGET_MS" }, { 'T', "AMC_BENCH_CELL_MS" },
         { 'i', "AMC_BENCH_ITERS" },     { 'M', "AMC_BENCH_MAX_MIB" },
-        { 'W', "AMC_BENCH_WATCHDOG" },
+        { 'W', "AMC_BENCH_WATCHDOG" },  { 'O', "AMC_BENCH_OSU" },
     };
     int rc;
 
@@ -245,7 +259,7 @@ static int cb_parse_opts(int argc, char **argv, cb_opts_t *o)
     o->max_mib    = CB_DEF_MAX_MIB;
     o->watchdog_s = CB_DEF_WATCHDOG;
 
-    rc = bu_parse_opts(argc, argv, "s:c:m:r:t:T:i:M:W:h", envs, sizeof(envs) / sizeof(envs[0]),
+    rc = bu_parse_opts(argc, argv, "s:c:m:r:t:T:i:M:W:Oh", envs, sizeof(envs) / sizeof(envs[0]),
                        cb_apply, o, cb_usage);
     if (rc != 0) {
         return rc;
@@ -656,11 +670,14 @@ static int cb_check(const cb_t *b, int coll, int method, size_t bytes, double *f
     return (int)st[0];
 }
 
-/* iters calls, timed on this rank. */
+static int cb_osu; /* -O: each call timed alone, the library's barrier between calls */
+
+/* iters calls, timed on this rank: back to back, or (OSU) each call alone
+ * after a barrier of the same library, summed. */
 static void cb_block(const cb_t *b, int coll, int method, size_t bytes, long iters,
                      double *elapsed)
 {
-    double t0;
+    double t0, sum = 0;
     long   i;
     int    rc;
 
@@ -671,14 +688,23 @@ static void cb_block(const cb_t *b, int coll, int method, size_t bytes, long ite
     }
     t0 = bu_now();
     for (i = 0; i < iters; i++) {
+        if (cb_osu) {
+            if (cb_barrier(method) != 0) {
+                bu_abort(1);
+            }
+            t0 = bu_now();
+        }
         rc = cb_call(b, coll, method, bytes);
         if (rc != 0) {
             /* Peers are inside the same call and would wait for us forever. */
             cb_report_call_error(b, coll, method, bytes, i, rc);
             bu_abort(1);
         }
+        if (cb_osu) {
+            sum += bu_now() - t0;
+        }
     }
-    *elapsed = bu_now() - t0;
+    *elapsed = cb_osu ? sum : bu_now() - t0;
     /* Every rank is done with this library before the other one runs: on
      * shared cores, a rank waiting in one library does not progress the other. */
     if (cb_barrier(method) != 0) {
@@ -814,7 +840,7 @@ static void cb_cell(const cb_t *b, const cb_opts_t *o, int coll, size_t bytes)
         }
     }
     cb_phase("max over ranks", coll, bytes, -1);
-    if (bu_allmax(t, reps * CB_NMETHODS) != 0) {
+    if ((cb_osu ? bu_allmean(t, reps * CB_NMETHODS) : bu_allmax(t, reps * CB_NMETHODS)) != 0) {
         fprintf(stderr, "coll_bench: rank %d: max over ranks failed\n", b->rank);
         bu_abort(1);
     }
@@ -902,9 +928,10 @@ static int cb_main(cb_t *b, const cb_opts_t *o)
 
         memset(&pol, 0, sizeof(pol));
         (void)amc_wait_policy_current(&pol);
-        printf("# coll_bench N=%d reps=%d target_ms=%.0f cell_ms=%.0f max_mib=%ld mpi=%s "
+        printf("# coll_bench N=%d timing=%s reps=%d target_ms=%.0f cell_ms=%.0f max_mib=%ld mpi=%s "
                "buffers=2x%zu wait_policy(spin=%u yield_us=%u sleep_ms=%u)\n",
-               b->size, o->reps, o->target_ms, o->cell_ms, o->max_mib,
+               b->size, o->osu ? "osu(each call alone, mean over ranks)" : "blocks(slowest rank)",
+               o->reps, o->target_ms, o->cell_ms, o->max_mib,
 #ifdef HAVE_MPI
                "yes",
 #else
@@ -953,6 +980,7 @@ int main(int argc, char **argv)
     if (bu_watchdog_install(opts.watchdog_s) != 0) {
         return 1;
     }
+    cb_osu = opts.osu;
     cb_phase("startup", -1, 0, -1);
     bu_init(&argc, &argv, &b.rank, &b.size);
 
