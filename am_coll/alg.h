@@ -6,11 +6,19 @@
 #define AMC_ALG_H
 
 #include "am_coll/coll.h"
+#include "am_coll/config.h"
 
 #include <stdio.h>
 
 /* The algorithm of coll called name, or NULL. */
 const amc_alg_t *amc_alg_find(int coll, const char *name);
+
+/* The binomial bcast, which a rank forwards before it called bcast itself. */
+const amc_alg_t *amc_alg_bcast_forwarding(void);
+
+/* What each AMC_<COLL>_ALG forces (NULL: auto), resolved once per context so
+ * that no call compares names. */
+void amc_alg_resolve(const amc_config_t *cfg, const amc_alg_t **forced);
 
 /* ", name" for every algorithm of coll, for amc_info. */
 void amc_alg_print_names(FILE *stream, int coll);

@@ -3,34 +3,60 @@
 #include "am_coll/alg.h"
 
 #include "am_coll/comm.h"
+#include "am_coll/context.h"
 
 #include <stddef.h>
 #include <string.h>
 
-static const amc_alg_t amc_alg_table[] = {
-    { AMC_COLL_BCAST,     1, "binomial",           amc_alg_bcast_binomial },
-    { AMC_COLL_REDUCE,    1, "binomial",           amc_alg_reduce_binomial },
-    { AMC_COLL_ALLREDUCE, 1, "recursive_doubling", amc_alg_allreduce_recdbl },
-    { AMC_COLL_GATHER,    1, "linear",             amc_alg_gather_linear },
-    { AMC_COLL_SCATTER,   1, "linear",             amc_alg_scatter_linear },
-    { AMC_COLL_ALLGATHER, 1, "ring",               amc_alg_allgather_ring },
-    { AMC_COLL_ALLTOALL,  1, "pairwise",           amc_alg_alltoall_pairwise },
-    { AMC_COLL_GATHERV,    1, "linear",             amc_alg_gatherv_linear },
-    { AMC_COLL_SCATTERV,   1, "linear",             amc_alg_scatterv_linear },
-    { AMC_COLL_ALLGATHERV, 1, "ring",               amc_alg_allgatherv_ring },
-    { AMC_COLL_ALLTOALLV,  1, "pairwise",           amc_alg_alltoallv_pairwise },
-    { AMC_COLL_REDUCE_SCATTER_BLOCK, 1, "reduce_linear", amc_alg_reduce_scatter_reduce_linear },
-    { AMC_COLL_REDUCE_SCATTER,       1, "reduce_linear", amc_alg_reduce_scatter_reduce_linear },
-    { AMC_COLL_SCAN,       1, "recursive_doubling", amc_alg_scan_recdbl },
-    { AMC_COLL_EXSCAN,     1, "recursive_doubling", amc_alg_exscan_recdbl },
-    { AMC_COLL_BCAST,     2, "pipeline",           amc_alg_bcast_pipeline },
-    { AMC_COLL_BARRIER,   1, "dissemination",      amc_alg_barrier_dissemination },
-    { AMC_COLL_ALLREDUCE, 2, "ring",               amc_alg_allreduce_ring },
-    { AMC_COLL_ALLREDUCE, 3, "linear",             amc_alg_allreduce_linear },
-    { AMC_COLL_ALLGATHER, 2, "bruck",              amc_alg_allgather_bruck },
+/* Indexes into the table, for the size-based defaults: no name is looked up
+ * on the call path. */
+enum {
+    AMC_ALG_I_BCAST_BINOMIAL,
+    AMC_ALG_I_REDUCE_BINOMIAL,
+    AMC_ALG_I_ALLREDUCE_RECDBL,
+    AMC_ALG_I_GATHER_LINEAR,
+    AMC_ALG_I_SCATTER_LINEAR,
+    AMC_ALG_I_ALLGATHER_RING,
+    AMC_ALG_I_ALLTOALL_PAIRWISE,
+    AMC_ALG_I_GATHERV_LINEAR,
+    AMC_ALG_I_SCATTERV_LINEAR,
+    AMC_ALG_I_ALLGATHERV_RING,
+    AMC_ALG_I_ALLTOALLV_PAIRWISE,
+    AMC_ALG_I_RSB_REDUCE_LINEAR,
+    AMC_ALG_I_RS_REDUCE_LINEAR,
+    AMC_ALG_I_SCAN_RECDBL,
+    AMC_ALG_I_EXSCAN_RECDBL,
+    AMC_ALG_I_BCAST_PIPELINE,
+    AMC_ALG_I_BARRIER_DISSEMINATION,
+    AMC_ALG_I_ALLREDUCE_RING,
+    AMC_ALG_I_ALLREDUCE_LINEAR,
+    AMC_ALG_I_ALLGATHER_BRUCK,
+    AMC_ALG_COUNT
 };
 
-#define AMC_ALG_COUNT (sizeof(amc_alg_table) / sizeof(amc_alg_table[0]))
+static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
+    [AMC_ALG_I_BCAST_BINOMIAL]     = { AMC_COLL_BCAST,     1, "binomial",           amc_alg_bcast_binomial },
+    [AMC_ALG_I_REDUCE_BINOMIAL]    = { AMC_COLL_REDUCE,    1, "binomial",           amc_alg_reduce_binomial },
+    [AMC_ALG_I_ALLREDUCE_RECDBL]   = { AMC_COLL_ALLREDUCE, 1, "recursive_doubling", amc_alg_allreduce_recdbl },
+    [AMC_ALG_I_GATHER_LINEAR]      = { AMC_COLL_GATHER,    1, "linear",             amc_alg_gather_linear },
+    [AMC_ALG_I_SCATTER_LINEAR]     = { AMC_COLL_SCATTER,   1, "linear",             amc_alg_scatter_linear },
+    [AMC_ALG_I_ALLGATHER_RING]     = { AMC_COLL_ALLGATHER, 1, "ring",               amc_alg_allgather_ring },
+    [AMC_ALG_I_ALLTOALL_PAIRWISE]  = { AMC_COLL_ALLTOALL,  1, "pairwise",           amc_alg_alltoall_pairwise },
+    [AMC_ALG_I_GATHERV_LINEAR]     = { AMC_COLL_GATHERV,    1, "linear",            amc_alg_gatherv_linear },
+    [AMC_ALG_I_SCATTERV_LINEAR]    = { AMC_COLL_SCATTERV,   1, "linear",            amc_alg_scatterv_linear },
+    [AMC_ALG_I_ALLGATHERV_RING]    = { AMC_COLL_ALLGATHERV, 1, "ring",              amc_alg_allgatherv_ring },
+    [AMC_ALG_I_ALLTOALLV_PAIRWISE] = { AMC_COLL_ALLTOALLV,  1, "pairwise",          amc_alg_alltoallv_pairwise },
+    [AMC_ALG_I_RSB_REDUCE_LINEAR]  = { AMC_COLL_REDUCE_SCATTER_BLOCK, 1, "reduce_linear", amc_alg_reduce_scatter_reduce_linear },
+    [AMC_ALG_I_RS_REDUCE_LINEAR]   = { AMC_COLL_REDUCE_SCATTER,       1, "reduce_linear", amc_alg_reduce_scatter_reduce_linear },
+    [AMC_ALG_I_SCAN_RECDBL]        = { AMC_COLL_SCAN,       1, "recursive_doubling", amc_alg_scan_recdbl },
+    [AMC_ALG_I_EXSCAN_RECDBL]      = { AMC_COLL_EXSCAN,     1, "recursive_doubling", amc_alg_exscan_recdbl },
+    [AMC_ALG_I_BCAST_PIPELINE]     = { AMC_COLL_BCAST,     2, "pipeline",           amc_alg_bcast_pipeline },
+    [AMC_ALG_I_BARRIER_DISSEMINATION] = { AMC_COLL_BARRIER, 1, "dissemination",     amc_alg_barrier_dissemination },
+    [AMC_ALG_I_ALLREDUCE_RING]     = { AMC_COLL_ALLREDUCE, 2, "ring",               amc_alg_allreduce_ring },
+    [AMC_ALG_I_ALLREDUCE_LINEAR]   = { AMC_COLL_ALLREDUCE, 3, "linear",             amc_alg_allreduce_linear },
+    [AMC_ALG_I_ALLGATHER_BRUCK]    = { AMC_COLL_ALLGATHER, 2, "bruck",              amc_alg_allgather_bruck },
+};
+
 
 const amc_alg_t *amc_alg_find(int coll, const char *name)
 {
@@ -62,23 +88,43 @@ static int amc_alg_usable(const amc_alg_t *alg, const amc_coll_args_t *args)
     return !((alg->build == amc_alg_allreduce_ring) && !args->commutative);
 }
 
+const amc_alg_t *amc_alg_bcast_forwarding(void)
+{
+    return &amc_alg_table[AMC_ALG_I_BCAST_BINOMIAL];
+}
+
+void amc_alg_resolve(const amc_config_t *cfg, const amc_alg_t **forced)
+{
+    int coll;
+
+    /* collectives without an AMC_<COLL>_ALG entry have "" here: auto too */
+    for (coll = 0; coll < AMC_COLL_LAST; coll++) {
+        forced[coll] = ((cfg->alg[coll][0] != '\0') && (strcmp(cfg->alg[coll], "auto") != 0))
+                           ? amc_alg_find(coll, cfg->alg[coll]) : NULL;
+    }
+}
+
 /* The size-based default. */
-static const char *amc_alg_auto(const amc_config_t *cfg, const amc_coll_args_t *args, int size)
+static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_args_t *args,
+                                     int size)
 {
     size_t bytes = args->count * args->dt_size;
 
     switch (args->coll) {
     case AMC_COLL_BCAST:
-        return ((bytes >= cfg->bcast_pipeline_min) && (bytes > cfg->bcast_segment) && (size > 2))
-                   ? "pipeline" : "binomial";
+        return &amc_alg_table[((bytes >= cfg->bcast_pipeline_min) &&
+                               (bytes > cfg->bcast_segment) && (size > 2))
+                                  ? AMC_ALG_I_BCAST_PIPELINE : AMC_ALG_I_BCAST_BINOMIAL];
     case AMC_COLL_ALLREDUCE:
         if ((cfg->linear_max_ranks > 0) && (size <= (int)cfg->linear_max_ranks)) {
-            return "linear";
+            return &amc_alg_table[AMC_ALG_I_ALLREDUCE_LINEAR];
         }
-        return (args->commutative && (bytes >= cfg->allreduce_ring_min) &&
-                (args->count >= (size_t)size)) ? "ring" : "recursive_doubling";
+        return &amc_alg_table[(args->commutative && (bytes >= cfg->allreduce_ring_min) &&
+                               (args->count >= (size_t)size))
+                                  ? AMC_ALG_I_ALLREDUCE_RING : AMC_ALG_I_ALLREDUCE_RECDBL];
     case AMC_COLL_ALLGATHER:
-        return ((size_t)size * bytes <= cfg->allgather_bruck_max) ? "bruck" : "ring";
+        return &amc_alg_table[((size_t)size * bytes <= cfg->allgather_bruck_max)
+                                  ? AMC_ALG_I_ALLGATHER_BRUCK : AMC_ALG_I_ALLGATHER_RING];
     default:
         return NULL;
     }
@@ -86,24 +132,16 @@ static const char *amc_alg_auto(const amc_config_t *cfg, const amc_coll_args_t *
 
 const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *args)
 {
-    const amc_config_t *cfg = &comm->ctx->cfg;
-    const amc_alg_t    *alg = NULL;
-    const char         *name;
-    size_t              i;
+    const amc_context_t *ctx = comm->ctx;
+    const amc_alg_t     *alg = ctx->alg_forced[args->coll];
+    size_t               i;
 
-    /* collectives without an AMC_<COLL>_ALG entry have "" here: auto too */
-    if ((cfg->alg[args->coll][0] != '\0') && (strcmp(cfg->alg[args->coll], "auto") != 0)) {
-        alg = amc_alg_find(args->coll, cfg->alg[args->coll]);
-        if ((alg != NULL) && amc_alg_usable(alg, args)) {
-            return alg;
-        }
+    if ((alg != NULL) && amc_alg_usable(alg, args)) {
+        return alg;
     }
-    name = amc_alg_auto(cfg, args, comm->size);
-    if (name != NULL) {
-        alg = amc_alg_find(args->coll, name);
-        if ((alg != NULL) && amc_alg_usable(alg, args)) {
-            return alg;
-        }
+    alg = amc_alg_auto(&ctx->cfg, args, comm->size);
+    if ((alg != NULL) && amc_alg_usable(alg, args)) {
+        return alg;
     }
     for (i = 0; i < AMC_ALG_COUNT; i++) {
         if ((amc_alg_table[i].coll == args->coll) && amc_alg_usable(&amc_alg_table[i], args)) {

@@ -71,7 +71,7 @@ int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
 {
     amc_coll_args_t args;
 
-    if (strcmp(comm->ctx->cfg.alg[AMC_COLL_BARRIER], "dissemination") != 0) {
+    if (comm->ctx->alg_forced[AMC_COLL_BARRIER] == NULL) {
         return amc_barrier_post(comm, req);
     }
     memset(&args, 0, sizeof(args));

@@ -134,24 +134,54 @@ void amc_coll_inst_free(amc_coll_inst_t *inst)
     amc_coll_inst_destroy(inst);
 }
 
+/* The per-call part of an instance; a spare keeps its scratch, its bound op
+ * and the constant fields of its send headers (amc_coll_prepare_sends). */
+static void amc_coll_inst_reset(amc_coll_inst_t *inst, amc_comm_t comm,
+                                const amc_coll_args_t *args, const amc_alg_t *alg,
+                                amc_sched_t *sched)
+{
+    inst->sched             = sched;
+    inst->comm              = comm;
+    inst->slot              = NULL;
+    inst->buf[AMC_BUF_SEND] = (unsigned char *)(uintptr_t)args->sendbuf;
+    inst->buf[AMC_BUF_RECV] = args->recvbuf;
+    inst->buf[AMC_BUF_TMP]  = inst->tmp;
+    inst->dt                = args->dt;
+    inst->dt_size           = args->dt_size;
+    inst->coll              = args->coll;
+    inst->root              = args->root;
+    inst->round             = -1;
+    inst->recv_left         = 0;
+    inst->send_left         = 0;
+    inst->status            = AMC_SUCCESS;
+    inst->aborted           = 0;
+    inst->fetch_busy        = 0;
+    inst->alg               = alg->id;
+    inst->forwarding        = 0;
+    inst->fwd_token_peer    = -1;
+    inst->fwd_buf           = NULL;
+    inst->fwd_done          = 0;
+    inst->user_buf          = NULL;
+    inst->user_bytes        = 0;
+    inst->xfers             = (amc_coll_xfer_t *)(inst + 1);
+    inst->recv_seen         = (uint8_t *)(inst->xfers + sched->nacts);
+    memset(inst->recv_seen, 0, sched->nacts);
+}
+
 static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const amc_alg_t *alg,
                              amc_sched_t *sched, amc_coll_inst_t **inst_p)
 {
     amc_coll_inst_t *inst;
     size_t           size;
 
-    size = sizeof(*inst) + (size_t)sched->nacts * (sizeof(amc_coll_xfer_t) + 1);
     inst = amc_live_xchg_ptr(&sched->spare, NULL, comm->ctrl.lock.live);
-    if (inst != NULL) {
-        void *tmp = inst->tmp;
-
-        memset(inst, 0, size);
-        inst->tmp = tmp;
-    } else {
+    if (inst == NULL) {
+        size = sizeof(*inst) + (size_t)sched->nacts * (sizeof(amc_coll_xfer_t) + 1);
         inst = calloc(1, size);
         if (inst == NULL) {
             return AMC_ERR_NO_MEMORY;
         }
+        inst->op.op = -1;
         if (sched->tmp_bytes + sched->stage_bytes > 0) {
             inst->tmp = malloc(sched->tmp_bytes + sched->stage_bytes);
             if (inst->tmp == NULL) {
@@ -160,25 +190,16 @@ static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const
             }
         }
     }
-    inst->xfers     = (amc_coll_xfer_t *)(inst + 1);
-    inst->recv_seen = (uint8_t *)(inst->xfers + sched->nacts);
-    inst->sched             = sched;
-    inst->comm              = comm;
-    inst->buf[AMC_BUF_SEND] = (unsigned char *)(uintptr_t)args->sendbuf;
-    inst->buf[AMC_BUF_RECV] = args->recvbuf;
-    inst->buf[AMC_BUF_TMP]  = inst->tmp;
-    if ((args->op >= 0) && (amc_op_bind(args->op, args->dt, &inst->op) != AMC_SUCCESS)) {
+    amc_coll_inst_reset(inst, comm, args, alg, sched);
+    /* a predefined op stays bound; a user op may have been freed and its
+     * handle reused, so it is bound again */
+    if ((args->op >= 0) &&
+        ((inst->op.kernel == NULL) || (inst->op.op != args->op) || (inst->op.dt != args->dt)) &&
+        (amc_op_bind(args->op, args->dt, &inst->op) != AMC_SUCCESS)) {
         free(inst->tmp);
         free(inst);
         return AMC_ERR_ARG; /* checked by the caller; freed meanwhile */
     }
-    inst->dt                = args->dt;
-    inst->dt_size           = args->dt_size;
-    inst->coll              = args->coll;
-    inst->root              = args->root;
-    inst->round             = -1;
-    inst->alg               = alg->id;
-    inst->fwd_token_peer    = -1;
     sched->users++;
     *inst_p = inst;
     return AMC_SUCCESS;
@@ -267,7 +288,7 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
 int amc_coll_forward_start(amc_comm_t comm, amc_coll_slot_t *slot, const amc_wire_hdr_t *hdr,
                            size_t len, amc_coll_inst_t **inst_p)
 {
-    const amc_alg_t *alg = amc_alg_find(AMC_COLL_BCAST, "binomial");
+    const amc_alg_t *alg = amc_alg_bcast_forwarding();
     amc_coll_args_t  args;
     amc_sched_t     *sched;
     amc_coll_inst_t *inst;
@@ -276,7 +297,7 @@ int amc_coll_forward_start(amc_comm_t comm, amc_coll_slot_t *slot, const amc_wir
 
     /* the root never receives its own bcast: such a message is left for the
      * checks of the call */
-    if ((alg == NULL) || (hdr->alg != alg->id) || (hdr->root < 0) || (hdr->root >= comm->size) ||
+    if ((hdr->alg != alg->id) || (hdr->root < 0) || (hdr->root >= comm->size) ||
         (hdr->root == comm->rank)) {
         return AMC_ERR_UNSUPPORTED;
     }

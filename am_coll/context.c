@@ -1,4 +1,5 @@
 #include "am_coll/context.h"
+#include "am_coll/alg.h"
 #include "am_coll/comm.h"
 #include "am_coll/progress_thread.h"
 #include "handlers/am_handler.h"
@@ -47,6 +48,7 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
         goto err_destroy_tp;
     }
     ctx->cfg       = *cfg;
+    amc_alg_resolve(&ctx->cfg, ctx->alg_forced);
     if (ctx->cfg.wait.spin_count == AMC_SPIN_AUTO) {
         ctx->cfg.wait.spin_count = amc_wait_spin_auto(tp->local_size);
     }

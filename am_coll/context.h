@@ -34,6 +34,7 @@ typedef struct amc_orphan {
 
 typedef struct amc_context {
     amc_config_t     cfg;
+    const struct amc_alg *alg_forced[AMC_COLL_LAST]; /* AMC_<COLL>_ALG resolved (NULL: auto) */
     amc_log_t        log;
     amc_transport_t *tp;
     int              multiple;     /* AMC_THREAD_MULTIPLE: application threads meet */

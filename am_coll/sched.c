@@ -285,6 +285,45 @@ static void amc_sched_layout_stage(amc_sched_t *s)
     }
 }
 
+static int amc_act_kind_rank(const amc_sched_act_t *act)
+{
+    return (act->type == AMC_ACT_SEND) ? 1 : amc_act_is_recv(act) ? 2 : 0;
+}
+
+/* Locals, sends, receives within each round, each kind in its own order.
+ * Local acts run at the round's start whatever their place, and message
+ * numbering follows the order within a kind, so this changes nothing but
+ * how far a round's start has to look. */
+static int amc_sched_sort_rounds(amc_sched_t *s)
+{
+    amc_sched_act_t *tmp;
+    uint32_t         r, i, k, n;
+
+    if (s->nacts == 0) {
+        return AMC_SUCCESS;
+    }
+    tmp = malloc((size_t)s->nacts * sizeof(*tmp));
+    if (tmp == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    for (r = 0; r < s->nrounds; r++) {
+        amc_sched_round_t *round = &s->rounds[r];
+
+        n = 0;
+        for (k = 0; k < 3; k++) {
+            for (i = round->first; i < round->first + round->count; i++) {
+                if (amc_act_kind_rank(&s->acts[i]) == (int)k) {
+                    tmp[n++] = s->acts[i];
+                }
+            }
+        }
+        memcpy(&s->acts[round->first], tmp, (size_t)n * sizeof(*tmp));
+        round->nlocal = round->count - round->nsend - round->nrecv;
+    }
+    free(tmp);
+    return AMC_SUCCESS;
+}
+
 int amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p)
 {
     amc_sched_t *s = b->sched;
@@ -299,7 +338,10 @@ int amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p)
         s->nrounds--;
     }
     amc_sched_layout_stage(s);
-    status = amc_sched_number_messages(s);
+    status = amc_sched_sort_rounds(s);
+    if (status == AMC_SUCCESS) {
+        status = amc_sched_number_messages(s);
+    }
     if (status != AMC_SUCCESS) {
         amc_sched_free(s);
         b->sched = NULL;

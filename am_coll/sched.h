@@ -75,11 +75,15 @@ typedef struct amc_sched_act {
     size_t   bytes;
 } amc_sched_act_t;
 
+/* A round's acts are stored locals first, then sends, then receives (each
+ * kind in the order the algorithm added them), so starting a round walks
+ * exactly what it runs. */
 typedef struct amc_sched_round {
     uint32_t first;   /* acts[first .. first+count) */
     uint32_t count;
-    uint32_t nsend;
-    uint32_t nrecv;
+    uint32_t nlocal;  /* acts[first .. first+nlocal): copies and reductions */
+    uint32_t nsend;   /* then the sends */
+    uint32_t nrecv;   /* then the receives */
 } amc_sched_round_t;
 
 /* What a schedule depends on; equal keys give equal schedules. */

@@ -63,7 +63,7 @@ static void amc_coll_run_locals(amc_coll_inst_t *inst, const amc_sched_round_t *
     const amc_sched_act_t *act;
     uint32_t               i;
 
-    for (i = round->first; i < round->first + round->count; i++) {
+    for (i = round->first; i < round->first + round->nlocal; i++) {
         act = &inst->sched->acts[i];
         switch (act->type) {
         case AMC_ACT_COPY:
@@ -290,11 +290,8 @@ static void amc_coll_prepare_sends(amc_coll_inst_t *inst, const amc_sched_round_
     amc_coll_xfer_t       *send;
     uint32_t               i;
 
-    for (i = round->first; i < round->first + round->count; i++) {
-        act = &inst->sched->acts[i];
-        if (act->type != AMC_ACT_SEND) {
-            continue;
-        }
+    for (i = round->first + round->nlocal; i < round->first + round->nlocal + round->nsend; i++) {
+        act                = &inst->sched->acts[i];
         send               = &inst->xfers[i];
         send->comp.fn      = amc_coll_on_send_complete;
         send->inst         = inst;
@@ -353,27 +350,21 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst, int round_index)
     amc_transport_t         *tp   = comm->ctx->tp;
     const amc_sched_round_t *round;
     const amc_sched_act_t   *act;
-    uint32_t                 i, first, end, last, done;
+    uint32_t                 i, first, last, done;
     unsigned                 mode;
     int                      status, failure, dest;
 
     while (round_index >= 0) {
         round   = &inst->sched->rounds[round_index];
-        first   = round->first;
-        end     = round->first + round->count;
+        first   = round->first + round->nlocal;
+        last    = first + round->nsend;
         done    = 0;
         failure = AMC_SUCCESS;
         /* Once the last send is posted with none done here, all may complete
          * on another thread and free the instance (and an uncached schedule):
          * after that send nothing of either may be read. */
-        for (last = end; (last > first) && (inst->sched->acts[last - 1].type != AMC_ACT_SEND);
-             last--) {
-        }
         for (i = first; i < last; i++) {
-            act = &inst->sched->acts[i];
-            if (act->type != AMC_ACT_SEND) {
-                continue;
-            }
+            act  = &inst->sched->acts[i];
             dest = comm->peers[act->peer];
             /* data below the threshold goes eagerly while a token allows */
             mode = AMC_SEND_EAGER;
@@ -598,10 +589,10 @@ void amc_coll_describe(const amc_coll_inst_t *inst, char *buf, size_t len)
         return;
     }
     round = &inst->sched->rounds[inst->round];
-    for (i = round->first; (i < round->first + round->count) && (used < len); i++) {
+    for (i = round->first + round->nlocal + round->nsend;
+         (i < round->first + round->count) && (used < len); i++) {
         act = &inst->sched->acts[i];
-        if ((act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R) &&
-            !inst->recv_seen[i]) {
+        if (!inst->recv_seen[i]) {
             used += (size_t)snprintf(buf + used, len - used, " rank %d", act->peer);
         }
     }
