@@ -5,7 +5,10 @@
  * of ranks and the lower block is always the left operand, so the order is
  * MPI's for non-commutative ops too. The partner's block lands in scratch,
  * not in the accumulator, because the accumulator is being sent in the same
- * round. */
+ * round. (Reducing straight from the message with an edge "receive requires
+ * the send" deadlocks once the sends go by rendezvous: each send completes
+ * only when the peer's receive pulls it, and that receive waits for the
+ * peer's own send.) */
 #include "am_coll/alg.h"
 
 int amc_alg_allreduce_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,

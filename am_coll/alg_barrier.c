@@ -1,7 +1,7 @@
 /* The dissemination barrier as a schedule on the engine: in round r every
  * rank sends a zero-byte message to rank + 2^r and waits for the one from
  * rank - 2^r. The same algorithm as the barrier's own fast path
- * (handlers/barrier_handler.c); AMC_BARRIER_ALG=dissemination selects this
+ * (am_coll/barrier.c); AMC_BARRIER_ALG=dissemination selects this
  * one, so the two can be timed against each other. */
 #include "am_coll/alg.h"
 

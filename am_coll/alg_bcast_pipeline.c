@@ -1,7 +1,10 @@
 /* Segmented binomial bcast for large messages: the same tree as the binomial
- * bcast, but the message moves in segments, and in round j an inner rank
- * receives segment j while it forwards segment j-1 to its children. The
- * depth of the tree is paid once per message, not once per byte. */
+ * bcast, but the message moves in segments, and an inner rank forwards each
+ * segment to its children as soon as that segment has landed (a requires
+ * edge per segment, not a round per segment: a late segment from one child's
+ * send does not hold up the next one). Every receive is ready from the start,
+ * so segments land in place whenever they come. The depth of the tree is
+ * paid once per message, not once per byte. */
 #include "am_coll/alg.h"
 
 int amc_alg_bcast_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
@@ -26,20 +29,21 @@ int amc_alg_bcast_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int
         parent = amc_alg_abs(vr - mask, a->root, size);
     }
 
-    /* round j: receive segment j (j < nseg), forward segment j-1 (j > 0) */
-    for (j = 0; j <= nseg; j++) {
-        amc_sb_round(b);
-        if ((parent >= 0) && (j < nseg)) {
-            off = j * seg;
-            len = (bytes - off < seg) ? bytes - off : seg;
+    amc_sb_stage(b);
+    for (j = 0; j < nseg; j++) {
+        int recv = -1;
+
+        off = j * seg;
+        len = (bytes - off < seg) ? bytes - off : seg;
+        if (parent >= 0) {
             amc_sb_recv(b, parent, AMC_BUF_RECV, off, len);
+            recv = amc_sb_last(b);
         }
-        if (j > 0) {
-            off = (j - 1) * seg;
-            len = (bytes - off < seg) ? bytes - off : seg;
-            for (m = mask >> 1; m > 0; m >>= 1) {
-                if (vr + m < size) {
-                    amc_sb_send(b, amc_alg_abs(vr + m, a->root, size), AMC_BUF_RECV, off, len);
+        for (m = mask >> 1; m > 0; m >>= 1) {
+            if (vr + m < size) {
+                amc_sb_send(b, amc_alg_abs(vr + m, a->root, size), AMC_BUF_RECV, off, len);
+                if (recv >= 0) {
+                    amc_sb_requires(b, amc_sb_last(b), recv);
                 }
             }
         }

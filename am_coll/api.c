@@ -1,5 +1,5 @@
 #include "am_coll/api.h"
-#include "am_coll/clock.h"
+#include "base/clock.h"
 #include "am_coll/comm.h"
 #include "transport/pmix_boot.h"
 #include "transport/ucx.h"

@@ -3,7 +3,7 @@
 #include "am_coll/comm.h"
 #include "am_coll/progress_thread.h"
 #include "am_coll/request.h"
-#include "am_coll/status.h"
+#include "base/status.h"
 
 #include <stdlib.h>
 

@@ -1,13 +1,15 @@
-/* The dissemination barrier: entry point and diagnostics. */
+/* The dissemination barrier: entry point, handlers and diagnostics. */
 #ifndef AMC_BARRIER_H
 #define AMC_BARRIER_H
 
 #include "amcoll.h"
 #include "ctrl/coll_ctrl.h"
+#include "handlers/wire.h"
 
 #include <stddef.h>
 
 struct amc_request;
+struct amc_comm;
 
 /* Starts a barrier: the fast path, or the engine if AMC_BARRIER_ALG says so. */
 int  amc_barrier_start(amc_comm_t comm, struct amc_request *req);
@@ -17,5 +19,20 @@ int  amc_barrier_post(amc_comm_t comm, struct amc_request *req);
 
 /* With ctrl->lock held: what the instance waits for, for a timeout message. */
 void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *buf, size_t len);
+
+/* Header handler for a barrier message. */
+void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr);
+
+/* Send completion handler; comp is the slot's send_comp. */
+void amc_barrier_on_send_complete(amc_completion_t *comp, int status);
+
+/* With ctrl->lock held, after a bit was set: claims the rounds that may now
+ * be sent (*first, *count) and notifies the request if the instance is done. */
+void amc_barrier_advance(struct amc_comm *comm, amc_coll_slot_t *slot,
+                         int *first, int *count);
+
+/* Without the lock: sends rounds first .. first+count-1 of the instance. */
+void amc_barrier_send_rounds(struct amc_comm *comm, amc_coll_slot_t *slot,
+                             int first, int count);
 
 #endif

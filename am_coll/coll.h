@@ -1,7 +1,7 @@
 /*
  * Scheduled collectives: what a call asks for (amc_coll_args_t), the
  * algorithms that turn it into a schedule, and the running instance that the
- * handlers advance (handlers/coll_handler.c).
+ * handlers advance (am_coll/coll_engine.c).
  */
 #ifndef AMC_COLL_H
 #define AMC_COLL_H
@@ -63,6 +63,22 @@ typedef struct amc_coll_xfer {
     amc_defer_op_t        fetch;      /* the pull, queued until the lock is released */
 } amc_coll_xfer_t;
 
+/* Per act of an instance (amc_coll_inst_t.state). */
+enum {
+    AMC_ACT_READY = 1,  /* everything it requires is done: a receive accepts its message */
+    AMC_ACT_DONE  = 2,
+    AMC_ACT_SEEN  = 4   /* a receive's message arrived (early or in place) */
+};
+
+/*
+ * A running collective: the schedule's dependency graph executed GOAL's way.
+ * Every act has a count of what it still waits for; when an act is done its
+ * successors' counts drop, and those that reach zero go to the ready queue.
+ * A ready local act runs at once, a ready send waits in the send queue until
+ * the lock is released, a ready receive takes its message if it came early
+ * (kept per act in early[]) or when it comes. All of it under ctrl->lock,
+ * except posting the sends (amc_coll_issue_sends).
+ */
 typedef struct amc_coll_inst {
     amc_sched_t         *sched;
     struct amc_comm     *comm;
@@ -74,11 +90,16 @@ typedef struct amc_coll_inst {
     size_t               dt_size;
     uint8_t              coll;
     int32_t              root;
-    int32_t              round;       /* current round; -1 before the start */
-    uint32_t             recv_left;   /* of the current round */
-    uint32_t             send_left;   /* of the current round, until completion */
+    uint32_t             left;        /* acts not done yet */
+    uint32_t             nready;      /* ready[0..nready): to be run by amc_coll_advance */
+    uint32_t             sendq_head;  /* sendq[head..tail): ready sends not posted yet */
+    uint32_t             sendq_tail;
+    uint32_t             send_busy;   /* sends taken for posting and not complete */
+    uint32_t             pins;        /* amc_coll_issue_sends calls that may still read it */
+    int                  started;     /* the roots were queued */
     int                  status;      /* first error: reported when it finishes */
     int                  aborted;     /* mismatch: request failed, waits only for its sends */
+    int                  finished;    /* released: nothing may touch it (pins keep it alive) */
     uint32_t             fetch_busy;  /* pulls queued or in flight: they write into it */
     uint8_t              alg;         /* its algorithm's id, sent in every header */
     /* A bcast this rank forwards before it called bcast itself: the data
@@ -89,9 +110,16 @@ typedef struct amc_coll_inst {
     int                  fwd_done;    /* forwarded everything; waits for the call */
     void                *user_buf;    /* set by the call that adopts it */
     size_t               user_bytes;
-    uint8_t             *recv_seen;   /* [nacts] */
     amc_coll_xfer_t     *xfers;       /* [nacts]; SEND and RECV* entries */
+    uint32_t            *pending;     /* [nacts] acts each still requires */
+    uint32_t            *ready;       /* [nacts] */
+    uint32_t            *sendq;       /* [nacts] */
+    amc_early_msg_t    **early;       /* [nacts] a receive's message, come before it was ready */
+    uint8_t             *state;       /* [nacts] AMC_ACT_* */
 } amc_coll_inst_t;
+
+/* Bytes of an instance of sched, its per-act arrays included. */
+size_t amc_coll_inst_size(const amc_sched_t *sched);
 
 /* Starts a collective on comm; req completes when this rank's part is done. */
 int  amc_coll_start(struct amc_comm *comm, const amc_coll_args_t *args, struct amc_request *req);
@@ -110,22 +138,32 @@ void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_col
 /* The algorithm for a call (size, count, AMC_* overrides). */
 const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *args);
 
+/* Schedule cache (am_coll/coll_cache.c). The schedule of a call's shape,
+ * found or built (vector forms: built per call); with ctrl->lock held. */
+int  amc_coll_sched_get(struct amc_comm *comm, const amc_alg_t *alg, const amc_coll_args_t *args,
+                        amc_sched_t **sched_p);
+
+/* An instance of sched for this call: the schedule's spare, or a new one. */
+int  amc_coll_inst_new(struct amc_comm *comm, const amc_coll_args_t *args, const amc_alg_t *alg,
+                       amc_sched_t *sched, amc_coll_inst_t **inst_p);
+
 /* A finished instance: kept as its cached schedule's spare, or freed. */
 void amc_coll_inst_free(amc_coll_inst_t *inst);
 
 /* Frees a schedule and its spare instance. */
 void amc_coll_sched_release(amc_sched_t *sched);
 
-/* Handlers (handlers/coll_handler.c). */
+/* The engine's handlers (am_coll/coll_engine.c). */
 void amc_coll_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, const void *data,
                          size_t len, void *desc);
 
-/* With ctrl->lock held: runs rounds whose predecessors are complete; returns
- * the round whose sends the caller must issue after unlocking, or -1. */
+/* With ctrl->lock held: runs what is ready, finishes the instance when all
+ * is done; returns 1 if sends wait to be posted (the caller then calls
+ * amc_coll_issue_sends after unlocking), else 0. */
 int  amc_coll_advance(amc_coll_inst_t *inst);
 
-/* Without the lock: issues the sends of round (from amc_coll_advance). */
-void amc_coll_issue_sends(amc_coll_inst_t *inst, int round);
+/* Without the lock: posts the queued sends, until none is left. */
+void amc_coll_issue_sends(amc_coll_inst_t *inst);
 
 /* With ctrl->lock held: what the instance waits for, for a timeout message. */
 void amc_coll_describe(const amc_coll_inst_t *inst, char *buf, size_t len);

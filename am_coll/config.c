@@ -204,7 +204,7 @@ static const amc_config_entry_t amc_config_table[] = {
       "overlap, or from a peer rank sharing the core.",
       offsetof(amc_config_t, progress_yield_usec), AMC_CONFIG_UNSIGNED },
     { "AMC_BARRIER_ALG", "auto",
-      "barrier: auto runs the dedicated fast path (handlers/barrier_handler.c); "
+      "barrier: auto runs the dedicated fast path (am_coll/barrier.c); "
       "dissemination runs the same algorithm as a schedule on the engine. Every rank "
       "must use the same.",
       AMC_CONFIG_ALG(AMC_COLL_BARRIER) },

@@ -5,7 +5,7 @@
 #ifndef AMC_CONFIG_H
 #define AMC_CONFIG_H
 
-#include "am_coll/log.h"
+#include "base/log.h"
 #include "am_coll/progress.h"
 #include "am_coll/sched.h"
 

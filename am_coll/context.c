@@ -2,7 +2,7 @@
 #include "am_coll/alg.h"
 #include "am_coll/comm.h"
 #include "am_coll/progress_thread.h"
-#include "handlers/am_handler.h"
+#include "am_coll/dispatch.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -63,7 +63,8 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     tp->lock_live    = ctx->lock_live_p;
     amc_spinlock_init(&ctx->lock, ctx->lock_live_p);
     amc_defer_init(&ctx->defer, ctx->lock_live_p);
-    amc_transport_set_recv(tp, amc_am_recv, ctx);
+    amc_dispatch_init(ctx);
+    amc_transport_set_recv(tp, amc_am_recv, &ctx->am);
 
     status = amc_flow_init(&ctx->flow, ctx, tp->size, ctx->cfg.eager_tokens,
                            ctx->lock_live_p);
@@ -279,8 +280,8 @@ int amc_context_insert(amc_context_t *ctx, struct amc_comm *comm)
 
     while ((orphan = mine) != NULL) {
         mine = orphan->next;
-        amc_am_dispatch_bytes(ctx, comm, orphan->bytes, orphan->hdr_len,
-                              orphan->bytes + orphan->hdr_len, orphan->len, orphan->desc);
+        amc_dispatch_replay(ctx, comm, orphan->bytes, orphan->bytes + orphan->hdr_len,
+                            orphan->len, orphan->desc);
         free(orphan);
     }
     return AMC_SUCCESS;

@@ -10,8 +10,9 @@
 #include "am_coll/config.h"
 #include "am_coll/defer.h"
 #include "am_coll/flow.h"
-#include "am_coll/log.h"
-#include "ctrl/spinlock.h"
+#include "base/log.h"
+#include "base/spinlock.h"
+#include "handlers/am_handler.h"
 #include "transport/transport.h"
 
 #include <stddef.h>
@@ -34,6 +35,7 @@ typedef struct amc_orphan {
 
 typedef struct amc_context {
     amc_config_t     cfg;
+    amc_am_table_t   am;           /* the header handler's dispatch table */
     const struct amc_alg *alg_forced[AMC_COLL_LAST]; /* AMC_<COLL>_ALG resolved (NULL: auto) */
     amc_log_t        log;
     amc_transport_t *tp;

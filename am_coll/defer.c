@@ -1,5 +1,5 @@
 #include "am_coll/defer.h"
-#include "am_coll/status.h"
+#include "base/status.h"
 
 #include <stdlib.h>
 #include <string.h>

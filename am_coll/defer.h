@@ -13,7 +13,7 @@
 #ifndef AMC_DEFER_H
 #define AMC_DEFER_H
 
-#include "ctrl/spinlock.h"
+#include "base/spinlock.h"
 #include "transport/transport.h"
 
 #include <stddef.h>

@@ -1,6 +1,6 @@
 #include "am_coll/flow.h"
 #include "am_coll/context.h"
-#include "am_coll/status.h"
+#include "base/status.h"
 
 #include <stdlib.h>
 

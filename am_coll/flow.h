@@ -11,7 +11,7 @@
 #ifndef AMC_FLOW_H
 #define AMC_FLOW_H
 
-#include "ctrl/spinlock.h"
+#include "base/spinlock.h"
 #include "handlers/wire.h"
 #include "transport/transport.h"
 

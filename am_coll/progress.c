@@ -1,5 +1,5 @@
 #include "am_coll/progress.h"
-#include "am_coll/clock.h"
+#include "base/clock.h"
 
 #include <sched.h>
 #include <unistd.h>

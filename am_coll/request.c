@@ -1,10 +1,10 @@
 #include "am_coll/request.h"
 #include "am_coll/barrier.h"
 #include "am_coll/coll.h"
-#include "am_coll/clock.h"
+#include "base/clock.h"
 #include "am_coll/comm.h"
 #include "am_coll/progress_thread.h"
-#include "am_coll/status.h"
+#include "base/status.h"
 
 #include <stdlib.h>
 

@@ -60,7 +60,7 @@ static int amc_sb_grow(void **array, uint32_t *cap, uint32_t need, size_t elem)
     return AMC_SUCCESS;
 }
 
-void amc_sb_round(amc_sched_builder_t *b)
+static void amc_sb_new_round(amc_sched_builder_t *b, int implicit)
 {
     amc_sched_t       *s = b->sched;
     amc_sched_round_t *round;
@@ -75,7 +75,47 @@ void amc_sb_round(amc_sched_builder_t *b)
     }
     round = &s->rounds[s->nrounds++];
     memset(round, 0, sizeof(*round));
-    round->first = s->nacts;
+    round->first    = s->nacts;
+    round->implicit = (uint8_t)implicit;
+}
+
+void amc_sb_round(amc_sched_builder_t *b)
+{
+    amc_sb_new_round(b, 1);
+}
+
+void amc_sb_stage(amc_sched_builder_t *b)
+{
+    amc_sb_new_round(b, 0);
+}
+
+int amc_sb_last(const amc_sched_builder_t *b)
+{
+    return ((b->status == AMC_SUCCESS) && (b->sched->nacts > 0)) ? (int)b->sched->nacts - 1 : -1;
+}
+
+static void amc_sb_edge(amc_sched_builder_t *b, uint32_t act, uint32_t dep)
+{
+    if (b->status != AMC_SUCCESS) {
+        return;
+    }
+    b->status = amc_sb_grow((void **)&b->edges, &b->cap_edges, b->nedges + 1,
+                            sizeof(*b->edges));
+    if (b->status == AMC_SUCCESS) {
+        b->edges[b->nedges].act = act;
+        b->edges[b->nedges].dep = dep;
+        b->nedges++;
+    }
+}
+
+void amc_sb_requires(amc_sched_builder_t *b, int act, int dep)
+{
+    if ((b->status == AMC_SUCCESS) && ((act < 0) || (dep < 0) || (dep >= act) ||
+                                       ((uint32_t)act >= b->sched->nacts))) {
+        b->status = AMC_ERR_ARG; /* a builder bug: edges point backwards */
+        return;
+    }
+    amc_sb_edge(b, (uint32_t)act, (uint32_t)dep);
 }
 
 static amc_sched_act_t *amc_sb_act(amc_sched_builder_t *b, int type)
@@ -291,10 +331,10 @@ static int amc_act_kind_rank(const amc_sched_act_t *act)
 }
 
 /* Locals, sends, receives within each round, each kind in its own order.
- * Local acts run at the round's start whatever their place, and message
- * numbering follows the order within a kind, so this changes nothing but
- * how far a round's start has to look. */
-static int amc_sched_sort_rounds(amc_sched_t *s)
+ * The round's edges (amc_sched_link) keep what the order meant, and message
+ * numbering follows the order within a kind, so this changes nothing but how
+ * the acts are laid out. where[old index] is the new index. */
+static int amc_sched_sort_rounds(amc_sched_t *s, uint32_t *where)
 {
     amc_sched_act_t *tmp;
     uint32_t         r, i, k, n;
@@ -313,7 +353,8 @@ static int amc_sched_sort_rounds(amc_sched_t *s)
         for (k = 0; k < 3; k++) {
             for (i = round->first; i < round->first + round->count; i++) {
                 if (amc_act_kind_rank(&s->acts[i]) == (int)k) {
-                    tmp[n++] = s->acts[i];
+                    where[i]   = round->first + n;
+                    tmp[n++]   = s->acts[i];
                 }
             }
         }
@@ -324,12 +365,160 @@ static int amc_sched_sort_rounds(amc_sched_t *s)
     return AMC_SUCCESS;
 }
 
+/* Every act of from[0..nfrom) before every act of to[0..nto): directly, or
+ * through one join when that takes fewer edges (a linear gather's root
+ * waits for N-1 receives before N-1 sends). */
+static void amc_sched_link(amc_sched_builder_t *b, const uint32_t *from, uint32_t nfrom,
+                           const uint32_t *to, uint32_t nto)
+{
+    amc_sched_t     *s = b->sched;
+    amc_sched_act_t *join;
+    uint32_t         i, j, jid;
+
+    if ((nfrom == 0) || (nto == 0)) {
+        return;
+    }
+    if ((uint64_t)nfrom * nto <= (uint64_t)nfrom + nto) {
+        for (i = 0; i < nfrom; i++) {
+            for (j = 0; j < nto; j++) {
+                amc_sb_edge(b, to[j], from[i]);
+            }
+        }
+        return;
+    }
+    b->status = (b->status != AMC_SUCCESS) ? b->status :
+                amc_sb_grow((void **)&s->acts, &b->cap_acts, s->nacts + 1, sizeof(*s->acts));
+    if (b->status != AMC_SUCCESS) {
+        return;
+    }
+    jid  = s->nacts++;
+    join = &s->acts[jid];
+    memset(join, 0, sizeof(*join));
+    join->type  = AMC_ACT_NOP;
+    join->round = s->acts[to[0]].round;
+    for (i = 0; i < nfrom; i++) {
+        amc_sb_edge(b, jid, from[i]);
+    }
+    for (j = 0; j < nto; j++) {
+        amc_sb_edge(b, to[j], jid);
+    }
+}
+
+/* The rounds' implicit edges: a round's first local requires every act of
+ * the last non-empty round before it, each local the one before it, and the
+ * round's sends and receives its last local (or, without locals, the round
+ * before). */
+static void amc_sched_round_edges(amc_sched_builder_t *b, uint32_t *ids)
+{
+    amc_sched_t *s = b->sched;
+    uint32_t     r, i, prev_first = 0, prev_count = 0, nreal = s->nacts;
+
+    for (i = 0; i < nreal; i++) {
+        ids[i] = i;
+    }
+    for (r = 0; (r < s->nrounds) && (b->status == AMC_SUCCESS); r++) {
+        amc_sched_round_t *round = &s->rounds[r];
+        uint32_t           comms = round->nsend + round->nrecv;
+
+        if (round->count == 0) {
+            continue;
+        }
+        if (!round->implicit) {
+            prev_count = 0;
+        }
+        if (round->nlocal > 0) {
+            amc_sched_link(b, &ids[prev_first], prev_count, &ids[round->first], 1);
+            for (i = round->first + 1; i < round->first + round->nlocal; i++) {
+                amc_sb_edge(b, i, i - 1);
+            }
+            amc_sched_link(b, &ids[round->first + round->nlocal - 1], 1,
+                           &ids[round->first + round->nlocal], comms);
+        } else {
+            amc_sched_link(b, &ids[prev_first], prev_count, &ids[round->first], comms);
+        }
+        prev_first = round->first;
+        prev_count = round->count;
+    }
+}
+
+/* Edges to successor lists (CSR) and dependency counts; the acts that
+ * require nothing are the roots. */
+static int amc_sched_graph(amc_sched_builder_t *b)
+{
+    amc_sched_t *s = b->sched;
+    uint32_t     i, e, *fill;
+
+    for (i = 0; i < s->nacts; i++) {
+        s->acts[i].ndeps = 0;
+        s->acts[i].nsucc = 0;
+    }
+    for (e = 0; e < b->nedges; e++) {
+        s->acts[b->edges[e].act].ndeps++;
+        s->acts[b->edges[e].dep].nsucc++;
+    }
+    s->succ  = malloc(((size_t)b->nedges + 1) * sizeof(*s->succ));
+    s->roots = malloc(((size_t)s->nacts + 1) * sizeof(*s->roots));
+    fill     = calloc((size_t)s->nacts + 1, sizeof(*fill));
+    if ((s->succ == NULL) || (s->roots == NULL) || (fill == NULL)) {
+        free(fill);
+        return AMC_ERR_NO_MEMORY;
+    }
+    for (i = 0, e = 0; i < s->nacts; i++) {
+        s->acts[i].succ = e;
+        e              += s->acts[i].nsucc;
+        if (s->acts[i].ndeps == 0) {
+            s->roots[s->nroots++] = i;
+        }
+    }
+    for (e = 0; e < b->nedges; e++) {
+        const amc_sched_edge_t *edge = &b->edges[e];
+
+        s->succ[s->acts[edge->dep].succ + fill[edge->dep]++] = edge->act;
+    }
+    free(fill);
+    return AMC_SUCCESS;
+}
+
+/* Sorts each round, carries the explicit edges over to the new places, adds
+ * the rounds' edges, and builds the graph. */
+static int amc_sched_order(amc_sched_builder_t *b)
+{
+    amc_sched_t *s = b->sched;
+    uint32_t    *where, e;
+    int          status;
+
+    where = malloc(((size_t)s->nacts + 1) * sizeof(*where));
+    if (where == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    status = amc_sched_sort_rounds(s, where);
+    if (status == AMC_SUCCESS) {
+        for (e = 0; e < b->nedges; e++) {
+            b->edges[e].act = where[b->edges[e].act];
+            b->edges[e].dep = where[b->edges[e].dep];
+        }
+        /* ids: the identity over the sorted acts, for amc_sched_link */
+        amc_sched_round_edges(b, where);
+        status = (b->status != AMC_SUCCESS) ? b->status : amc_sched_graph(b);
+    }
+    free(where);
+    return status;
+}
+
+static void amc_sb_cleanup(amc_sched_builder_t *b)
+{
+    free(b->edges);
+    b->edges  = NULL;
+    b->nedges = 0;
+}
+
 int amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p)
 {
     amc_sched_t *s = b->sched;
     int          status = b->status;
 
     if (status != AMC_SUCCESS) {
+        amc_sb_cleanup(b);
         amc_sched_free(s);
         b->sched = NULL;
         return status;
@@ -338,10 +527,11 @@ int amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p)
         s->nrounds--;
     }
     amc_sched_layout_stage(s);
-    status = amc_sched_sort_rounds(s);
+    status = amc_sched_order(b);
     if (status == AMC_SUCCESS) {
         status = amc_sched_number_messages(s);
     }
+    amc_sb_cleanup(b);
     if (status != AMC_SUCCESS) {
         amc_sched_free(s);
         b->sched = NULL;
@@ -360,5 +550,7 @@ void amc_sched_free(amc_sched_t *sched)
     free(sched->rounds);
     free(sched->acts);
     free(sched->recv_by_key);
+    free(sched->succ);
+    free(sched->roots);
     free(sched);
 }

@@ -58,11 +58,16 @@ typedef enum {
     AMC_ACT_RECV_REDUCE_R, /* buf = buf (op) message */
     AMC_ACT_COPY,          /* buf[off] <- buf2[off2], bytes */
     AMC_ACT_REDUCE,        /* buf = buf2 (op) buf */
-    AMC_ACT_REDUCE_R       /* buf = buf (op) buf2 */
+    AMC_ACT_REDUCE_R,      /* buf = buf (op) buf2 */
+    AMC_ACT_NOP            /* a join the builder adds: many acts wait for many */
 } amc_act_type_t;
 
 typedef struct amc_sched_act {
     uint8_t  type;
+    uint8_t  pad[3];
+    uint32_t ndeps;  /* acts it requires (GOAL's requires edges) */
+    uint32_t succ;   /* sched->succ[succ .. succ+nsucc): the acts that require it */
+    uint32_t nsucc;
     uint8_t  buf;    /* SEND: source; others: target */
     uint8_t  buf2;   /* COPY / REDUCE*: source */
     int      peer;   /* SEND / RECV*: rank in the communicator */
@@ -84,6 +89,7 @@ typedef struct amc_sched_round {
     uint32_t nlocal;  /* acts[first .. first+nlocal): copies and reductions */
     uint32_t nsend;   /* then the sends */
     uint32_t nrecv;   /* then the receives */
+    uint8_t  implicit; /* its acts require the previous round's (amc_sb_round) */
 } amc_sched_round_t;
 
 /* What a schedule depends on; equal keys give equal schedules. */
@@ -100,9 +106,12 @@ typedef struct amc_sched_key {
 typedef struct amc_sched {
     amc_sched_key_t    key;
     uint32_t           nrounds;
-    uint32_t           nacts;
+    uint32_t           nacts;       /* the rounds' acts, then the joins */
     amc_sched_round_t *rounds;
     amc_sched_act_t   *acts;
+    uint32_t          *succ;        /* successor lists, indexed by act->succ */
+    uint32_t          *roots;       /* acts that require nothing: ready at the start */
+    uint32_t           nroots;
     size_t             tmp_bytes;
     size_t             stage_bytes; /* after the scratch: where reducing receives whose
                                      * data is pulled land first (act->off2 each) */
@@ -117,15 +126,34 @@ typedef struct amc_sched {
 
 /* Filling a schedule. Errors (out of memory) are remembered and reported by
  * finish, so algorithms need not check every call. */
+typedef struct amc_sched_edge {
+    uint32_t act;
+    uint32_t dep;
+} amc_sched_edge_t;
+
 typedef struct amc_sched_builder {
-    amc_sched_t *sched;
-    uint32_t     cap_rounds;
-    uint32_t     cap_acts;
-    int          status;
+    amc_sched_t      *sched;
+    uint32_t          cap_rounds;
+    uint32_t          cap_acts;
+    amc_sched_edge_t *edges;      /* explicit requires edges (amc_sb_requires) */
+    uint32_t          nedges;
+    uint32_t          cap_edges;
+    int               status;
 } amc_sched_builder_t;
 
 int  amc_sb_init(amc_sched_builder_t *b);
+/* A new round: its acts require every act of the round before (the LibNBC
+ * shorthand). Within a round, copies and reductions run first, in the order
+ * added, then its sends and receives start. */
 void amc_sb_round(amc_sched_builder_t *b);
+/* A new round whose acts require only what amc_sb_requires says: for
+ * algorithms that gain from finer edges (a pipeline forwards each segment
+ * as it lands). */
+void amc_sb_stage(amc_sched_builder_t *b);
+/* The index of the act added last (for amc_sb_requires), or -1. */
+int  amc_sb_last(const amc_sched_builder_t *b);
+/* act may start only once dep is done (dep added before act). */
+void amc_sb_requires(amc_sched_builder_t *b, int act, int dep);
 void amc_sb_send(amc_sched_builder_t *b, int peer, int buf, size_t off, size_t bytes);
 void amc_sb_recv(amc_sched_builder_t *b, int peer, int buf, size_t off, size_t bytes);
 /* right: the local value is the left operand, the message the right one */
@@ -136,8 +164,9 @@ void amc_sb_copy(amc_sched_builder_t *b, int dst, size_t dst_off, int src, size_
 void amc_sb_reduce(amc_sched_builder_t *b, int dst, size_t dst_off, int src, size_t src_off,
                    size_t bytes, int right);
 void amc_sb_tmp(amc_sched_builder_t *b, size_t bytes);  /* at least this much scratch */
-/* Numbers the messages per peer, drops empty trailing rounds; on success
- * *sched_p is the schedule. */
+/* Numbers the messages per peer, drops empty trailing rounds, turns rounds
+ * and explicit edges into the dependency graph; on success *sched_p is the
+ * schedule. */
 int  amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p);
 void amc_sched_free(amc_sched_t *sched);
 

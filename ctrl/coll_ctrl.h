@@ -17,7 +17,7 @@
 #define AMC_COLL_CTRL_H
 
 #include "ctrl/early_store.h"
-#include "ctrl/spinlock.h"
+#include "base/spinlock.h"
 #include "handlers/wire.h"
 #include "transport/transport.h"
 
@@ -64,7 +64,7 @@ typedef struct amc_coll_ctrl {
     void            *drop_arg;
 } amc_coll_ctrl_t;
 
-/* lock_live: the context's "threads may meet now" flag (ctrl/spinlock.h), or NULL. */
+/* lock_live: the context's "threads may meet now" flag (base/spinlock.h), or NULL. */
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lock_live,
                         amc_early_release_fn_t drop_early, void *drop_arg);
 /* drop is called for every slot still in use (teardown with instances

@@ -17,11 +17,9 @@
 enum {
     AMC_WIRE_BARRIER = 1,  /* the dissemination barrier's own fast path */
     AMC_WIRE_COLL    = 2,  /* a step of a scheduled collective (am_coll/sched.h) */
-    AMC_WIRE_CREDIT  = 3   /* eager tokens given back (am_coll/flow.h); src is the transport rank */
+    AMC_WIRE_CREDIT  = 3,  /* eager tokens given back (am_coll/flow.h); src is the transport rank */
+    AMC_WIRE_KINDS         /* the dispatch table's size (handlers/am_handler.h) */
 };
-
-/* The UCX active-message id all amcoll traffic uses. */
-#define AMC_AM_ID 0
 
 typedef struct amc_wire_hdr {
     uint8_t  magic;    /* AMC_WIRE_MAGIC: rejects garbage and foreign senders */

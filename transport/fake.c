@@ -1,5 +1,5 @@
 #include "transport/fake.h"
-#include "am_coll/status.h"
+#include "base/status.h"
 
 #include <errno.h>
 #include <pthread.h>

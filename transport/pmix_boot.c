@@ -1,5 +1,5 @@
 #include "transport/pmix_boot.h"
-#include "am_coll/log.h"
+#include "base/log.h"
 #include "amcoll.h"
 
 #include <pmix.h>

@@ -1,8 +1,7 @@
 #include "transport/ucx.h"
-#include "am_coll/status.h"
-#include "handlers/wire.h"
+#include "base/status.h"
 
-#include "ctrl/spinlock.h"
+#include "base/spinlock.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -11,6 +10,9 @@
 #include <ucp/api/ucp.h>
 
 #define AMC_UCX_ADDR_KEY "amc.ucx.wa"
+
+/* The UCX active-message id all amcoll traffic uses. */
+#define AMC_UCX_AM_ID 0
 
 typedef struct amc_ucx_transport {
     amc_transport_t  super;
@@ -82,7 +84,7 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
     param.flags        = (mode == AMC_SEND_RNDV) ? UCP_AM_SEND_FLAG_RNDV : UCP_AM_SEND_FLAG_EAGER;
 
     held    = amc_ucx_enter(self);
-    request = ucp_am_send_nbx(self->eps[dest], AMC_AM_ID, hdr, hdr_len, data, len, &param);
+    request = ucp_am_send_nbx(self->eps[dest], AMC_UCX_AM_ID, hdr, hdr_len, data, len, &param);
     amc_ucx_leave(self, held);
     if (request == NULL) {
         return AMC_SUCCESS;
@@ -308,7 +310,7 @@ static int amc_ucx_init_worker(amc_ucx_transport_t *self, amc_ucx_threads_t thre
     memset(&hparams, 0, sizeof(hparams));
     hparams.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
                          UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-    hparams.id         = AMC_AM_ID;
+    hparams.id         = AMC_UCX_AM_ID;
     hparams.flags      = UCP_AM_FLAG_WHOLE_MSG;
     hparams.cb         = amc_ucx_am_cb;
     hparams.arg        = self;

@@ -2,7 +2,7 @@
 #ifndef AMC_UCX_H
 #define AMC_UCX_H
 
-#include "am_coll/log.h"
+#include "base/log.h"
 #include "transport/pmix_boot.h"
 #include "transport/transport.h"
 

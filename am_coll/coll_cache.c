@@ -1,8 +1,10 @@
+/* The schedule cache of a communicator and the instances that run its
+ * schedules: what a repeated call of the same shape reuses. */
 #include "am_coll/coll.h"
 #include "am_coll/alg.h"
 #include "am_coll/comm.h"
 #include "am_coll/request.h"
-#include "am_coll/status.h"
+#include "base/status.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,7 @@ static int amc_coll_is_vector(int coll)
 
 /* Finds or builds the schedule; vector forms depend on their count arrays
  * and are built per call. */
-static int amc_coll_sched_get(amc_comm_t comm, const amc_alg_t *alg,
+int amc_coll_sched_get(amc_comm_t comm, const amc_alg_t *alg,
                               const amc_coll_args_t *args, amc_sched_t **sched_p)
 {
     amc_sched_builder_t b;
@@ -63,11 +65,10 @@ static int amc_coll_sched_get(amc_comm_t comm, const amc_alg_t *alg,
     status = amc_sb_init(&b);
     if (status == AMC_SUCCESS) {
         status = alg->build(&b, args, comm->rank, comm->size);
-        if (status != AMC_SUCCESS) {
-            amc_sched_free(b.sched);
-        } else {
-            status = amc_sb_finish(&b, &sched);
+        if ((status != AMC_SUCCESS) && (b.status == AMC_SUCCESS)) {
+            b.status = status;
         }
+        status = amc_sb_finish(&b, &sched); /* frees all on an error */
     }
     if (status != AMC_SUCCESS) {
         amc_error(&comm->ctx->log, "building the %s schedule (%s) failed: %s",
@@ -114,6 +115,13 @@ void amc_coll_inst_free(amc_coll_inst_t *inst)
 {
     amc_sched_t     *sched = inst->sched;
     amc_coll_inst_t *old;
+    uint32_t         i;
+
+    /* teardown with it running: what came early dies with the transport */
+    for (i = 0; i < sched->nacts; i++) {
+        free(inst->early[i]);
+        inst->early[i] = NULL;
+    }
 
     free(inst->fwd_buf);
     inst->fwd_buf = NULL;
@@ -134,12 +142,21 @@ void amc_coll_inst_free(amc_coll_inst_t *inst)
     amc_coll_inst_destroy(inst);
 }
 
-/* The per-call part of an instance; a spare keeps its scratch, its bound op
- * and the constant fields of its send headers (amc_coll_prepare_sends). */
+size_t amc_coll_inst_size(const amc_sched_t *sched)
+{
+    return sizeof(amc_coll_inst_t) +
+           (size_t)sched->nacts * (sizeof(amc_coll_xfer_t) + sizeof(amc_early_msg_t *) +
+                                   3 * sizeof(uint32_t) + 1);
+}
+
+/* The per-call part of an instance; a spare keeps its scratch and its bound
+ * op. */
 static void amc_coll_inst_reset(amc_coll_inst_t *inst, amc_comm_t comm,
                                 const amc_coll_args_t *args, const amc_alg_t *alg,
                                 amc_sched_t *sched)
 {
+    uint32_t n = sched->nacts, i;
+
     inst->sched             = sched;
     inst->comm              = comm;
     inst->slot              = NULL;
@@ -150,11 +167,16 @@ static void amc_coll_inst_reset(amc_coll_inst_t *inst, amc_comm_t comm,
     inst->dt_size           = args->dt_size;
     inst->coll              = args->coll;
     inst->root              = args->root;
-    inst->round             = -1;
-    inst->recv_left         = 0;
-    inst->send_left         = 0;
+    inst->left              = n;
+    inst->nready            = 0;
+    inst->sendq_head        = 0;
+    inst->sendq_tail        = 0;
+    inst->send_busy         = 0;
+    inst->pins              = 0;
+    inst->started           = 0;
     inst->status            = AMC_SUCCESS;
     inst->aborted           = 0;
+    inst->finished          = 0;
     inst->fetch_busy        = 0;
     inst->alg               = alg->id;
     inst->forwarding        = 0;
@@ -164,11 +186,19 @@ static void amc_coll_inst_reset(amc_coll_inst_t *inst, amc_comm_t comm,
     inst->user_buf          = NULL;
     inst->user_bytes        = 0;
     inst->xfers             = (amc_coll_xfer_t *)(inst + 1);
-    inst->recv_seen         = (uint8_t *)(inst->xfers + sched->nacts);
-    memset(inst->recv_seen, 0, sched->nacts);
+    inst->early             = (amc_early_msg_t **)(inst->xfers + n);
+    inst->pending           = (uint32_t *)(inst->early + n);
+    inst->ready             = inst->pending + n;
+    inst->sendq             = inst->ready + n;
+    inst->state             = (uint8_t *)(inst->sendq + n);
+    for (i = 0; i < n; i++) {
+        inst->pending[i] = sched->acts[i].ndeps;
+        inst->early[i]   = NULL; /* a finished instance leaves none behind */
+    }
+    memset(inst->state, 0, n);
 }
 
-static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const amc_alg_t *alg,
+int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const amc_alg_t *alg,
                              amc_sched_t *sched, amc_coll_inst_t **inst_p)
 {
     amc_coll_inst_t *inst;
@@ -176,7 +206,7 @@ static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const
 
     inst = amc_live_xchg_ptr(&sched->spare, NULL, comm->ctrl.lock.live);
     if (inst == NULL) {
-        size = sizeof(*inst) + (size_t)sched->nacts * (sizeof(amc_coll_xfer_t) + 1);
+        size = amc_coll_inst_size(sched);
         inst = calloc(1, size);
         if (inst == NULL) {
             return AMC_ERR_NO_MEMORY;
@@ -202,135 +232,5 @@ static int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const
     }
     sched->users++;
     *inst_p = inst;
-    return AMC_SUCCESS;
-}
-
-int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_request *req)
-{
-    amc_coll_args_t   args_copy = *call, *args = &args_copy;
-    amc_coll_ctrl_t  *ctrl = &comm->ctrl;
-    const amc_alg_t  *alg;
-    amc_sched_t      *sched;
-    amc_coll_inst_t  *inst;
-    amc_coll_slot_t  *slot;
-    int               status, next = -1;
-
-    args->segment = comm->ctx->cfg.bcast_segment;
-    alg           = amc_alg_select(comm, args);
-    if (alg == NULL) {
-        amc_error(&comm->ctx->log, "no algorithm for %s", amc_coll_name(args->coll));
-        return AMC_ERR_UNSUPPORTED;
-    }
-    /* the schedule cache and its users count are shared with handlers that
-     * forward a bcast (amc_coll_forward_start): both under the lock */
-    amc_spin_lock(&ctrl->lock);
-    status = amc_coll_sched_get(comm, alg, args, &sched);
-    if (status == AMC_SUCCESS) {
-        status = amc_coll_inst_new(comm, args, alg, sched, &inst);
-        if ((status != AMC_SUCCESS) && !sched->cached) {
-            amc_sched_free(sched);
-        }
-    }
-    amc_spin_unlock(&ctrl->lock);
-    if (status != AMC_SUCCESS) {
-        return status;
-    }
-
-    status = amc_comm_enter(comm, req, amc_coll_name(args->coll), &slot);
-    if (status != AMC_SUCCESS) {
-        amc_spin_lock(&ctrl->lock);
-        amc_coll_inst_free(inst);
-        amc_spin_unlock(&ctrl->lock);
-        return status;
-    }
-    inst->slot = slot;
-    if (slot->kind == AMC_WIRE_BARRIER) {
-        /* peers entered a barrier where this rank calls a data collective */
-        amc_spin_unlock(&ctrl->lock);
-        amc_error(&comm->ctx->log, "%s on communicator 0x%llx seq %llu: peers run a barrier",
-                  amc_coll_name(args->coll), (unsigned long long)comm->cid,
-                  (unsigned long long)slot->seq);
-        amc_spin_lock(&ctrl->lock);
-        amc_request_complete(req, AMC_ERR_PROTOCOL);
-        amc_coll_inst_free(inst);
-        slot->bitvec |= 1; /* entered, so the slot can be released */
-        amc_coll_ctrl_release(ctrl, slot);
-        amc_spin_unlock(&ctrl->lock);
-        amc_context_flush(comm->ctx);
-        return AMC_SUCCESS;
-    }
-    if (slot->inst != NULL) {
-        /* this rank already forwarded the bcast's data to its children */
-        amc_coll_inst_t *fwd = slot->inst;
-
-        amc_coll_adopt(fwd, req, args);
-        next = amc_coll_advance(fwd); /* finishes it if it is done */
-        amc_coll_inst_free(inst);
-        amc_spin_unlock(&ctrl->lock);
-        if (next >= 0) {
-            amc_coll_issue_sends(fwd, next);
-        }
-        amc_context_flush(comm->ctx);
-        return AMC_SUCCESS;
-    }
-    slot->kind = AMC_WIRE_COLL;
-    slot->inst = inst;
-    next       = amc_coll_advance(inst);
-    amc_spin_unlock(&ctrl->lock);
-
-    if (next >= 0) {
-        amc_coll_issue_sends(inst, next);
-    }
-    amc_context_flush(comm->ctx);
-    return AMC_SUCCESS;
-}
-
-int amc_coll_forward_start(amc_comm_t comm, amc_coll_slot_t *slot, const amc_wire_hdr_t *hdr,
-                           size_t len, amc_coll_inst_t **inst_p)
-{
-    const amc_alg_t *alg = amc_alg_bcast_forwarding();
-    amc_coll_args_t  args;
-    amc_sched_t     *sched;
-    amc_coll_inst_t *inst;
-    unsigned char   *buf = NULL;
-    int              status;
-
-    /* the root never receives its own bcast: such a message is left for the
-     * checks of the call */
-    if ((hdr->alg != alg->id) || (hdr->root < 0) || (hdr->root >= comm->size) ||
-        (hdr->root == comm->rank)) {
-        return AMC_ERR_UNSUPPORTED;
-    }
-    memset(&args, 0, sizeof(args));
-    args.coll    = AMC_COLL_BCAST;
-    args.root    = hdr->root;
-    args.count   = len;        /* bytes: the datatype is the call's business */
-    args.dt      = AMC_BYTE;
-    args.dt_size = 1;
-    args.op      = -1;
-    if (len > 0) {
-        buf = malloc(len);
-        if (buf == NULL) {
-            return AMC_ERR_NO_MEMORY;
-        }
-    }
-    args.recvbuf = buf;
-    status       = amc_coll_sched_get(comm, alg, &args, &sched);
-    if (status == AMC_SUCCESS) {
-        status = amc_coll_inst_new(comm, &args, alg, sched, &inst);
-        if ((status != AMC_SUCCESS) && !sched->cached) {
-            amc_sched_free(sched);
-        }
-    }
-    if (status != AMC_SUCCESS) {
-        free(buf);
-        return status;
-    }
-    inst->forwarding = 1;
-    inst->fwd_buf    = buf;
-    inst->slot       = slot;
-    slot->kind       = AMC_WIRE_COLL;
-    slot->inst       = inst;
-    *inst_p          = inst;
     return AMC_SUCCESS;
 }

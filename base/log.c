@@ -1,4 +1,4 @@
-#include "am_coll/log.h"
+#include "base/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,15 +1,17 @@
 /*
  * The handlers that run scheduled collectives. The header handler finds the
- * instance by sequence number and either consumes the message in the current
- * round (copying or reducing the data straight into its place) or keeps a
- * copy for a later round; whenever a round completes, the next one starts
- * from inside the handler, so a collective advances without its caller.
+ * instance by sequence number and the receive by (sender, tag); a ready
+ * receive takes the message at once (copying or reducing the data straight
+ * into its place), one that is not ready yet keeps a copy. Whatever an act's
+ * completion makes ready runs from inside the handler, so a collective
+ * advances without its caller.
  */
 #include "am_coll/coll.h"
+#include "am_coll/alg.h"
 #include "am_coll/comm.h"
 #include "am_coll/op.h"
 #include "am_coll/request.h"
-#include "am_coll/status.h"
+#include "base/status.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -58,27 +60,21 @@ static void amc_coll_reduce(amc_coll_inst_t *inst, void *dst, const void *src, s
     free(scratch);
 }
 
-static void amc_coll_run_locals(amc_coll_inst_t *inst, const amc_sched_round_t *round)
-{
-    const amc_sched_act_t *act;
-    uint32_t               i;
+static void amc_coll_act_done(amc_coll_inst_t *inst, uint32_t index);
 
-    for (i = round->first; i < round->first + round->nlocal; i++) {
-        act = &inst->sched->acts[i];
-        switch (act->type) {
-        case AMC_ACT_COPY:
-            memmove(inst->buf[act->buf] + act->off, inst->buf[act->buf2] + act->off2,
-                    act->bytes);
-            break;
-        case AMC_ACT_REDUCE:
-        case AMC_ACT_REDUCE_R:
-            amc_coll_reduce(inst, inst->buf[act->buf] + act->off,
-                            inst->buf[act->buf2] + act->off2, act->bytes,
-                            act->type == AMC_ACT_REDUCE_R);
-            break;
-        default:
-            break;
-        }
+static void amc_coll_run_local(amc_coll_inst_t *inst, const amc_sched_act_t *act)
+{
+    switch (act->type) {
+    case AMC_ACT_COPY:
+        memmove(inst->buf[act->buf] + act->off, inst->buf[act->buf2] + act->off2, act->bytes);
+        break;
+    case AMC_ACT_REDUCE:
+    case AMC_ACT_REDUCE_R:
+        amc_coll_reduce(inst, inst->buf[act->buf] + act->off, inst->buf[act->buf2] + act->off2,
+                        act->bytes, act->type == AMC_ACT_REDUCE_R);
+        break;
+    default:
+        break; /* a join */
     }
 }
 
@@ -88,21 +84,37 @@ static int amc_coll_find_recv(const amc_coll_inst_t *inst, const amc_wire_hdr_t 
     return amc_sched_find_recv(inst->sched, (int)hdr->src, hdr->round);
 }
 
+/* A message kept for later: its descriptor or its sender's token goes back. */
+static void amc_coll_drop_msg(amc_comm_t comm, amc_early_msg_t *msg)
+{
+    amc_comm_drop_early(comm, msg);
+    free(msg);
+}
+
 /* Ranks run different collectives here: nothing this instance waits for
  * will come. Its request fails now; the instance lingers only until its
- * sends in flight complete (their headers live in it). */
+ * sends and pulls in flight complete (they use its memory). */
 static void amc_coll_abort(amc_coll_inst_t *inst, int status)
 {
+    uint32_t i;
+
     amc_coll_set_status(inst, status);
     if (inst->slot->req != NULL) {
         amc_request_complete(inst->slot->req, inst->status);
         inst->slot->req = NULL;
     }
-    inst->aborted = 1;
+    inst->aborted    = 1;
+    inst->nready     = 0;
+    inst->sendq_head = inst->sendq_tail; /* never posted */
     amc_early_list_free(&inst->slot->early, inst->comm->ctrl.drop_early,
                         inst->comm->ctrl.drop_arg);
+    for (i = 0; i < inst->sched->nacts; i++) {
+        if (inst->early[i] != NULL) {
+            amc_coll_drop_msg(inst->comm, inst->early[i]);
+            inst->early[i] = NULL;
+        }
+    }
 }
-
 
 static int amc_coll_matches(amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
 {
@@ -127,12 +139,14 @@ static void amc_coll_fetch_done(amc_coll_inst_t *inst, int index, int status)
 
     if (status != AMC_SUCCESS) {
         amc_coll_set_status(inst, AMC_ERR_TRANSPORT);
-    } else if (xfer->scratch != NULL) {
+    } else if ((xfer->scratch != NULL) && !inst->aborted) {
         amc_coll_reduce(inst, inst->buf[act->buf] + act->off, xfer->scratch, act->bytes,
                         act->type == AMC_ACT_RECV_REDUCE_R);
     }
     xfer->scratch = NULL; /* inside the instance's scratch: nothing to free */
-    inst->recv_left--;
+    if (!inst->aborted) {
+        amc_coll_act_done(inst, (uint32_t)index);
+    }
 }
 
 static void amc_coll_on_fetch_complete(amc_completion_t *comp, int status)
@@ -140,15 +154,15 @@ static void amc_coll_on_fetch_complete(amc_completion_t *comp, int status)
     amc_coll_xfer_t *xfer = amc_container_of(comp, amc_coll_xfer_t, comp);
     amc_coll_inst_t *inst = xfer->inst;
     amc_comm_t       comm = inst->comm;
-    int              next;
+    int              sends;
 
     amc_spin_lock(&comm->ctrl.lock);
     inst->fetch_busy--;
     amc_coll_fetch_done(inst, (int)(xfer - inst->xfers), status);
-    next = amc_coll_advance(inst);
+    sends = amc_coll_advance(inst);
     amc_spin_unlock(&comm->ctrl.lock);
-    if (next >= 0) {
-        amc_coll_issue_sends(inst, next);
+    if (sends) {
+        amc_coll_issue_sends(inst);
     }
     amc_context_flush(comm->ctx);
 }
@@ -162,14 +176,13 @@ static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t 
     amc_coll_xfer_t       *xfer = &inst->xfers[index];
     void                  *target;
 
-    inst->recv_seen[index] = 1;
     if (len != act->bytes) {
         amc_error(&inst->comm->ctx->log,
                   "%s: %zu bytes announced where this rank expects %zu (count or datatype "
                   "differ)", amc_coll_name(inst->coll), len, act->bytes);
         amc_coll_set_status(inst, AMC_ERR_TRUNCATE);
         amc_context_release_desc(inst->comm->ctx, desc);
-        inst->recv_left--;
+        amc_coll_act_done(inst, (uint32_t)index);
         return;
     }
     xfer->scratch = NULL;
@@ -189,8 +202,8 @@ static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t 
     }
 }
 
-/* A message for a receive of the current round: into its place. Never writes
- * past the posted length; a length that disagrees is the instance's error. */
+/* A message for a ready receive: into its place. Never writes past the
+ * posted length; a length that disagrees is the instance's error. */
 static void amc_coll_deliver(amc_coll_inst_t *inst, int index, const amc_wire_hdr_t *hdr,
                              const void *data, size_t len, void *desc)
 {
@@ -221,36 +234,59 @@ static void amc_coll_deliver(amc_coll_inst_t *inst, int index, const amc_wire_hd
         /* the patent's point: reduce straight from the message */
         amc_coll_reduce(inst, target, data, n, act->type == AMC_ACT_RECV_REDUCE_R);
     }
-    inst->recv_seen[index] = 1;
-    inst->recv_left--;
+    amc_coll_act_done(inst, (uint32_t)index);
 }
 
-/* Early messages whose receive belongs to the round that just started. */
-static void amc_coll_consume_early(amc_coll_inst_t *inst)
+/* Messages that came before the instance existed: each to its receive
+ * (delivered when that receive is ready). */
+static void amc_coll_take_early(amc_coll_inst_t *inst)
 {
-    amc_early_msg_t **link = &inst->slot->early, *msg;
-    int               index;
+    amc_early_msg_t *msg;
+    int              index;
 
-    while ((msg = *link) != NULL) {
+    while ((msg = inst->slot->early) != NULL) {
         if (!amc_coll_matches(inst, &msg->hdr)) {
             return; /* aborted: the early list is gone */
         }
-        index = amc_coll_find_recv(inst, &msg->hdr);
-        if ((index >= 0) && (inst->sched->acts[index].round != (uint32_t)inst->round)) {
-            link = &msg->next; /* for a later round */
+        inst->slot->early = msg->next;
+        msg->next         = NULL;
+        index             = amc_coll_find_recv(inst, &msg->hdr);
+        if ((index < 0) || (inst->state[index] & AMC_ACT_SEEN)) {
+            amc_coll_set_status(inst, AMC_ERR_PROTOCOL);
+            amc_coll_drop_msg(inst->comm, msg);
             continue;
         }
-        *link = msg->next;
-        if (index < 0) {
-            amc_coll_set_status(inst, AMC_ERR_PROTOCOL);
-        } else if (inst->recv_seen[index]) {
-            amc_coll_set_status(inst, AMC_ERR_PROTOCOL);
-        } else {
-            amc_coll_deliver(inst, index, &msg->hdr, msg->data, msg->len, msg->desc);
-            msg->desc = NULL;
+        inst->state[index] |= AMC_ACT_SEEN;
+        inst->early[index]  = msg;
+    }
+}
+
+/* A receive that became ready takes the message that came early. */
+static void amc_coll_recv_ready(amc_coll_inst_t *inst, uint32_t index)
+{
+    amc_early_msg_t *msg = inst->early[index];
+
+    if (msg == NULL) {
+        return;
+    }
+    inst->early[index] = NULL;
+    amc_coll_deliver(inst, (int)index, &msg->hdr, msg->data, msg->len, msg->desc);
+    msg->desc = NULL; /* the fetch owns it now */
+    amc_coll_drop_msg(inst->comm, msg);
+}
+
+static void amc_coll_act_done(amc_coll_inst_t *inst, uint32_t index)
+{
+    const amc_sched_act_t *act = &inst->sched->acts[index];
+    const uint32_t        *succ = &inst->sched->succ[act->succ];
+    uint32_t               i;
+
+    inst->state[index] |= AMC_ACT_DONE;
+    inst->left--;
+    for (i = 0; i < act->nsucc; i++) {
+        if (--inst->pending[succ[i]] == 0) {
+            inst->ready[inst->nready++] = succ[i];
         }
-        amc_comm_drop_early(inst->comm, msg); /* its descriptor or its sender's token */
-        free(msg);
     }
 }
 
@@ -277,128 +313,151 @@ static void amc_coll_finish(amc_coll_inst_t *inst)
     if (slot->req != NULL) {
         amc_request_complete(slot->req, inst->status);
     }
-    slot->inst = NULL;
-    amc_coll_inst_free(inst);
+    slot->inst     = NULL;
+    inst->finished = 1;
     amc_coll_ctrl_release(&comm->ctrl, slot);
+    if (inst->pins == 0) {
+        amc_coll_inst_free(inst);
+    } /* else the last amc_coll_issue_sends still posting frees it */
 }
 
 static void amc_coll_on_send_complete(amc_completion_t *comp, int status);
 
-static void amc_coll_prepare_sends(amc_coll_inst_t *inst, const amc_sched_round_t *round)
+static void amc_coll_prepare_send(amc_coll_inst_t *inst, uint32_t index)
 {
-    const amc_sched_act_t *act;
-    amc_coll_xfer_t       *send;
-    uint32_t               i;
+    const amc_sched_act_t *act  = &inst->sched->acts[index];
+    amc_coll_xfer_t       *send = &inst->xfers[index];
 
-    for (i = round->first + round->nlocal; i < round->first + round->nlocal + round->nsend; i++) {
-        act                = &inst->sched->acts[i];
-        send               = &inst->xfers[i];
-        send->comp.fn      = amc_coll_on_send_complete;
-        send->inst         = inst;
-        send->hdr.magic    = AMC_WIRE_MAGIC;
-        send->hdr.version  = AMC_WIRE_VERSION;
-        send->hdr.kind     = AMC_WIRE_COLL;
-        send->hdr.coll     = inst->coll;
-        send->hdr.src      = (uint32_t)inst->comm->rank;
-        send->hdr.cid      = inst->comm->cid;
-        send->hdr.seq      = inst->slot->seq;
-        send->hdr.round    = act->tag;
-        send->hdr.root     = inst->root;
-        send->hdr.alg      = inst->alg;
-    }
+    send->comp.fn     = amc_coll_on_send_complete;
+    send->inst        = inst;
+    send->hdr.magic   = AMC_WIRE_MAGIC;
+    send->hdr.version = AMC_WIRE_VERSION;
+    send->hdr.kind    = AMC_WIRE_COLL;
+    send->hdr.coll    = inst->coll;
+    send->hdr.src     = (uint32_t)inst->comm->rank;
+    send->hdr.cid     = inst->comm->cid;
+    send->hdr.seq     = inst->slot->seq;
+    send->hdr.round   = act->tag;
+    send->hdr.root    = inst->root;
+    send->hdr.alg     = inst->alg;
+    inst->sendq[inst->sendq_tail++] = index;
 }
 
 int amc_coll_advance(amc_coll_inst_t *inst)
 {
-    const amc_sched_round_t *round;
+    const amc_sched_act_t *act;
+    uint32_t               index, i;
 
-    for (;;) {
-        if (inst->aborted) {
-            if ((inst->send_left == 0) && (inst->fetch_busy == 0)) {
-                amc_coll_finish(inst);
-            }
-            return -1;
+    if (!inst->started && !inst->aborted) {
+        inst->started = 1;
+        for (i = 0; i < inst->sched->nroots; i++) {
+            inst->ready[inst->nready++] = inst->sched->roots[i];
         }
-        if ((inst->round >= 0) && ((inst->recv_left > 0) || (inst->send_left > 0))) {
-            return -1;
-        }
-        if ((uint32_t)(inst->round + 1) >= inst->sched->nrounds) {
-            amc_coll_finish(inst);
-            return -1;
-        }
-        round           = &inst->sched->rounds[++inst->round];
-        inst->recv_left = round->nrecv;
-        inst->send_left = round->nsend;
-        amc_coll_run_locals(inst, round);
-        amc_coll_prepare_sends(inst, round);
         if (inst->slot->early != NULL) {
-            amc_coll_consume_early(inst);
-            if (inst->aborted) {
-                inst->send_left = 0; /* this round's sends were never issued */
-                continue;
-            }
-        }
-        if (round->nsend > 0) {
-            return inst->round;
+            amc_coll_take_early(inst);
         }
     }
+    while ((inst->nready > 0) && !inst->aborted) {
+        index = inst->ready[--inst->nready];
+        act   = &inst->sched->acts[index];
+        inst->state[index] |= AMC_ACT_READY;
+        if (act->type == AMC_ACT_SEND) {
+            amc_coll_prepare_send(inst, index);
+        } else if ((act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R)) {
+            amc_coll_recv_ready(inst, index);
+        } else {
+            amc_coll_run_local(inst, act);
+            amc_coll_act_done(inst, index);
+        }
+    }
+    if (inst->aborted) {
+        if ((inst->send_busy == 0) && (inst->fetch_busy == 0) && !inst->finished) {
+            amc_coll_finish(inst);
+        }
+        return 0;
+    }
+    if ((inst->left == 0) && !inst->finished) {
+        amc_coll_finish(inst);
+        return 0;
+    }
+    return inst->sendq_head != inst->sendq_tail;
 }
 
-void amc_coll_issue_sends(amc_coll_inst_t *inst, int round_index)
+/* Posts one send; AMC_INPROGRESS, or done (AMC_SUCCESS or an error). */
+static int amc_coll_post(amc_coll_inst_t *inst, uint32_t index)
 {
-    amc_comm_t               comm = inst->comm;
-    amc_transport_t         *tp   = comm->ctx->tp;
-    const amc_sched_round_t *round;
-    const amc_sched_act_t   *act;
-    uint32_t                 i, first, last, done;
-    unsigned                 mode;
-    int                      status, failure, dest;
+    amc_comm_t             comm = inst->comm;
+    amc_transport_t       *tp   = comm->ctx->tp;
+    const amc_sched_act_t *act  = &inst->sched->acts[index];
+    int                    dest = comm->peers[act->peer];
+    unsigned               mode = AMC_SEND_EAGER;
 
-    while (round_index >= 0) {
-        round   = &inst->sched->rounds[round_index];
-        first   = round->first + round->nlocal;
-        last    = first + round->nsend;
+    /* data below the threshold goes eagerly while a token allows */
+    if ((act->bytes > 0) && ((act->bytes >= comm->ctx->cfg.rndv_thresh) ||
+                             !amc_flow_take(&comm->ctx->flow, dest))) {
+        mode = AMC_SEND_RNDV;
+    }
+    inst->xfers[index].hdr.credits = amc_flow_piggyback(&comm->ctx->flow, dest);
+    return tp->ops->send(tp, dest, &inst->xfers[index].hdr, sizeof(inst->xfers[index].hdr),
+                         (act->bytes > 0) ? inst->buf[act->buf] + act->off : NULL, act->bytes,
+                         mode, &inst->xfers[index].comp);
+}
+
+void amc_coll_issue_sends(amc_coll_inst_t *inst)
+{
+    amc_comm_t comm = inst->comm;
+    uint32_t   first, last, i, done;
+    int        status, failure, more;
+
+    amc_spin_lock(&comm->ctrl.lock);
+    for (;;) {
+        first = inst->sendq_head;
+        last  = inst->sendq_tail;
+        if (first == last) {
+            break;
+        }
+        /* the queue's entries [first, last) are ours; the pin keeps the
+         * instance alive while the completions of what we post run
+         * elsewhere */
+        inst->sendq_head = last;
+        inst->send_busy += last - first;
+        inst->pins++;
+        amc_spin_unlock(&comm->ctrl.lock);
+
         done    = 0;
         failure = AMC_SUCCESS;
-        /* Once the last send is posted with none done here, all may complete
-         * on another thread and free the instance (and an uncached schedule):
-         * after that send nothing of either may be read. */
         for (i = first; i < last; i++) {
-            act  = &inst->sched->acts[i];
-            dest = comm->peers[act->peer];
-            /* data below the threshold goes eagerly while a token allows */
-            mode = AMC_SEND_EAGER;
-            if ((act->bytes > 0) && ((act->bytes >= comm->ctx->cfg.rndv_thresh) ||
-                                     !amc_flow_take(&comm->ctx->flow, dest))) {
-                mode = AMC_SEND_RNDV;
-            }
-            inst->xfers[i].hdr.credits = amc_flow_piggyback(&comm->ctx->flow, dest);
-            status = tp->ops->send(tp, dest, &inst->xfers[i].hdr, sizeof(inst->xfers[i].hdr),
-                                   (act->bytes > 0) ? inst->buf[act->buf] + act->off : NULL,
-                                   act->bytes, mode, &inst->xfers[i].comp);
+            status = amc_coll_post(inst, inst->sendq[i]);
             if (status == AMC_INPROGRESS) {
-                if ((i + 1 == last) && (done == 0)) {
-                    return; /* the completions own the instance now */
-                }
                 continue;
             }
             if (status != AMC_SUCCESS) {
                 failure = AMC_ERR_TRANSPORT;
             }
-            done++;
+            inst->sendq[first + done++] = inst->sendq[i]; /* completed here */
         }
-        /* the round cannot complete before these are counted: inst is ours */
-        if (done == 0) {
-            return;
-        }
+
         amc_spin_lock(&comm->ctrl.lock);
-        inst->send_left -= done;
+        inst->pins--;
+        inst->send_busy -= done;
         if (failure != AMC_SUCCESS) {
             amc_coll_set_status(inst, failure);
         }
-        round_index = amc_coll_advance(inst);
-        amc_spin_unlock(&comm->ctrl.lock);
+        for (i = first; (i < first + done) && !inst->aborted; i++) {
+            amc_coll_act_done(inst, inst->sendq[i]);
+        }
+        if (inst->finished) {
+            if (inst->pins == 0) {
+                amc_coll_inst_free(inst); /* finished while we posted */
+            }
+            break;
+        }
+        more = amc_coll_advance(inst);
+        if (!more) {
+            break; /* it may be finished and freed: not a look at it */
+        }
     }
+    amc_spin_unlock(&comm->ctrl.lock);
 }
 
 static void amc_coll_on_send_complete(amc_completion_t *comp, int status)
@@ -406,17 +465,20 @@ static void amc_coll_on_send_complete(amc_completion_t *comp, int status)
     amc_coll_xfer_t *send = amc_container_of(comp, amc_coll_xfer_t, comp);
     amc_coll_inst_t *inst = send->inst;
     amc_comm_t       comm = inst->comm;
-    int              next;
+    int              sends;
 
     amc_spin_lock(&comm->ctrl.lock);
-    inst->send_left--;
+    inst->send_busy--;
     if (status != AMC_SUCCESS) {
         amc_coll_set_status(inst, status);
     }
-    next = amc_coll_advance(inst);
+    if (!inst->aborted) {
+        amc_coll_act_done(inst, (uint32_t)(send - inst->xfers));
+    }
+    sends = amc_coll_advance(inst);
     amc_spin_unlock(&comm->ctrl.lock);
-    if (next >= 0) {
-        amc_coll_issue_sends(inst, next);
+    if (sends) {
+        amc_coll_issue_sends(inst);
     }
     amc_context_flush(comm->ctx);
 }
@@ -445,7 +507,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     amc_coll_inst_t *inst = NULL;
     amc_early_msg_t *msg;
     const char      *why  = NULL;
-    int              next = -1, index, held = 0;
+    int              sends = 0, index, held = 0;
 
     if ((hdr->src >= (uint32_t)comm->size) || (hdr->coll == AMC_COLL_NONE) ||
         (hdr->coll >= AMC_COLL_LAST)) {
@@ -481,7 +543,14 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     index      = -1;
     if ((inst == NULL) && (hdr->coll == AMC_COLL_BCAST) && (desc == NULL)) {
         if (amc_coll_forward_start(comm, slot, hdr, len, &inst) == AMC_SUCCESS) {
-            (void)amc_coll_advance(inst); /* into round 0: waits for this message */
+            /* the receive from the parent becomes ready for this message */
+            (void)amc_coll_advance(inst);
+            if (slot->inst != inst) {
+                /* early messages of another collective aborted it, and it
+                 * is gone (the mismatch is reported): drop this one too */
+                inst = NULL;
+                goto out;
+            }
             if (len > 0) {
                 inst->fwd_token_peer = comm->peers[hdr->src];
                 held                 = 1; /* its buffer holds the data until the call */
@@ -501,7 +570,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
             if (desc != NULL) {
                 amc_context_release_desc(comm->ctx, desc);
             }
-            next = amc_coll_advance(inst); /* frees it if no send is in flight */
+            sends = amc_coll_advance(inst); /* frees it if no send is in flight */
             goto out;
         }
         index = amc_coll_find_recv(inst, hdr);
@@ -510,26 +579,34 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
             why = "no such message in this rank's schedule";
             goto out;
         }
-        if (inst->recv_seen[index]) {
+        if (inst->state[index] & AMC_ACT_SEEN) {
             amc_coll_set_status(inst, AMC_ERR_PROTOCOL);
             why = "duplicate message";
             goto out;
         }
+        inst->state[index] |= AMC_ACT_SEEN;
     }
-    if ((inst == NULL) || (inst->sched->acts[index].round > (uint32_t)inst->round)) {
-        /* ahead of this rank: keep a copy for when it gets there */
+    if ((inst == NULL) || !(inst->state[index] & AMC_ACT_READY)) {
+        /* ahead of this rank: keep a copy for when its receive is ready */
         msg = amc_early_msg_new(hdr, data, len, desc);
         if (msg == NULL) {
+            if (inst != NULL) {
+                inst->state[index] &= (uint8_t)~AMC_ACT_SEEN;
+            }
             why = "out of memory for an early arrival";
             goto out;
         }
-        amc_early_list_append(&slot->early, msg);
+        if (inst != NULL) {
+            inst->early[index] = msg;
+        } else {
+            amc_early_list_append(&slot->early, msg);
+        }
         held = 1;
         goto out;
     }
     amc_coll_deliver(inst, index, hdr, data, len, desc);
-    desc = NULL;
-    next = amc_coll_advance(inst);
+    desc  = NULL;
+    sends = amc_coll_advance(inst);
 
 out:
     if (!held && (desc == NULL) && (len > 0)) {
@@ -539,10 +616,140 @@ out:
     amc_spin_unlock(&ctrl->lock);
     if (why != NULL) {
         amc_coll_reject(comm, hdr, why, desc);
-    } else if (next >= 0) {
-        amc_coll_issue_sends(inst, next);
+    } else if (sends) {
+        amc_coll_issue_sends(inst);
     }
     amc_context_flush(comm->ctx);
+}
+
+int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_request *req)
+{
+    amc_coll_args_t   args_copy = *call, *args = &args_copy;
+    amc_coll_ctrl_t  *ctrl = &comm->ctrl;
+    const amc_alg_t  *alg;
+    amc_sched_t      *sched;
+    amc_coll_inst_t  *inst;
+    amc_coll_slot_t  *slot;
+    int               status, sends;
+
+    args->segment = comm->ctx->cfg.bcast_segment;
+    alg           = amc_alg_select(comm, args);
+    if (alg == NULL) {
+        amc_error(&comm->ctx->log, "no algorithm for %s", amc_coll_name(args->coll));
+        return AMC_ERR_UNSUPPORTED;
+    }
+    /* the schedule cache and its users count are shared with handlers that
+     * forward a bcast (amc_coll_forward_start): both under the lock */
+    amc_spin_lock(&ctrl->lock);
+    status = amc_coll_sched_get(comm, alg, args, &sched);
+    if (status == AMC_SUCCESS) {
+        status = amc_coll_inst_new(comm, args, alg, sched, &inst);
+        if ((status != AMC_SUCCESS) && !sched->cached) {
+            amc_sched_free(sched);
+        }
+    }
+    amc_spin_unlock(&ctrl->lock);
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+
+    status = amc_comm_enter(comm, req, amc_coll_name(args->coll), &slot);
+    if (status != AMC_SUCCESS) {
+        amc_spin_lock(&ctrl->lock);
+        amc_coll_inst_free(inst);
+        amc_spin_unlock(&ctrl->lock);
+        return status;
+    }
+    inst->slot = slot;
+    if (slot->kind == AMC_WIRE_BARRIER) {
+        /* peers entered a barrier where this rank calls a data collective */
+        amc_spin_unlock(&ctrl->lock);
+        amc_error(&comm->ctx->log, "%s on communicator 0x%llx seq %llu: peers run a barrier",
+                  amc_coll_name(args->coll), (unsigned long long)comm->cid,
+                  (unsigned long long)slot->seq);
+        amc_spin_lock(&ctrl->lock);
+        amc_request_complete(req, AMC_ERR_PROTOCOL);
+        amc_coll_inst_free(inst);
+        slot->bitvec |= 1; /* entered, so the slot can be released */
+        amc_coll_ctrl_release(ctrl, slot);
+        amc_spin_unlock(&ctrl->lock);
+        amc_context_flush(comm->ctx);
+        return AMC_SUCCESS;
+    }
+    if (slot->inst != NULL) {
+        /* this rank already forwarded the bcast's data to its children */
+        amc_coll_inst_t *fwd = slot->inst;
+
+        amc_coll_adopt(fwd, req, args);
+        sends = amc_coll_advance(fwd); /* finishes it if it is done */
+        amc_coll_inst_free(inst);
+        amc_spin_unlock(&ctrl->lock);
+        if (sends) {
+            amc_coll_issue_sends(fwd);
+        }
+        amc_context_flush(comm->ctx);
+        return AMC_SUCCESS;
+    }
+    slot->kind = AMC_WIRE_COLL;
+    slot->inst = inst;
+    sends      = amc_coll_advance(inst);
+    amc_spin_unlock(&ctrl->lock);
+
+    if (sends) {
+        amc_coll_issue_sends(inst);
+    }
+    amc_context_flush(comm->ctx);
+    return AMC_SUCCESS;
+}
+
+int amc_coll_forward_start(amc_comm_t comm, amc_coll_slot_t *slot, const amc_wire_hdr_t *hdr,
+                           size_t len, amc_coll_inst_t **inst_p)
+{
+    const amc_alg_t *alg = amc_alg_bcast_forwarding();
+    amc_coll_args_t  args;
+    amc_sched_t     *sched;
+    amc_coll_inst_t *inst;
+    unsigned char   *buf = NULL;
+    int              status;
+
+    /* the root never receives its own bcast: such a message is left for the
+     * checks of the call */
+    if ((hdr->alg != alg->id) || (hdr->root < 0) || (hdr->root >= comm->size) ||
+        (hdr->root == comm->rank)) {
+        return AMC_ERR_UNSUPPORTED;
+    }
+    memset(&args, 0, sizeof(args));
+    args.coll    = AMC_COLL_BCAST;
+    args.root    = hdr->root;
+    args.count   = len;        /* bytes: the datatype is the call's business */
+    args.dt      = AMC_BYTE;
+    args.dt_size = 1;
+    args.op      = -1;
+    if (len > 0) {
+        buf = malloc(len);
+        if (buf == NULL) {
+            return AMC_ERR_NO_MEMORY;
+        }
+    }
+    args.recvbuf = buf;
+    status       = amc_coll_sched_get(comm, alg, &args, &sched);
+    if (status == AMC_SUCCESS) {
+        status = amc_coll_inst_new(comm, &args, alg, sched, &inst);
+        if ((status != AMC_SUCCESS) && !sched->cached) {
+            amc_sched_free(sched);
+        }
+    }
+    if (status != AMC_SUCCESS) {
+        free(buf);
+        return status;
+    }
+    inst->forwarding = 1;
+    inst->fwd_buf    = buf;
+    inst->slot       = slot;
+    slot->kind       = AMC_WIRE_COLL;
+    slot->inst       = inst;
+    *inst_p          = inst;
+    return AMC_SUCCESS;
 }
 
 void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_coll_args_t *args)
@@ -573,26 +780,21 @@ void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_col
 
 void amc_coll_describe(const amc_coll_inst_t *inst, char *buf, size_t len)
 {
-    const amc_sched_round_t *round;
-    const amc_sched_act_t   *act;
-    size_t                   used;
-    uint32_t                 i;
+    const amc_sched_act_t *act;
+    size_t                 used;
+    uint32_t               i;
 
     used = (size_t)snprintf(buf, len,
                             "%s seq %llu on communicator 0x%llx (rank %d of %d, root %d): "
-                            "round %d of %u, %u receives and %u sends outstanding; waiting for:",
+                            "%u of %u acts outstanding, %u sends in flight; waiting for:",
                             amc_coll_name(inst->coll), (unsigned long long)inst->slot->seq,
                             (unsigned long long)inst->comm->cid, inst->comm->rank,
-                            inst->comm->size, (int)inst->root, (int)inst->round,
-                            inst->sched->nrounds, inst->recv_left, inst->send_left);
-    if ((inst->round < 0) || ((uint32_t)inst->round >= inst->sched->nrounds)) {
-        return;
-    }
-    round = &inst->sched->rounds[inst->round];
-    for (i = round->first + round->nlocal + round->nsend;
-         (i < round->first + round->count) && (used < len); i++) {
+                            inst->comm->size, (int)inst->root, inst->left, inst->sched->nacts,
+                            inst->send_busy);
+    for (i = 0; (i < inst->sched->nacts) && (used < len); i++) {
         act = &inst->sched->acts[i];
-        if (!inst->recv_seen[i]) {
+        if ((act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R) &&
+            (inst->state[i] & AMC_ACT_READY) && !(inst->state[i] & AMC_ACT_SEEN)) {
             used += (size_t)snprintf(buf + used, len - used, " rank %d", act->peer);
         }
     }
