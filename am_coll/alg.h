@@ -12,6 +12,11 @@
 /* The algorithm of coll called name, or NULL. */
 const amc_alg_t *amc_alg_find(int coll, const char *name);
 
+/* The table by index (i < amc_alg_count()), for tests that check every
+ * algorithm without knowing their names. */
+size_t           amc_alg_count(void);
+const amc_alg_t *amc_alg_at(size_t i);
+
 /* ", name" for every algorithm of coll, for amc_info. */
 void amc_alg_print_names(FILE *stream, int coll);
 
