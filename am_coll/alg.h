@@ -20,6 +20,11 @@ const amc_alg_t *amc_alg_bcast_forwarding(void);
  * that no call compares names. */
 void amc_alg_resolve(const amc_config_t *cfg, const amc_alg_t **forced);
 
+/* The table by index (i < amc_alg_count()), for tests that check every
+ * algorithm without knowing their names. */
+size_t           amc_alg_count(void);
+const amc_alg_t *amc_alg_at(size_t i);
+
 /* ", name" for every algorithm of coll, for amc_info. */
 void amc_alg_print_names(FILE *stream, int coll);
 

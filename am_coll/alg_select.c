@@ -70,6 +70,16 @@ const amc_alg_t *amc_alg_find(int coll, const char *name)
     return NULL;
 }
 
+size_t amc_alg_count(void)
+{
+    return AMC_ALG_COUNT;
+}
+
+const amc_alg_t *amc_alg_at(size_t i)
+{
+    return (i < AMC_ALG_COUNT) ? &amc_alg_table[i] : NULL;
+}
+
 void amc_alg_print_names(FILE *stream, int coll)
 {
     size_t i;
