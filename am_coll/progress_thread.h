@@ -8,8 +8,9 @@
  * a condition variable and touches nothing, so a blocking collective runs as
  * it would without the thread (the caller progresses itself; no lock of the
  * transport is contended, no core is taken). When it works and nothing
- * arrives it spins, yields and then sleeps on the transport's wakeup fd,
- * with the wait policy of the application's own loops.
+ * arrives it never spins: it yields a few times
+ * (AMC_PROGRESS_THREAD_YIELD_USEC) and then sleeps on the transport's wakeup
+ * fd, so it does not take the core the computation or a peer rank needs.
  */
 #ifndef AMC_PROGRESS_THREAD_H
 #define AMC_PROGRESS_THREAD_H

@@ -108,8 +108,6 @@ awk '
 BEGIN {
     nm = split("amcoll layered openmpi am_pingpong", meth, " ")
     nf = split("median_us q1_us q3_us min_us max_us", fld, " ")
-    # Open MPI 4.1.4 (ob1+tuned) as quoted in the issue, for comparison.
-    ref[2] = 0.53; ref[4] = 9.7; ref[8] = 32; ref[16] = 109; ref[32] = 320
 }
 /^RESULT / {
     split("", kv)
@@ -126,7 +124,7 @@ BEGIN {
 END {
     printf "# N"
     for (j = 1; j <= nm; j++) for (f = 1; f <= nf; f++) printf " %s_%s", meth[j], fld[f]
-    printf " amcoll/layered amcoll/openmpi openmpi_issue_ref_us"
+    printf " amcoll/layered amcoll/openmpi"
     printf " amcoll_cpu_us layered_cpu_us openmpi_cpu_us amcoll/layered_cpu\n"
     for (c = 1; c <= cnt; c++) {
         n = order[c]
@@ -139,7 +137,6 @@ END {
         o = ((n, "openmpi") in have) ? val[n, "openmpi", 1] : ""
         printf " %s", (a != "" && l != "" && l + 0 > 0) ? sprintf("%.4f", a / l) : "?"
         printf " %s", (a != "" && o != "" && o + 0 > 0) ? sprintf("%.4f", a / o) : "?"
-        printf " %s", (n in ref) ? ref[n] : "?"
         ac = ((n, "amcoll") in have) ? cpu[n, "amcoll"] : "?"
         lc = ((n, "layered") in have) ? cpu[n, "layered"] : "?"
         oc = ((n, "openmpi") in have) ? cpu[n, "openmpi"] : "?"
@@ -149,26 +146,19 @@ END {
 }' "$raw" > "$dat" || die "cannot write '$dat'"
 
 # Columns: 1 N, 2 amcoll, 7 layered, 12 openmpi, 17 ping-pong, 22/23 ratios,
-# 25-27 user CPU µs per barrier (busiest rank), 28 CPU ratio amcoll/layered.
+# 24-26 user CPU µs per barrier (busiest rank), 27 CPU ratio amcoll/layered.
 echo
-echo "barrier latency, median over reps (µs); targets: amcoll <= 0.7 x layered; <= 0.5 x Open MPI at N=2, <= 0.7 x at N>2"
-echo "    N |  amcoll µs | layered µs | Open MPI µs | AM ping-pong µs | amcoll/layered | amcoll/OpenMPI | user CPU µs amcoll/layered/OMPI (ratio) | targets"
-echo "------+------------+------------+-------------+-----------------+----------------+----------------+----------------------------------------+--------"
+echo "barrier latency, median over reps (µs); ratios below 1 mean amcoll is faster"
+echo "    N |  amcoll µs | layered µs | Open MPI µs | AM ping-pong µs | amcoll/layered | amcoll/OpenMPI | user CPU µs amcoll/layered/OMPI (ratio)"
+echo "------+------------+------------+-------------+-----------------+----------------+----------------+----------------------------------------"
 awk '
 function cell(v, w, fmt) { return (v == "?") ? sprintf("%" w "s", "-") : sprintf("%" w fmt, v) }
 /^#/ { next }
 {
-    miss = ""
-    if ($22 != "?" && $22 > 0.7) miss = miss "layered "
-    lim = ($1 <= 2) ? 0.5 : 0.7
-    if ($23 != "?" && $23 > lim) miss = miss "ompi "
-    sub(/ $/, "", miss)
-    tgt = (miss == "") ? "ok" : "MISS " miss
-    if ($22 == "?" && $23 == "?") tgt = "-"
-    cpucol = sprintf("%s / %s / %s (%s)", cell($25, 7, ".2f"), cell($26, 7, ".2f"), cell($27, 7, ".2f"),
-                     cell($28, 5, ".2f"))
-    printf "%5s | %s | %s | %s | %s | %s | %s | %38s | %s\n", $1, cell($2, 10, ".3f"), cell($7, 10, ".3f"),
-        cell($12, 11, ".3f"), cell($17, 15, ".3f"), cell($22, 14, ".3f"), cell($23, 14, ".3f"), cpucol, tgt
+    cpucol = sprintf("%s / %s / %s (%s)", cell($24, 7, ".2f"), cell($25, 7, ".2f"), cell($26, 7, ".2f"),
+                     cell($27, 5, ".2f"))
+    printf "%5s | %s | %s | %s | %s | %s | %s | %38s\n", $1, cell($2, 10, ".3f"), cell($7, 10, ".3f"),
+        cell($12, 11, ".3f"), cell($17, 15, ".3f"), cell($22, 14, ".3f"), cell($23, 14, ".3f"), cpucol
 }' "$dat"
 echo
 echo "data: $dat"

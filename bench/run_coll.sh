@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Collective latency sweep (OSU style): one mpirun of bench/coll_bench per task
 # count, amcoll and Open MPI timed in the same job, then one table per
-# collective, the issue's targets and a plot. It builds nothing: run
+# collective, the performance targets (ratios to Open MPI) and a plot. It builds nothing: run
 # `make bench/coll_bench` first.
 #
 #   bash bench/run_coll.sh [path/to/coll_bench] [-- extra coll_bench flags]
@@ -265,7 +265,7 @@ END {
     }
 }' "$dat"
 
-# The issue's targets, as ratios to Open MPI measured in the same run.
+# The performance targets, as ratios to Open MPI measured in the same run.
 echo
 echo "### Targets (ratio amcoll / Open MPI, same run)"
 echo

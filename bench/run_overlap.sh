@@ -3,7 +3,7 @@
 # style): bench/overlap_bench under mpirun for each task count, twice when the
 # library has a progress thread (AMC_PROGRESS_THREAD=0, then =1), amcoll and
 # Open MPI timed in the same job. Prints Markdown tables: t, overhead and
-# overlap % per collective, N and size; the target; blocking call
+# overlap % per collective, N and size; the overlap target; blocking call
 # against start + wait. It builds nothing: build first (./build.sh, or make
 # bench/overlap_bench in a tree configured in place).
 #

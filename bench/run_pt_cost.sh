@@ -2,7 +2,7 @@
 # What the progress thread costs blocking collectives: the same benchmark runs
 # with AMC_PROGRESS_THREAD=0 and =1, alternating, several rounds per N, and
 # the table shows the median latency of each and their ratio (on / off) with
-# its spread over the rounds. The issue asks for no measurable slowdown.
+# its spread over the rounds. The goal is no measurable slowdown.
 # It builds nothing: run `make bench/barrier_bench bench/coll_bench` first.
 #
 #   bash bench/run_pt_cost.sh [build_dir]

@@ -1,8 +1,9 @@
 /*
  * amcoll: MPI-style collective operations run directly on UCX active messages.
  *
- * The contract is ../shared/docs/api.md; names and signatures here follow it.
- * Every function returns AMC_SUCCESS (0) or a positive error code.
+ * This header is the contract: what each call does, its arguments and its
+ * errors are documented beside it. Every function returns AMC_SUCCESS (0) or
+ * a positive error code (amc_strerror says which); none aborts the process.
  */
 #ifndef AMCOLL_H
 #define AMCOLL_H
