@@ -121,16 +121,15 @@ static int amc_api_coll_run(amc_comm_t comm, amc_coll_args_t *a, amc_request_t *
         status = amc_coll_start(comm, a, &stack_req);
         return (status == AMC_SUCCESS) ? amc_request_wait_one(&stack_req) : status;
     }
-    req = malloc(sizeof(*req));
+    req = amc_request_alloc(comm);
     if (req == NULL) {
         return AMC_ERR_NO_MEMORY;
     }
-    amc_request_init(req, comm, 1);
     amc_request_begin_nb(req);
     status = amc_coll_start(comm, a, req);
     amc_request_end_start(req, status);
     if (status != AMC_SUCCESS) {
-        free(req);
+        amc_request_release(req);
         return status;
     }
     *req_p = req;

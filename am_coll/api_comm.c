@@ -115,16 +115,15 @@ int amc_ibarrier(amc_comm_t comm, amc_request_t *req_p)
     if (req_p == NULL) {
         return AMC_ERR_ARG;
     }
-    req = malloc(sizeof(*req));
+    req = amc_request_alloc(comm);
     if (req == NULL) {
         return AMC_ERR_NO_MEMORY;
     }
-    amc_request_init(req, comm, 1);
     amc_request_begin_nb(req);
     status = amc_barrier_start(comm, req);
     amc_request_end_start(req, status);
     if (status != AMC_SUCCESS) {
-        free(req);
+        amc_request_release(req);
         return status;
     }
     *req_p = req;

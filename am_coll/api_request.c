@@ -24,10 +24,10 @@ static int amc_api_request_release(amc_request_t *req_p)
         req->status = AMC_SUCCESS; /* an inactive request tests as done and fine */
         return status;
     }
-    req->magic = 0;
     if (req->heap) {
-        free(req->args);
-        free(req);
+        amc_request_release(req);
+    } else {
+        req->magic = 0;
     }
     *req_p = AMC_REQUEST_NULL;
     return status;

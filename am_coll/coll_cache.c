@@ -212,8 +212,8 @@ int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const amc_al
             return AMC_ERR_NO_MEMORY;
         }
         inst->op.op = -1;
-        if (sched->tmp_bytes + sched->stage_bytes > 0) {
-            inst->tmp = malloc(sched->tmp_bytes + sched->stage_bytes);
+        if (amc_sched_scratch_bytes(sched) > 0) {
+            inst->tmp = malloc(amc_sched_scratch_bytes(sched));
             if (inst->tmp == NULL) {
                 free(inst);
                 return AMC_ERR_NO_MEMORY;

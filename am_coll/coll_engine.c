@@ -45,11 +45,9 @@ static void amc_coll_reduce(amc_coll_inst_t *inst, void *dst, const void *src, s
         amc_op_bound_reduce(&inst->op, src, dst, n / inst->dt_size);
         return;
     }
-    scratch = malloc(n);
-    if (scratch == NULL) {
-        amc_coll_set_status(inst, AMC_ERR_NO_MEMORY);
-        return;
-    }
+    /* the schedule sized the instance's scratch for its largest reduction;
+     * reductions of one instance run one at a time (under its lock) */
+    scratch = (unsigned char *)inst->tmp + amc_sched_reduce_off(inst->sched);
     memcpy(scratch, src, n);
     if (order) {
         amc_op_bound_reduce(&inst->op, dst, scratch, n / inst->dt_size);
@@ -57,7 +55,6 @@ static void amc_coll_reduce(amc_coll_inst_t *inst, void *dst, const void *src, s
     } else {
         amc_op_bound_reduce(&inst->op, scratch, dst, n / inst->dt_size);
     }
-    free(scratch);
 }
 
 static void amc_coll_act_done(amc_coll_inst_t *inst, uint32_t index);

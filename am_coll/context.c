@@ -1,6 +1,7 @@
 #include "am_coll/context.h"
 #include "am_coll/alg.h"
 #include "am_coll/comm.h"
+#include "am_coll/request.h"
 #include "am_coll/progress_thread.h"
 #include "am_coll/dispatch.h"
 
@@ -128,6 +129,7 @@ void amc_context_destroy(amc_context_t *ctx)
         ctx->orphans = orphan->next;
         free(orphan);
     }
+    amc_request_free_list(ctx); /* after the communicators: teardown drops requests into it */
     amc_flow_cleanup(&ctx->flow);
     amc_spinlock_destroy(&ctx->lock);
     free(ctx);

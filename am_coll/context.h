@@ -47,6 +47,8 @@ typedef struct amc_context {
     struct amc_comm *table[AMC_CID_BUCKETS];
     struct amc_comm *world;
     struct amc_comm *zombies;      /* freed by the user, instances still running */
+    struct amc_request *req_free;  /* non-blocking requests to reuse (am_coll/request.c) */
+    unsigned         req_free_count;
     struct amc_comm *graveyard;    /* destroyed; kept so a stale handle reads as freed */
     amc_orphan_t    *orphans;
     unsigned         orphan_count;

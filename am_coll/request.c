@@ -42,6 +42,56 @@ static void amc_request_untrack(struct amc_request *req)
     }
 }
 
+/* Requests the free list keeps; beyond, they go back to malloc. */
+#define AMC_REQUEST_FREE_MAX 64u
+
+struct amc_request *amc_request_alloc(struct amc_comm *comm)
+{
+    amc_context_t      *ctx = comm->ctx;
+    struct amc_request *req;
+
+    amc_spin_lock(&ctx->lock);
+    req = ctx->req_free;
+    if (req != NULL) {
+        ctx->req_free = (struct amc_request *)(void *)req->args; /* the list's link */
+        ctx->req_free_count--;
+    }
+    amc_spin_unlock(&ctx->lock);
+    if ((req == NULL) && ((req = malloc(sizeof(*req))) == NULL)) {
+        return NULL;
+    }
+    amc_request_init(req, comm, 1);
+    return req;
+}
+
+void amc_request_release(struct amc_request *req)
+{
+    amc_context_t *ctx = req->comm->ctx;
+
+    req->magic = 0;
+    free(req->args);
+    amc_spin_lock(&ctx->lock);
+    if (ctx->req_free_count < AMC_REQUEST_FREE_MAX) {
+        req->args     = (struct amc_coll_args *)(void *)ctx->req_free;
+        ctx->req_free = req;
+        ctx->req_free_count++;
+        req = NULL;
+    }
+    amc_spin_unlock(&ctx->lock);
+    free(req);
+}
+
+void amc_request_free_list(amc_context_t *ctx)
+{
+    struct amc_request *req;
+
+    while ((req = ctx->req_free) != NULL) {
+        ctx->req_free = (struct amc_request *)(void *)req->args;
+        free(req);
+    }
+    ctx->req_free_count = 0;
+}
+
 void amc_request_begin_nb(struct amc_request *req)
 {
     amc_progress_thread_t *pt = req->comm->ctx->pt;
@@ -104,9 +154,7 @@ void amc_request_drop(struct amc_request *req)
 {
     amc_request_untrack(req);
     if (req->heap) {
-        req->magic = 0;
-        free(req->args);
-        free(req);
+        amc_request_release(req);
     } else {
         amc_request_complete(req, AMC_ERR_COMM);
     }

@@ -9,6 +9,8 @@
 
 #define AMC_REQUEST_MAGIC 0x52455155u  /* "REQU" */
 
+struct amc_context;
+
 struct amc_request {
     uint32_t         magic;
     int              complete;     /* set by a handler under the ctrl lock, read lock-free */
@@ -24,6 +26,16 @@ struct amc_request {
 };
 
 void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap);
+
+/* A request for a non-blocking call on comm (heap), from the context's free
+ * list: no malloc per call; NULL without memory. */
+struct amc_request *amc_request_alloc(struct amc_comm *comm);
+
+/* Gives a heap request (and its persistent call) back. */
+void amc_request_release(struct amc_request *req);
+
+/* Frees the context's free list (at its destruction). */
+void amc_request_free_list(struct amc_context *ctx);
 
 /* A persistent request for the call (args NULL: a barrier), inactive. */
 int  amc_request_persistent_new(struct amc_comm *comm, const struct amc_coll_args *args,

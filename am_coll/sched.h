@@ -113,6 +113,9 @@ typedef struct amc_sched {
     uint32_t          *roots;       /* acts that require nothing: ready at the start */
     uint32_t           nroots;
     size_t             tmp_bytes;
+    size_t             reduce_bytes; /* the largest reduction: its operand is copied
+                                      * there when the op's order or a user function's
+                                      * alignment needs it (amc_sched_reduce_off) */
     size_t             stage_bytes; /* after the scratch: where reducing receives whose
                                      * data is pulled land first (act->off2 each) */
     uint32_t          *recv_by_key; /* receive acts sorted by (peer, tag): arrival lookup */
@@ -169,6 +172,20 @@ void amc_sb_tmp(amc_sched_builder_t *b, size_t bytes);  /* at least this much sc
  * schedule. */
 int  amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p);
 void amc_sched_free(amc_sched_t *sched);
+
+/* Where an instance's scratch holds the copy of a reduction's operand
+ * (after the scratch and the staging area, aligned for any datatype), and
+ * the scratch's whole size. */
+static inline size_t amc_sched_reduce_off(const amc_sched_t *s)
+{
+    return (s->tmp_bytes + s->stage_bytes + 63) & ~(size_t)63;
+}
+
+static inline size_t amc_sched_scratch_bytes(const amc_sched_t *s)
+{
+    return (s->reduce_bytes > 0) ? amc_sched_reduce_off(s) + s->reduce_bytes
+                                 : s->tmp_bytes + s->stage_bytes;
+}
 
 /* The receive act for the tag-th message from peer, or -1. O(log receives). */
 int  amc_sched_find_recv(const amc_sched_t *sched, int peer, uint32_t tag);
