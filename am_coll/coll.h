@@ -150,6 +150,10 @@ int  amc_coll_inst_new(struct amc_comm *comm, const amc_coll_args_t *args, const
 /* A finished instance: kept as its cached schedule's spare, or freed. */
 void amc_coll_inst_free(amc_coll_inst_t *inst);
 
+/* Teardown of a running instance: also frees the messages kept for its
+ * receives (amc_coll_inst_free expects none). */
+void amc_coll_inst_discard(amc_coll_inst_t *inst);
+
 /* Frees a schedule and its spare instance. */
 void amc_coll_sched_release(amc_sched_t *sched);
 

@@ -115,13 +115,6 @@ void amc_coll_inst_free(amc_coll_inst_t *inst)
 {
     amc_sched_t     *sched = inst->sched;
     amc_coll_inst_t *old;
-    uint32_t         i;
-
-    /* teardown with it running: what came early dies with the transport */
-    for (i = 0; i < sched->nacts; i++) {
-        free(inst->early[i]);
-        inst->early[i] = NULL;
-    }
 
     free(inst->fwd_buf);
     inst->fwd_buf = NULL;
@@ -155,7 +148,7 @@ static void amc_coll_inst_reset(amc_coll_inst_t *inst, amc_comm_t comm,
                                 const amc_coll_args_t *args, const amc_alg_t *alg,
                                 amc_sched_t *sched)
 {
-    uint32_t n = sched->nacts, i;
+    uint32_t n = sched->nacts;
 
     inst->sched             = sched;
     inst->comm              = comm;
@@ -191,10 +184,8 @@ static void amc_coll_inst_reset(amc_coll_inst_t *inst, amc_comm_t comm,
     inst->ready             = inst->pending + n;
     inst->sendq             = inst->ready + n;
     inst->state             = (uint8_t *)(inst->sendq + n);
-    for (i = 0; i < n; i++) {
-        inst->pending[i] = sched->acts[i].ndeps;
-        inst->early[i]   = NULL; /* a finished instance leaves none behind */
-    }
+    /* early[] is all NULL: calloc'd, and a finished instance leaves none */
+    memcpy(inst->pending, sched->ndeps, (size_t)n * sizeof(*inst->pending));
     memset(inst->state, 0, n);
 }
 
@@ -233,4 +224,16 @@ int amc_coll_inst_new(amc_comm_t comm, const amc_coll_args_t *args, const amc_al
     sched->users++;
     *inst_p = inst;
     return AMC_SUCCESS;
+}
+
+void amc_coll_inst_discard(amc_coll_inst_t *inst)
+{
+    uint32_t i;
+
+    /* what came early dies with the transport (its descriptors too) */
+    for (i = 0; i < inst->sched->nacts; i++) {
+        free(inst->early[i]);
+        inst->early[i] = NULL;
+    }
+    amc_coll_inst_free(inst);
 }

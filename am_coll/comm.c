@@ -69,7 +69,7 @@ static void amc_comm_drop_slot(amc_coll_slot_t *slot)
         slot->req = NULL;
     }
     if (slot->inst != NULL) {
-        amc_coll_inst_free(slot->inst);
+        amc_coll_inst_discard(slot->inst);
         slot->inst = NULL;
     }
 }

@@ -464,12 +464,14 @@ static int amc_sched_graph(amc_sched_builder_t *b)
     }
     s->succ  = malloc(((size_t)b->nedges + 1) * sizeof(*s->succ));
     s->roots = malloc(((size_t)s->nacts + 1) * sizeof(*s->roots));
+    s->ndeps = malloc(((size_t)s->nacts + 1) * sizeof(*s->ndeps));
     fill     = calloc((size_t)s->nacts + 1, sizeof(*fill));
-    if ((s->succ == NULL) || (s->roots == NULL) || (fill == NULL)) {
+    if ((s->succ == NULL) || (s->roots == NULL) || (s->ndeps == NULL) || (fill == NULL)) {
         free(fill);
         return AMC_ERR_NO_MEMORY;
     }
     for (i = 0, e = 0; i < s->nacts; i++) {
+        s->ndeps[i]     = s->acts[i].ndeps;
         s->acts[i].succ = e;
         e              += s->acts[i].nsucc;
         if (s->acts[i].ndeps == 0) {
@@ -558,5 +560,6 @@ void amc_sched_free(amc_sched_t *sched)
     free(sched->recv_by_key);
     free(sched->succ);
     free(sched->roots);
+    free(sched->ndeps);
     free(sched);
 }

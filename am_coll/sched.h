@@ -110,6 +110,7 @@ typedef struct amc_sched {
     amc_sched_round_t *rounds;
     amc_sched_act_t   *acts;
     uint32_t          *succ;        /* successor lists, indexed by act->succ */
+    uint32_t          *ndeps;       /* [nacts] each act's ndeps: an instance's start counts */
     uint32_t          *roots;       /* acts that require nothing: ready at the start */
     uint32_t           nroots;
     size_t             tmp_bytes;
