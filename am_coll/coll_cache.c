@@ -148,7 +148,7 @@ static void amc_coll_inst_reset(amc_coll_inst_t *inst, amc_comm_t comm,
                                 const amc_coll_args_t *args, const amc_alg_t *alg,
                                 amc_sched_t *sched)
 {
-    uint32_t n = sched->nacts;
+    uint32_t n = sched->nacts, k;
 
     inst->sched             = sched;
     inst->comm              = comm;
@@ -156,6 +156,9 @@ static void amc_coll_inst_reset(amc_coll_inst_t *inst, amc_comm_t comm,
     inst->buf[AMC_BUF_SEND] = (unsigned char *)(uintptr_t)args->sendbuf;
     inst->buf[AMC_BUF_RECV] = args->recvbuf;
     inst->buf[AMC_BUF_TMP]  = inst->tmp;
+    for (k = AMC_BUF_EXTRA; k < sched->nbufs; k++) {
+        inst->buf[k] = (unsigned char *)inst->tmp + sched->buf_off[k];
+    }
     inst->dt                = args->dt;
     inst->dt_size           = args->dt_size;
     inst->coll              = args->coll;

@@ -186,7 +186,7 @@ static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t 
     target        = (len > 0) ? inst->buf[act->buf] + act->off : NULL;
     if ((act->type != AMC_ACT_RECV) && (len > 0)) {
         /* its own range of the staging area after the scratch */
-        xfer->scratch = (unsigned char *)inst->tmp + inst->sched->tmp_bytes + act->off2;
+        xfer->scratch = (unsigned char *)inst->tmp + inst->sched->stage_off + act->off2;
         target        = xfer->scratch;
     }
     xfer->comp.fn = amc_coll_on_fetch_complete;

@@ -216,6 +216,46 @@ void amc_sb_reduce(amc_sched_builder_t *b, int dst, size_t dst_off, int src, siz
                  bytes);
 }
 
+int amc_sb_buffer(amc_sched_builder_t *b, size_t bytes)
+{
+    amc_sched_t *s = b->sched;
+
+    if (b->status != AMC_SUCCESS) {
+        return -1;
+    }
+    if (s->nbufs < AMC_BUF_EXTRA) {
+        s->nbufs = AMC_BUF_EXTRA;
+    }
+    if (s->nbufs >= AMC_NBUFS) {
+        b->status = AMC_ERR_ARG; /* a builder asking for more names than there are */
+        return -1;
+    }
+    s->buf_bytes[s->nbufs] = bytes;
+    return (int)s->nbufs++;
+}
+
+/* The scratch's layout: the scratch buffer, the extra buffers, the staging
+ * area, each aligned for any datatype (the reduction copy comes after, see
+ * amc_sched_reduce_off). */
+static void amc_sched_layout_buffers(amc_sched_t *s)
+{
+    size_t   off = s->tmp_bytes;
+    uint32_t k;
+
+    if (s->nbufs < AMC_BUF_EXTRA) {
+        s->nbufs = AMC_BUF_EXTRA;
+    }
+    for (k = AMC_BUF_EXTRA; k < s->nbufs; k++) {
+        off          = (off + 63) & ~(size_t)63;
+        s->buf_off[k] = off;
+        off         += s->buf_bytes[k];
+    }
+    s->stage_off = (off + 63) & ~(size_t)63;
+    if ((s->stage_bytes == 0) && (off == s->tmp_bytes)) {
+        s->stage_off = s->tmp_bytes; /* nothing after the scratch: no padding */
+    }
+}
+
 void amc_sb_tmp(amc_sched_builder_t *b, size_t bytes)
 {
     if ((b->sched != NULL) && (bytes > b->sched->tmp_bytes)) {
@@ -535,6 +575,7 @@ int amc_sb_finish(amc_sched_builder_t *b, amc_sched_t **sched_p)
         s->nrounds--;
     }
     amc_sched_layout_stage(s);
+    amc_sched_layout_buffers(s);
     status = amc_sched_order(b);
     if (status == AMC_SUCCESS) {
         status = amc_sched_number_messages(s);

@@ -43,13 +43,16 @@ typedef enum {
 
 const char *amc_coll_name(int coll);
 
-/* Named buffers of an instance. */
+/* Named buffers of an instance: the caller's two, the scratch, and up to
+ * AMC_NBUFS - 3 more scratch buffers an algorithm asks for (amc_sb_buffer). */
 enum {
     AMC_BUF_SEND,   /* the caller's send buffer */
     AMC_BUF_RECV,   /* the caller's receive buffer */
     AMC_BUF_TMP,    /* scratch of sched->tmp_bytes, one per instance */
-    AMC_NBUFS
+    AMC_BUF_EXTRA   /* the first of the buffers from amc_sb_buffer */
 };
+
+#define AMC_NBUFS 8
 
 typedef enum {
     AMC_ACT_SEND,          /* peer <- buf[off, off+bytes) */
@@ -114,6 +117,10 @@ typedef struct amc_sched {
     uint32_t          *roots;       /* acts that require nothing: ready at the start */
     uint32_t           nroots;
     size_t             tmp_bytes;
+    uint32_t           nbufs;       /* named buffers in use: AMC_BUF_EXTRA + extras */
+    size_t             buf_bytes[AMC_NBUFS]; /* extra scratch buffers: size, and */
+    size_t             buf_off[AMC_NBUFS];   /* place in the instance's scratch */
+    size_t             stage_off;   /* the staging area's place in the scratch */
     size_t             reduce_bytes; /* the largest reduction: its operand is copied
                                       * there when the op's order or a user function's
                                       * alignment needs it (amc_sched_reduce_off) */
@@ -168,6 +175,10 @@ void amc_sb_copy(amc_sched_builder_t *b, int dst, size_t dst_off, int src, size_
 void amc_sb_reduce(amc_sched_builder_t *b, int dst, size_t dst_off, int src, size_t src_off,
                    size_t bytes, int right);
 void amc_sb_tmp(amc_sched_builder_t *b, size_t bytes);  /* at least this much scratch */
+/* Another scratch buffer of bytes, one per instance: its name (a buffer
+ * index for the acts), or -1 when all AMC_NBUFS are taken (an error that
+ * amc_sb_finish reports). */
+int  amc_sb_buffer(amc_sched_builder_t *b, size_t bytes);
 /* Numbers the messages per peer, drops empty trailing rounds, turns rounds
  * and explicit edges into the dependency graph; on success *sched_p is the
  * schedule. */
@@ -179,13 +190,20 @@ void amc_sched_free(amc_sched_t *sched);
  * the scratch's whole size. */
 static inline size_t amc_sched_reduce_off(const amc_sched_t *s)
 {
-    return (s->tmp_bytes + s->stage_bytes + 63) & ~(size_t)63;
+    return (s->stage_off + s->stage_bytes + 63) & ~(size_t)63;
 }
 
 static inline size_t amc_sched_scratch_bytes(const amc_sched_t *s)
 {
     return (s->reduce_bytes > 0) ? amc_sched_reduce_off(s) + s->reduce_bytes
-                                 : s->tmp_bytes + s->stage_bytes;
+                                 : s->stage_off + s->stage_bytes;
+}
+
+/* Bytes of named buffer buf that the schedule owns (scratch), or 0 for the
+ * caller's buffers. */
+static inline size_t amc_sched_buf_bytes(const amc_sched_t *s, int buf)
+{
+    return (buf == AMC_BUF_TMP) ? s->tmp_bytes : (buf > AMC_BUF_TMP) ? s->buf_bytes[buf] : 0;
 }
 
 /* The receive act for the tag-th message from peer, or -1. O(log receives). */
