@@ -315,7 +315,7 @@ static void amc_coll_finish(amc_coll_inst_t *inst)
     amc_coll_ctrl_release(&comm->ctrl, slot);
     if (inst->pins == 0) {
         amc_coll_inst_free(inst);
-    } /* else the last amc_coll_issue_sends still posting frees it */
+    } /* else the last amc_coll_issue_sends holding a pin frees it */
 }
 
 static void amc_coll_on_send_complete(amc_completion_t *comp, int status);
@@ -340,7 +340,9 @@ static void amc_coll_prepare_send(amc_coll_inst_t *inst, uint32_t index)
     inst->sendq[inst->sendq_tail++] = index;
 }
 
-int amc_coll_advance(amc_coll_inst_t *inst)
+/* Runs what is ready; 1 if sends wait in the queue. May finish the
+ * instance (freed unless pinned). */
+static int amc_coll_run(amc_coll_inst_t *inst)
 {
     const amc_sched_act_t *act;
     uint32_t               index, i;
@@ -380,6 +382,18 @@ int amc_coll_advance(amc_coll_inst_t *inst)
     return inst->sendq_head != inst->sendq_tail;
 }
 
+int amc_coll_advance(amc_coll_inst_t *inst)
+{
+    if (!amc_coll_run(inst)) {
+        return 0;
+    }
+    /* the caller posts the queued sends once it has unlocked: until then
+     * nothing may free the instance (a mismatch aborts it and drops the
+     * queue, say) */
+    inst->pins++;
+    return 1;
+}
+
 /* Posts one send; AMC_INPROGRESS, or done (AMC_SUCCESS or an error). */
 static int amc_coll_post(amc_coll_inst_t *inst, uint32_t index)
 {
@@ -404,21 +418,16 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst)
 {
     amc_comm_t comm = inst->comm;
     uint32_t   first, last, i, done;
-    int        status, failure, more;
+    int        status, failure;
 
+    /* the caller's amc_coll_advance pinned the instance for us */
     amc_spin_lock(&comm->ctrl.lock);
-    for (;;) {
-        first = inst->sendq_head;
-        last  = inst->sendq_tail;
-        if (first == last) {
-            break;
-        }
-        /* the queue's entries [first, last) are ours; the pin keeps the
-         * instance alive while the completions of what we post run
-         * elsewhere */
+    while (!inst->finished && (inst->sendq_head != inst->sendq_tail)) {
+        /* the queue's entries [first, last) are ours to post */
+        first            = inst->sendq_head;
+        last             = inst->sendq_tail;
         inst->sendq_head = last;
         inst->send_busy += last - first;
-        inst->pins++;
         amc_spin_unlock(&comm->ctrl.lock);
 
         done    = 0;
@@ -435,7 +444,6 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst)
         }
 
         amc_spin_lock(&comm->ctrl.lock);
-        inst->pins--;
         inst->send_busy -= done;
         if (failure != AMC_SUCCESS) {
             amc_coll_set_status(inst, failure);
@@ -443,16 +451,10 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst)
         for (i = first; (i < first + done) && !inst->aborted; i++) {
             amc_coll_act_done(inst, inst->sendq[i]);
         }
-        if (inst->finished) {
-            if (inst->pins == 0) {
-                amc_coll_inst_free(inst); /* finished while we posted */
-            }
-            break;
-        }
-        more = amc_coll_advance(inst);
-        if (!more) {
-            break; /* it may be finished and freed: not a look at it */
-        }
+        (void)amc_coll_run(inst); /* may finish it: our pin keeps it */
+    }
+    if ((--inst->pins == 0) && inst->finished) {
+        amc_coll_inst_free(inst); /* finished while we posted */
     }
     amc_spin_unlock(&comm->ctrl.lock);
 }
@@ -541,7 +543,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     if ((inst == NULL) && (hdr->coll == AMC_COLL_BCAST) && (desc == NULL)) {
         if (amc_coll_forward_start(comm, slot, hdr, len, &inst) == AMC_SUCCESS) {
             /* the receive from the parent becomes ready for this message */
-            (void)amc_coll_advance(inst);
+            (void)amc_coll_run(inst); /* nothing to send yet: it waits for this message */
             if (slot->inst != inst) {
                 /* early messages of another collective aborted it, and it
                  * is gone (the mismatch is reported): drop this one too */
