@@ -53,6 +53,7 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     ctx->log.level = cfg->log_level;
     ctx->log.rank  = tp->rank;
     ctx->tp        = tp;
+    ctx->cid_limit = (UINT64_MAX - AMC_CID_WORLD - 1) / (uint64_t)tp->size;
     ctx->multiple  = threaded;
     ctx->threaded  = threaded || cfg->progress_thread;
     /* up until the progress thread first parks, it may run handlers */
@@ -389,6 +390,27 @@ unsigned amc_context_orphans(amc_context_t *ctx)
     count = ctx->orphan_count;
     amc_spin_unlock(&ctx->lock);
     return count;
+}
+
+int amc_context_cid_reserve(amc_context_t *ctx, uint64_t *num_p)
+{
+    /* atomic: application threads may create on different parents at once */
+    uint64_t num = __atomic_fetch_add(&ctx->cid_next, 1, __ATOMIC_RELAXED);
+
+    if (num >= ctx->cid_limit) {
+        amc_error(&ctx->log, "out of context ids: this rank took part in %llu communicator "
+                  "creations", (unsigned long long)num);
+        return AMC_ERR_NO_MEMORY;
+    }
+    *num_p = num;
+    return AMC_SUCCESS;
+}
+
+uint64_t amc_context_cid_make(amc_context_t *ctx, uint64_t num, int leader)
+{
+    /* a bijection of (num, leader): num < cid_limit keeps it below 2^64, and
+     * 0 and the world's 1 are never made */
+    return AMC_CID_WORLD + 1 + num * (uint64_t)ctx->tp->size + (uint64_t)leader;
 }
 
 void amc_context_add_zombie(amc_context_t *ctx, struct amc_comm *comm)

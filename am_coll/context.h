@@ -45,6 +45,9 @@ typedef struct amc_context {
     struct amc_comm *world;
     struct amc_comm *zombies;      /* freed by the user, instances still running */
     struct amc_comm *graveyard;    /* destroyed; kept so a stale handle reads as freed */
+    uint64_t         cid_next;     /* context ids: this rank's next number (amc_context_cid_reserve) */
+    uint64_t         cid_limit;    /* numbers from here on do not fit a 64-bit id */
+    unsigned         fail_allocs;  /* tests only: communicator allocations that fail next */
     amc_orphan_t    *orphans;
     unsigned         orphan_count;
     uint64_t         dead_cids[AMC_DEAD_CIDS];
@@ -83,6 +86,14 @@ void amc_context_unlookup(amc_context_t *ctx, struct amc_comm *comm);
 int  amc_context_insert(amc_context_t *ctx, struct amc_comm *comm);
 void amc_context_remove(amc_context_t *ctx, struct amc_comm *comm);
 int  amc_context_cid_is_dead(amc_context_t *ctx, uint64_t cid);
+
+/* Context ids (doc/design.md, "Context ids"): each creation takes the id
+ * number reserved by one member, its leader, and makes the id from that
+ * number and the leader's transport rank: distinct in the whole job for as
+ * long as it runs, never reused. Reserve gives a number no other creation
+ * gets from this rank, or AMC_ERR_NO_MEMORY once they are used up. */
+int      amc_context_cid_reserve(amc_context_t *ctx, uint64_t *num_p);
+uint64_t amc_context_cid_make(amc_context_t *ctx, uint64_t num, int leader);
 
 /* Holds a message whose communicator is unknown; AMC_ERR_PROTOCOL when full.
  * If the communicator was created meanwhile, *created is set and the caller
