@@ -31,23 +31,33 @@ void amc_comm_drop_early(void *arg, amc_early_msg_t *msg)
 }
 
 /* Memory for a communicator of up to max_size ranks: everything a creation
- * can fail on locally, so that it is known before the members agree. */
+ * can fail on locally, so that it is known before the members agree. The
+ * oldest tombstone is reused once enough wait (context.h). */
 static int amc_comm_alloc(amc_context_t *ctx, int max_size, amc_comm_t *comm_p)
 {
     amc_comm_t comm;
+    uint32_t   gen;
 
     if (ctx->fail_allocs > 0) {
         ctx->fail_allocs--; /* a test stands in for malloc */
         goto err;
     }
-    comm = calloc(1, sizeof(*comm));
-    if (comm == NULL) {
-        goto err;
+    comm = amc_context_tomb_take(ctx);
+    if (comm != NULL) {
+        gen = comm->gen;
+        memset(comm, 0, sizeof(*comm));
+        comm->gen = gen + 1;
+    } else {
+        comm = calloc(1, sizeof(*comm));
+        if (comm == NULL) {
+            goto err;
+        }
     }
     comm->ctx   = ctx;
     comm->peers = malloc((size_t)max_size * sizeof(*comm->peers));
     if (comm->peers == NULL) {
-        free(comm);
+        comm->magic = AMC_COMM_MAGIC_DEAD;
+        amc_context_tomb_push(ctx, comm);
         goto err;
     }
     *comm_p = comm;
@@ -70,15 +80,17 @@ static void amc_comm_setup(amc_comm_t comm, int rank, int size, uint64_t cid)
                        amc_comm_drop_early, comm);
 }
 
-/* Gives back what amc_comm_alloc gave, set up or not; no handle to it was
- * ever returned. */
+/* Gives back what amc_comm_alloc gave, set up or not. The struct becomes a
+ * tombstone too: it may be memory a stale handle still points to. */
 static void amc_comm_unalloc(amc_comm_t comm, int set_up)
 {
     if (set_up) {
         amc_coll_ctrl_cleanup(&comm->ctrl, NULL);
     }
     free(comm->peers);
-    free(comm);
+    comm->peers = NULL;
+    comm->magic = AMC_COMM_MAGIC_DEAD;
+    amc_context_tomb_push(comm->ctx, comm);
 }
 
 /* Teardown with an instance still in its slot. */
@@ -182,11 +194,9 @@ void amc_comm_destroy(amc_comm_t comm)
     free(comm->peers);
     comm->peers = NULL;
     comm->magic = AMC_COMM_MAGIC_DEAD;
-    /* the small struct stays, so a stale handle reads as freed, not as garbage */
-    amc_spin_lock(&ctx->lock);
-    comm->list_next = ctx->graveyard;
-    ctx->graveyard  = comm;
-    amc_spin_unlock(&ctx->lock);
+    /* the small struct stays a while, so a stale handle reads as freed, not
+     * as garbage */
+    amc_context_tomb_push(ctx, comm);
     amc_context_flush(ctx); /* descriptors its early store gave back */
 }
 

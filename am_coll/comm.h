@@ -16,6 +16,8 @@
 
 struct amc_comm {
     uint32_t         magic;
+    uint32_t         gen;          /* uses of this memory so far: a persistent request
+                                      remembers it, so a reused struct is not its comm */
     int              rank;
     int              size;
     int              nrounds;      /* dissemination rounds: ceil(log2 size) */
@@ -25,7 +27,7 @@ struct amc_comm {
     amc_coll_ctrl_t  ctrl;
     struct amc_sched *sched_cache; /* schedules by shape, most recent first */
     struct amc_comm *next;         /* context hash chain */
-    struct amc_comm *list_next;    /* zombie or graveyard list */
+    struct amc_comm *list_next;    /* zombie or tombstone list */
     unsigned         in_handlers;  /* arrivals being dispatched to it (context.h) */
 };
 
@@ -49,7 +51,8 @@ int  amc_comm_take_error(amc_comm_t comm);
 int  amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,
                     amc_coll_slot_t **slot_p);
 
-/* Frees the control structure; the struct itself goes to the graveyard. */
+/* Frees the control structure; the struct itself becomes a tombstone
+ * (context.h), so a stale handle reads as freed until its memory is reused. */
 void amc_comm_destroy(amc_comm_t comm);
 
 /* Collective over comm: an allreduce (max) of the leader's (rank 0's) id

@@ -84,7 +84,7 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
 
 err_world:
     amc_comm_destroy(world);
-    amc_context_free_list(ctx->graveyard);
+    amc_context_free_list(ctx->tomb_head);
 err_flow:
     amc_flow_cleanup(&ctx->flow);
 err_free_ctx:
@@ -119,7 +119,7 @@ void amc_context_destroy(amc_context_t *ctx)
             amc_comm_destroy(comm);
         }
     }
-    amc_context_free_list(ctx->graveyard);
+    amc_context_free_list(ctx->tomb_head);
 
     while ((orphan = ctx->orphans) != NULL) {
         ctx->orphans = orphan->next;
@@ -411,6 +411,37 @@ uint64_t amc_context_cid_make(amc_context_t *ctx, uint64_t num, int leader)
     /* a bijection of (num, leader): num < cid_limit keeps it below 2^64, and
      * 0 and the world's 1 are never made */
     return AMC_CID_WORLD + 1 + num * (uint64_t)ctx->tp->size + (uint64_t)leader;
+}
+
+void amc_context_tomb_push(amc_context_t *ctx, struct amc_comm *comm)
+{
+    amc_spin_lock(&ctx->lock);
+    comm->list_next = NULL;
+    if (ctx->tomb_tail != NULL) {
+        ctx->tomb_tail->list_next = comm;
+    } else {
+        ctx->tomb_head = comm;
+    }
+    ctx->tomb_tail = comm;
+    ctx->tomb_count++;
+    amc_spin_unlock(&ctx->lock);
+}
+
+struct amc_comm *amc_context_tomb_take(amc_context_t *ctx)
+{
+    struct amc_comm *comm = NULL;
+
+    amc_spin_lock(&ctx->lock);
+    if (ctx->tomb_count > AMC_TOMBSTONES) {
+        comm           = ctx->tomb_head;
+        ctx->tomb_head = comm->list_next;
+        if (ctx->tomb_head == NULL) {
+            ctx->tomb_tail = NULL;
+        }
+        ctx->tomb_count--;
+    }
+    amc_spin_unlock(&ctx->lock);
+    return comm;
 }
 
 void amc_context_add_zombie(amc_context_t *ctx, struct amc_comm *comm)

@@ -19,6 +19,7 @@
 
 #define AMC_CID_BUCKETS 64   /* power of two */
 #define AMC_DEAD_CIDS   64   /* freed context ids remembered to reject late messages */
+#define AMC_TOMBSTONES  64   /* destroyed communicators kept before their memory is reused */
 
 struct amc_comm;
 
@@ -44,7 +45,9 @@ typedef struct amc_context {
     struct amc_comm *table[AMC_CID_BUCKETS];
     struct amc_comm *world;
     struct amc_comm *zombies;      /* freed by the user, instances still running */
-    struct amc_comm *graveyard;    /* destroyed; kept so a stale handle reads as freed */
+    struct amc_comm *tomb_head;    /* destroyed, oldest first: a stale handle reads as freed */
+    struct amc_comm *tomb_tail;    /* until its memory is reused (amc_context_tomb_take) */
+    unsigned         tomb_count;
     uint64_t         cid_next;     /* context ids: this rank's next number (amc_context_cid_reserve) */
     uint64_t         cid_limit;    /* numbers from here on do not fit a 64-bit id */
     unsigned         fail_allocs;  /* tests only: communicator allocations that fail next */
@@ -94,6 +97,12 @@ int  amc_context_cid_is_dead(amc_context_t *ctx, uint64_t cid);
  * gets from this rank, or AMC_ERR_NO_MEMORY once they are used up. */
 int      amc_context_cid_reserve(amc_context_t *ctx, uint64_t *num_p);
 uint64_t amc_context_cid_make(amc_context_t *ctx, uint64_t num, int leader);
+
+/* Destroyed communicators: kept in a FIFO so that a stale handle reads as
+ * freed; take gives the oldest back for reuse once more than AMC_TOMBSTONES
+ * wait, else NULL. */
+void             amc_context_tomb_push(amc_context_t *ctx, struct amc_comm *comm);
+struct amc_comm *amc_context_tomb_take(amc_context_t *ctx);
 
 /* Holds a message whose communicator is unknown; AMC_ERR_PROTOCOL when full.
  * If the communicator was created meanwhile, *created is set and the caller
