@@ -32,7 +32,8 @@
 #endif
 
 #ifdef AMC_TEST_ASAN
-#include <sanitizer/allocator_interface.h>
+/* the ASan runtime's (sanitizer/allocator_interface.h, not always installed) */
+size_t __sanitizer_get_current_allocated_bytes(void);
 
 /* ASan keeps freed blocks in quarantine (RSS grows) but counts live ones */
 static size_t heap_bytes(void)
