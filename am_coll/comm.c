@@ -229,8 +229,8 @@ static void amc_comm_create_cleanup(amc_comm_create_t *op)
         amc_comm_unalloc(op->newcomm, 0);
         op->newcomm = NULL;
     }
-    free(op->recs);
-    op->recs = NULL;
+    free(op->xbuf);
+    op->xbuf = NULL;
 }
 
 int amc_comm_create_begin(amc_comm_create_t *op, amc_comm_t parent, int split, int color,
@@ -243,27 +243,33 @@ int amc_comm_create_begin(amc_comm_create_t *op, amc_comm_t parent, int split, i
     op->parent = parent;
     op->split  = split;
     op->color  = color;
-    if (split) {
+    /* on the heap, not in op: a failed wait leaves the collective running,
+     * and it may still write here (amc_comm_create_end) */
+    op->xbuf = calloc(1, split ? ((size_t)parent->size + 1) * sizeof(amc_comm_split_rec_t)
+                               : 4 * sizeof(uint64_t));
+    if (op->xbuf == NULL) {
         /* without room for the answer this rank cannot take part at all */
-        op->recs = malloc((size_t)parent->size * sizeof(*op->recs));
-        if (op->recs == NULL) {
-            amc_error(&ctx->log, "amc_comm_split: out of memory for %d ranks' colors",
-                      parent->size);
-            return AMC_ERR_NO_MEMORY;
-        }
-        op->rec.color  = color;
-        op->rec.key    = key;
-        op->rec.status = AMC_SUCCESS;
+        amc_error(&ctx->log, "%s: out of memory for the agreement of %d ranks",
+                  split ? "amc_comm_split" : "amc_comm_dup", parent->size);
+        return AMC_ERR_NO_MEMORY;
+    }
+    if (split) {
+        op->rec        = op->xbuf;
+        op->recs       = op->rec + 1;
+        op->rec->color = color;
+        op->rec->key   = key;
         if (color != AMC_UNDEFINED) {
-            op->rec.status = amc_comm_alloc(ctx, parent->size, &op->newcomm);
-            if (op->rec.status == AMC_SUCCESS) {
-                op->rec.status = amc_context_cid_reserve(ctx, &op->rec.num);
+            op->failed = amc_comm_alloc(ctx, parent->size, &op->newcomm);
+            if (op->failed == AMC_SUCCESS) {
+                op->failed = amc_context_cid_reserve(ctx, &op->rec->num);
             }
         }
-        op->failed = op->rec.status;
-        status     = amc_comm_exchange_start(op, AMC_COLL_ALLGATHER, &op->rec, op->recs,
-                                             sizeof(op->rec), AMC_BYTE, 1, -1);
+        op->rec->status = op->failed;
+        status          = amc_comm_exchange_start(op, AMC_COLL_ALLGATHER, op->rec, op->recs,
+                                                  sizeof(*op->rec), AMC_BYTE, 1, -1);
     } else {
+        op->mine   = op->xbuf;
+        op->agreed = op->mine + 2;
         op->failed = amc_comm_alloc(ctx, parent->size, &op->newcomm);
         if ((op->failed == AMC_SUCCESS) && (parent->rank == 0)) {
             op->failed = amc_context_cid_reserve(ctx, &op->mine[0]);
@@ -388,6 +394,10 @@ int amc_comm_create_end(amc_comm_create_t *op, int status, amc_comm_t *newcomm_p
         amc_error(&op->parent->ctx->log, "%s of 0x%llx: the agreement failed: %s",
                   op->split ? "amc_comm_split" : "amc_comm_dup",
                   (unsigned long long)op->parent->cid, amc_strerror(status));
+        /* a failed wait leaves the collective running, detached: late peers
+         * may still complete it into these buffers, so they are left to it
+         * (a few bytes per failed agreement) */
+        op->xbuf = NULL;
     } else {
         status = op->split ? amc_comm_split_end(op, newcomm_p) : amc_comm_dup_end(op, newcomm_p);
     }

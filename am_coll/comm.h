@@ -88,9 +88,10 @@ typedef struct amc_comm_create {
     int                   color;
     int                   failed;    /* this rank's own failure before the agreement */
     struct amc_request    req;       /* the agreement collective */
-    uint64_t              mine[2];   /* dup: the leader's id number, the failure */
-    uint64_t              agreed[2]; /* dup: their maxima over the parent */
-    amc_comm_split_rec_t  rec;       /* split: this rank's record */
+    void                 *xbuf;      /* the agreement's buffers, one heap block: */
+    uint64_t             *mine;      /* dup: the leader's id number, the failure */
+    uint64_t             *agreed;    /* dup: their maxima over the parent */
+    amc_comm_split_rec_t *rec;       /* split: this rank's record */
     amc_comm_split_rec_t *recs;      /* split: every rank's, in parent order */
 } amc_comm_create_t;
 
