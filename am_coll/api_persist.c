@@ -20,6 +20,7 @@ int amc_request_persistent_new(amc_comm_t comm, const amc_coll_args_t *args,
     }
     amc_request_init(req, comm, 1);
     req->persistent = 1;
+    req->comm_gen   = comm->gen;
     req->complete   = 1; /* inactive: test and wait return at once */
     if (args != NULL) {
         req->args = malloc(sizeof(*req->args));
@@ -62,8 +63,10 @@ int amc_start(amc_request_t *req_p)
         amc_error(&req->comm->ctx->log, "amc_start: the request is already active");
         return AMC_ERR_ARG;
     }
-    if (amc_comm_check(req->comm) != AMC_SUCCESS) {
-        return AMC_ERR_COMM; /* its communicator was freed meanwhile */
+    if ((amc_comm_check(req->comm) != AMC_SUCCESS) || (req->comm->gen != req->comm_gen)) {
+        /* its communicator was freed meanwhile; its memory may even serve
+         * another communicator by now (a tombstone reused: context.h) */
+        return AMC_ERR_COMM;
     }
     req->complete = 0;
     req->status   = AMC_SUCCESS;

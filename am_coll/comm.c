@@ -30,35 +30,67 @@ void amc_comm_drop_early(void *arg, amc_early_msg_t *msg)
     msg->eager = 0;
 }
 
-static int amc_comm_alloc(amc_context_t *ctx, int rank, int size, uint64_t cid,
-                          amc_comm_t *comm_p)
+/* Memory for a communicator of up to max_size ranks: everything a creation
+ * can fail on locally, so that it is known before the members agree. The
+ * oldest tombstone is reused once enough wait (context.h). */
+static int amc_comm_alloc(amc_context_t *ctx, int max_size, amc_comm_t *comm_p)
 {
     amc_comm_t comm;
+    uint32_t   gen;
 
-    comm = calloc(1, sizeof(*comm));
-    if (comm == NULL) {
+    if (ctx->fail_allocs > 0) {
+        ctx->fail_allocs--; /* a test stands in for malloc */
         goto err;
     }
-    comm->peers = malloc((size_t)size * sizeof(*comm->peers));
-    if (comm->peers == NULL) {
-        goto err_free_comm;
+    comm = amc_context_tomb_take(ctx);
+    if (comm != NULL) {
+        gen = comm->gen;
+        memset(comm, 0, sizeof(*comm));
+        comm->gen = gen + 1;
+    } else {
+        comm = calloc(1, sizeof(*comm));
+        if (comm == NULL) {
+            goto err;
+        }
     }
+    comm->ctx   = ctx;
+    comm->peers = malloc((size_t)max_size * sizeof(*comm->peers));
+    if (comm->peers == NULL) {
+        comm->magic = AMC_COMM_MAGIC_DEAD;
+        amc_context_tomb_push(ctx, comm);
+        goto err;
+    }
+    *comm_p = comm;
+    return AMC_SUCCESS;
+
+err:
+    amc_error(&ctx->log, "out of memory creating a communicator of up to %d ranks", max_size);
+    return AMC_ERR_NO_MEMORY;
+}
+
+/* Makes allocated memory a communicator; nothing here can fail. */
+static void amc_comm_setup(amc_comm_t comm, int rank, int size, uint64_t cid)
+{
     comm->magic   = AMC_COMM_MAGIC_ALIVE;
     comm->rank    = rank;
     comm->size    = size;
     comm->nrounds = amc_comm_rounds(size);
     comm->cid     = cid;
-    comm->ctx     = ctx;
-    amc_coll_ctrl_init(&comm->ctrl, ctx->cfg.early_max, ctx->lock_live_p, amc_comm_drop_early,
-                       comm);
-    *comm_p = comm;
-    return AMC_SUCCESS;
+    amc_coll_ctrl_init(&comm->ctrl, comm->ctx->cfg.early_max, comm->ctx->lock_live_p,
+                       amc_comm_drop_early, comm);
+}
 
-err_free_comm:
-    free(comm);
-err:
-    amc_error(&ctx->log, "out of memory creating a communicator of %d ranks", size);
-    return AMC_ERR_NO_MEMORY;
+/* Gives back what amc_comm_alloc gave, set up or not. The struct becomes a
+ * tombstone too: it may be memory a stale handle still points to. */
+static void amc_comm_unalloc(amc_comm_t comm, int set_up)
+{
+    if (set_up) {
+        amc_coll_ctrl_cleanup(&comm->ctrl, NULL);
+    }
+    free(comm->peers);
+    comm->peers = NULL;
+    comm->magic = AMC_COMM_MAGIC_DEAD;
+    amc_context_tomb_push(comm->ctx, comm);
 }
 
 /* Teardown with an instance still in its slot. */
@@ -85,28 +117,22 @@ static void amc_comm_free_schedules(amc_comm_t comm)
     comm->sched_cache = NULL;
 }
 
-static void amc_comm_free_struct(amc_comm_t comm)
-{
-    amc_coll_ctrl_cleanup(&comm->ctrl, NULL);
-    free(comm->peers);
-    free(comm);
-}
-
 int amc_comm_create_world(amc_context_t *ctx, amc_comm_t *comm_p)
 {
     amc_comm_t comm;
     int        status, i;
 
-    status = amc_comm_alloc(ctx, ctx->tp->rank, ctx->tp->size, AMC_CID_WORLD, &comm);
+    status = amc_comm_alloc(ctx, ctx->tp->size, &comm);
     if (status != AMC_SUCCESS) {
         return status;
     }
+    amc_comm_setup(comm, ctx->tp->rank, ctx->tp->size, AMC_CID_WORLD);
     for (i = 0; i < comm->size; i++) {
         comm->peers[i] = i;
     }
     status = amc_context_insert(ctx, comm);
     if (status != AMC_SUCCESS) {
-        amc_comm_free_struct(comm);
+        amc_comm_unalloc(comm, 1);
         return status;
     }
     *comm_p = comm;
@@ -158,23 +184,6 @@ int amc_comm_take_error(amc_comm_t comm)
     return amc_context_take_error(comm->ctx);
 }
 
-/* splitmix64's finaliser: consecutive inputs give unrelated outputs */
-static uint64_t amc_comm_mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x  = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x  = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-uint64_t amc_comm_child_cid(uint64_t parent_cid, uint64_t n)
-{
-    uint64_t cid = amc_comm_mix(parent_cid ^ amc_comm_mix(n));
-
-    /* 0 is never valid and 1 is the world's */
-    return (cid <= AMC_CID_WORLD) ? cid + 2 : cid;
-}
-
 void amc_comm_destroy(amc_comm_t comm)
 {
     amc_context_t *ctx = comm->ctx;
@@ -185,43 +194,120 @@ void amc_comm_destroy(amc_comm_t comm)
     free(comm->peers);
     comm->peers = NULL;
     comm->magic = AMC_COMM_MAGIC_DEAD;
-    /* the small struct stays, so a stale handle reads as freed, not as garbage */
-    amc_spin_lock(&ctx->lock);
-    comm->list_next = ctx->graveyard;
-    ctx->graveyard  = comm;
-    amc_spin_unlock(&ctx->lock);
+    /* the small struct stays a while, so a stale handle reads as freed, not
+     * as garbage */
+    amc_context_tomb_push(ctx, comm);
     amc_context_flush(ctx); /* descriptors its early store gave back */
 }
 
-int amc_comm_dup_internal(amc_comm_t comm, amc_comm_t *newcomm_p)
+/* Starts the creation's agreement: one collective of the library's own on
+ * the parent, into op->req, as a user's non-blocking one would be. */
+static int amc_comm_exchange_start(amc_comm_create_t *op, uint8_t coll, const void *sendbuf,
+                                   void *recvbuf, size_t count, amc_datatype_t dt,
+                                   size_t dt_size, amc_op_t red)
 {
-    amc_comm_t newcomm;
+    amc_coll_args_t args;
+
+    memset(&args, 0, sizeof(args));
+    args.coll        = coll;
+    args.root        = -1;
+    args.count       = count;
+    args.dt          = dt;
+    args.dt_size     = dt_size;
+    args.op          = red;
+    args.commutative = (red != -1);
+    args.sendbuf     = sendbuf;
+    args.recvbuf     = recvbuf;
+    amc_request_init(&op->req, op->parent, 0);
+    return amc_coll_start(op->parent, &args, &op->req);
+}
+
+/* What begin allocated and the agreement did not turn into a communicator. */
+static void amc_comm_create_cleanup(amc_comm_create_t *op)
+{
+    if (op->newcomm != NULL) {
+        amc_comm_unalloc(op->newcomm, 0);
+        op->newcomm = NULL;
+    }
+    free(op->xbuf);
+    op->xbuf = NULL;
+}
+
+int amc_comm_create_begin(amc_comm_create_t *op, amc_comm_t parent, int split, int color,
+                          int key)
+{
+    amc_context_t *ctx = parent->ctx;
+    int            status;
+
+    memset(op, 0, sizeof(*op));
+    op->parent = parent;
+    op->split  = split;
+    op->color  = color;
+    /* on the heap, not in op: a failed wait leaves the collective running,
+     * and it may still write here (amc_comm_create_end) */
+    op->xbuf = calloc(1, split ? ((size_t)parent->size + 1) * sizeof(amc_comm_split_rec_t)
+                               : 4 * sizeof(uint64_t));
+    if (op->xbuf == NULL) {
+        /* without room for the answer this rank cannot take part at all */
+        amc_error(&ctx->log, "%s: out of memory for the agreement of %d ranks",
+                  split ? "amc_comm_split" : "amc_comm_dup", parent->size);
+        return AMC_ERR_NO_MEMORY;
+    }
+    if (split) {
+        op->rec        = op->xbuf;
+        op->recs       = op->rec + 1;
+        op->rec->color = color;
+        op->rec->key   = key;
+        if (color != AMC_UNDEFINED) {
+            op->failed = amc_comm_alloc(ctx, parent->size, &op->newcomm);
+            if (op->failed == AMC_SUCCESS) {
+                op->failed = amc_context_cid_reserve(ctx, &op->rec->num);
+            }
+        }
+        op->rec->status = op->failed;
+        status          = amc_comm_exchange_start(op, AMC_COLL_ALLGATHER, op->rec, op->recs,
+                                                  sizeof(*op->rec), AMC_BYTE, 1, -1);
+    } else {
+        op->mine   = op->xbuf;
+        op->agreed = op->mine + 2;
+        op->failed = amc_comm_alloc(ctx, parent->size, &op->newcomm);
+        if ((op->failed == AMC_SUCCESS) && (parent->rank == 0)) {
+            op->failed = amc_context_cid_reserve(ctx, &op->mine[0]);
+        }
+        op->mine[1] = (uint64_t)op->failed;
+        status      = amc_comm_exchange_start(op, AMC_COLL_ALLREDUCE, op->mine, op->agreed, 2,
+                                              AMC_UINT64, sizeof(uint64_t), AMC_MAX);
+    }
+    if (status != AMC_SUCCESS) {
+        /* the members cannot know: this rank alone fails (doc/design.md) */
+        amc_error(&ctx->log, "%s of 0x%llx: cannot start the agreement: %s",
+                  split ? "amc_comm_split" : "amc_comm_dup", (unsigned long long)parent->cid,
+                  amc_strerror(status));
+        amc_comm_create_cleanup(op);
+    }
+    return status;
+}
+
+/* Joins an agreed new communicator to the context; its peers are set. */
+static int amc_comm_publish(amc_comm_create_t *op, amc_comm_t *newcomm_p)
+{
+    amc_comm_t newcomm = op->newcomm;
     int        status;
 
-    status = amc_comm_alloc(comm->ctx, comm->rank, comm->size,
-                            amc_comm_child_cid(comm->cid, comm->children++), &newcomm);
+    op->newcomm = NULL;
+    status      = amc_context_insert(newcomm->ctx, newcomm);
     if (status != AMC_SUCCESS) {
-        return status;
-    }
-    memcpy(newcomm->peers, comm->peers, (size_t)comm->size * sizeof(*comm->peers));
-    status = amc_context_insert(comm->ctx, newcomm);
-    if (status != AMC_SUCCESS) {
-        amc_comm_free_struct(newcomm);
+        /* ids are distinct by construction: this is a bug, not a race */
+        amc_comm_unalloc(newcomm, 1);
         return status;
     }
     *newcomm_p = newcomm;
     return AMC_SUCCESS;
 }
 
-typedef struct amc_comm_member {
-    int color;
-    int key;
-    int rank;   /* in the parent */
-} amc_comm_member_t;
-
-static int amc_comm_member_cmp(const void *pa, const void *pb)
+static int amc_comm_split_rec_cmp(const void *pa, const void *pb)
 {
-    const amc_comm_member_t *a = pa, *b = pb;
+    const amc_comm_split_rec_t *a = pa, *b = pb;
 
     if (a->key != b->key) {
         return (a->key < b->key) ? -1 : 1;
@@ -229,83 +315,118 @@ static int amc_comm_member_cmp(const void *pa, const void *pb)
     return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
-int amc_comm_split_internal(amc_comm_t comm, int color, int key, amc_comm_t *newcomm_p)
+/* The split's outcome from every rank's record: the same on all members. */
+static int amc_comm_split_end(amc_comm_create_t *op, amc_comm_t *newcomm_p)
 {
-    struct amc_request  req;
-    amc_coll_args_t     args;
-    amc_comm_member_t  *members = NULL;
-    amc_comm_t          newcomm;
-    int32_t             mine[2] = { color, key }, *all;
-    uint64_t            child = comm->children++;
-    int                 status, i, n = 0, my_index = -1;
+    amc_comm_t            parent = op->parent, newcomm = op->newcomm;
+    amc_comm_split_rec_t *recs   = op->recs;
+    int                   i, n = 0, my_index = -1, failed_rank = -1, *peers;
+    int32_t               agreed = AMC_SUCCESS;
+    uint64_t              cid;
 
-    all = malloc((size_t)comm->size * sizeof(mine));
-    if (all == NULL) {
-        return AMC_ERR_NO_MEMORY;
+    /* the agreement: the largest code any rank reported, the same on all */
+    for (i = 0; i < parent->size; i++) {
+        if (recs[i].status > agreed) {
+            agreed      = recs[i].status;
+            failed_rank = i;
+        }
     }
-    memset(&args, 0, sizeof(args));
-    args.coll    = AMC_COLL_ALLGATHER;
-    args.root    = -1;
-    args.count   = 2;
-    args.dt      = AMC_INT32;
-    args.dt_size = sizeof(int32_t);
-    args.op      = -1;
-    args.sendbuf = mine;
-    args.recvbuf = all;
-    amc_request_init(&req, comm, 0);
-    status = amc_coll_start(comm, &args, &req);
-    if (status == AMC_SUCCESS) {
-        status = amc_request_wait_one(&req);
+    if (agreed != AMC_SUCCESS) {
+        if (op->failed == AMC_SUCCESS) {
+            amc_error(&parent->ctx->log, "amc_comm_split of 0x%llx: rank %d failed: %s",
+                      (unsigned long long)parent->cid, failed_rank, amc_strerror(agreed));
+        }
+        return agreed;
     }
-    if (status != AMC_SUCCESS) {
-        goto out;
+    if (op->color == AMC_UNDEFINED) {
+        return AMC_SUCCESS;
     }
 
-    *newcomm_p = AMC_COMM_NULL;
-    if (color == AMC_UNDEFINED) {
-        goto out;
-    }
-    members = malloc((size_t)comm->size * sizeof(*members));
-    if (members == NULL) {
-        status = AMC_ERR_NO_MEMORY;
-        goto out;
-    }
-    for (i = 0; i < comm->size; i++) {
-        if (all[2 * i] == color) {
-            members[n].color = all[2 * i];
-            members[n].key   = all[2 * i + 1];
-            members[n].rank  = i;
+    /* my color's members, in parent order: the first is the leader */
+    for (i = 0; i < parent->size; i++) {
+        if (recs[i].color == op->color) {
+            recs[n]      = recs[i];
+            recs[n].rank = i;
             n++;
         }
     }
-    qsort(members, (size_t)n, sizeof(*members), amc_comm_member_cmp);
+    cid = amc_context_cid_make(parent->ctx, recs[0].num, parent->peers[recs[0].rank]);
+    qsort(recs, (size_t)n, sizeof(*recs), amc_comm_split_rec_cmp);
     for (i = 0; i < n; i++) {
-        if (members[i].rank == comm->rank) {
+        if (recs[i].rank == parent->rank) {
             my_index = i;
         }
+        newcomm->peers[i] = parent->peers[recs[i].rank];
     }
+    /* sized for the whole parent before the agreement; a failed shrink
+     * leaves the larger block, which is just as good */
+    peers = realloc(newcomm->peers, (size_t)n * sizeof(*peers));
+    if (peers != NULL) {
+        newcomm->peers = peers;
+    }
+    amc_comm_setup(newcomm, my_index, n, cid);
+    return amc_comm_publish(op, newcomm_p);
+}
 
-    status = amc_comm_alloc(comm->ctx, my_index, n,
-                            amc_comm_child_cid(comm->cid ^ amc_comm_mix((uint64_t)(uint32_t)color),
-                                               child),
-                            &newcomm);
-    if (status != AMC_SUCCESS) {
-        goto out;
-    }
-    for (i = 0; i < n; i++) {
-        newcomm->peers[i] = comm->peers[members[i].rank];
-    }
-    status = amc_context_insert(comm->ctx, newcomm);
-    if (status != AMC_SUCCESS) {
-        amc_comm_free_struct(newcomm);
-        goto out;
-    }
-    *newcomm_p = newcomm;
+static int amc_comm_dup_end(amc_comm_create_t *op, amc_comm_t *newcomm_p)
+{
+    amc_comm_t parent = op->parent, newcomm = op->newcomm;
+    int        agreed = (int)op->agreed[1];
 
-out:
-    free(members);
-    free(all);
+    if (agreed != AMC_SUCCESS) {
+        if (op->failed == AMC_SUCCESS) {
+            amc_error(&parent->ctx->log, "amc_comm_dup of 0x%llx: another rank failed: %s",
+                      (unsigned long long)parent->cid, amc_strerror(agreed));
+        }
+        return agreed;
+    }
+    amc_comm_setup(newcomm, parent->rank, parent->size,
+                   amc_context_cid_make(parent->ctx, op->agreed[0], parent->peers[0]));
+    memcpy(newcomm->peers, parent->peers, (size_t)parent->size * sizeof(*parent->peers));
+    return amc_comm_publish(op, newcomm_p);
+}
+
+int amc_comm_create_end(amc_comm_create_t *op, int status, amc_comm_t *newcomm_p)
+{
+    *newcomm_p = AMC_COMM_NULL; /* also on failure: never a half-made handle */
+    if (status != AMC_SUCCESS) {
+        /* the members cannot know: this rank alone fails (doc/design.md) */
+        amc_error(&op->parent->ctx->log, "%s of 0x%llx: the agreement failed: %s",
+                  op->split ? "amc_comm_split" : "amc_comm_dup",
+                  (unsigned long long)op->parent->cid, amc_strerror(status));
+        /* a failed wait leaves the collective running, detached: late peers
+         * may still complete it into these buffers, so they are left to it
+         * (a few bytes per failed agreement) */
+        op->xbuf = NULL;
+    } else {
+        status = op->split ? amc_comm_split_end(op, newcomm_p) : amc_comm_dup_end(op, newcomm_p);
+    }
+    amc_comm_create_cleanup(op);
     return status;
+}
+
+static int amc_comm_create(amc_comm_t comm, int split, int color, int key,
+                           amc_comm_t *newcomm_p)
+{
+    amc_comm_create_t op;
+    int               status;
+
+    *newcomm_p = AMC_COMM_NULL;
+    status     = amc_comm_create_begin(&op, comm, split, color, key);
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    return amc_comm_create_end(&op, amc_request_wait_one(&op.req), newcomm_p);
+}
+
+int amc_comm_dup_internal(amc_comm_t comm, amc_comm_t *newcomm_p)
+{
+    return amc_comm_create(comm, 0, 0, 0, newcomm_p);
+}
+
+int amc_comm_split_internal(amc_comm_t comm, int color, int key, amc_comm_t *newcomm_p)
+{
+    return amc_comm_create(comm, 1, color, key, newcomm_p);
 }
 
 int amc_comm_free_internal(amc_comm_t comm)

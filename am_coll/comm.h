@@ -3,6 +3,7 @@
 #define AMC_COMM_H
 
 #include "am_coll/context.h"
+#include "am_coll/request.h"
 #include "ctrl/coll_ctrl.h"
 #include "amcoll.h"
 
@@ -15,17 +16,18 @@
 
 struct amc_comm {
     uint32_t         magic;
+    uint32_t         gen;          /* uses of this memory so far: a persistent request
+                                      remembers it, so a reused struct is not its comm */
     int              rank;
     int              size;
     int              nrounds;      /* dissemination rounds: ceil(log2 size) */
     int             *peers;        /* communicator rank -> transport rank */
-    uint64_t         cid;
-    uint64_t         children;     /* dups and splits so far: their ids derive from it */
+    uint64_t         cid;          /* agreed by the members at creation (context.h) */
     amc_context_t   *ctx;
     amc_coll_ctrl_t  ctrl;
     struct amc_sched *sched_cache; /* schedules by shape, most recent first */
     struct amc_comm *next;         /* context hash chain */
-    struct amc_comm *list_next;    /* zombie or graveyard list */
+    struct amc_comm *list_next;    /* zombie or tombstone list */
     unsigned         in_handlers;  /* arrivals being dispatched to it (context.h) */
 };
 
@@ -49,21 +51,60 @@ int  amc_comm_take_error(amc_comm_t comm);
 int  amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,
                     amc_coll_slot_t **slot_p);
 
-/* Frees the control structure; the struct itself goes to the graveyard. */
+/* Frees the control structure; the struct itself becomes a tombstone
+ * (context.h), so a stale handle reads as freed until its memory is reused. */
 void amc_comm_destroy(amc_comm_t comm);
 
-/* Context id of the n-th child of parent: the same on every rank, no messages. */
-uint64_t amc_comm_child_cid(uint64_t parent_cid, uint64_t n);
-
-/* Collective over comm in the MPI sense (every rank calls it, same order),
- * but no messages: the child's context id derives from the parent's. */
+/* Collective over comm: an allreduce (max) of the leader's (rank 0's) id
+ * number and of every rank's failure so far. Fails with the same code on
+ * every rank when any rank could not create it (doc/design.md, "Context
+ * ids"). */
 int amc_comm_dup_internal(amc_comm_t comm, amc_comm_t *newcomm_p);
 
-/* Collective over comm: an allgather of (color, key), then each color's
- * members ordered by key (ties by rank in comm). AMC_UNDEFINED gives
- * AMC_COMM_NULL. The child's id derives from the parent's, its child counter
- * and the color: the same on every member, distinct between siblings. */
+/* Collective over comm: an allgather of (color, key, failure so far, id
+ * number), then each color's members ordered by key (ties by rank in comm);
+ * the first member in comm's order is the leader whose number makes the id.
+ * AMC_UNDEFINED gives AMC_COMM_NULL. A failure on any rank fails the split
+ * on every rank of comm with the same code. */
 int amc_comm_split_internal(amc_comm_t comm, int color, int key, amc_comm_t *newcomm_p);
+
+/* What each rank gives a split's allgather. */
+typedef struct amc_comm_split_rec {
+    int32_t  color;
+    int32_t  key;
+    int32_t  status;   /* the sender's failure so far, AMC_SUCCESS if none */
+    int32_t  rank;     /* the sender's rank in the parent: filled in on receipt */
+    uint64_t num;      /* the sender's reserved id number, if its color is defined */
+} amc_comm_split_rec_t;
+
+/* A dup or split in two halves around its agreement collective, which runs
+ * like a non-blocking collective on the parent: the blocking calls wait for
+ * it in between; a test on the unthreaded fake fabric delivers its messages
+ * (tests/unit/harness.h). The struct must stay put while req runs. */
+typedef struct amc_comm_create {
+    amc_comm_t            parent;
+    amc_comm_t            newcomm;   /* allocated before the agreement, or NULL */
+    int                   split;     /* else a dup */
+    int                   color;
+    int                   failed;    /* this rank's own failure before the agreement */
+    struct amc_request    req;       /* the agreement collective */
+    void                 *xbuf;      /* the agreement's buffers, one heap block: */
+    uint64_t             *mine;      /* dup: the leader's id number, the failure */
+    uint64_t             *agreed;    /* dup: their maxima over the parent */
+    amc_comm_split_rec_t *rec;       /* split: this rank's record */
+    amc_comm_split_rec_t *recs;      /* split: every rank's, in parent order */
+} amc_comm_create_t;
+
+/* Does what can fail locally (memory, an id number) and starts the
+ * agreement, which carries that failure to every rank. AMC_SUCCESS: wait
+ * for op->req to complete, then call end with its status. An error: the
+ * agreement could not even start here; nothing to end. */
+int amc_comm_create_begin(amc_comm_create_t *op, amc_comm_t parent, int split, int color,
+                          int key);
+
+/* The agreed outcome: the new communicator (AMC_COMM_NULL for
+ * AMC_UNDEFINED), or the error some rank reported, the same on every rank. */
+int amc_comm_create_end(amc_comm_create_t *op, int status, amc_comm_t *newcomm_p);
 
 /* The handle dies now; the communicator when its last instance finishes. */
 int amc_comm_free_internal(amc_comm_t comm);

@@ -56,6 +56,7 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     ctx->log.level = cfg->log_level;
     ctx->log.rank  = tp->rank;
     ctx->tp        = tp;
+    ctx->cid_limit = (UINT64_MAX - AMC_CID_WORLD - 1) / (uint64_t)tp->size;
     ctx->multiple  = threaded;
     ctx->threaded  = threaded || cfg->progress_thread;
     /* up until the progress thread first parks, it may run handlers */
@@ -88,7 +89,7 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
 
 err_world:
     amc_comm_destroy(world);
-    amc_context_free_list(ctx->graveyard);
+    amc_context_free_list(ctx->tomb_head);
 err_flow:
     amc_flow_cleanup(&ctx->flow);
 err_free_ctx:
@@ -123,7 +124,7 @@ void amc_context_destroy(amc_context_t *ctx)
             amc_comm_destroy(comm);
         }
     }
-    amc_context_free_list(ctx->graveyard);
+    amc_context_free_list(ctx->tomb_head);
 
     while ((orphan = ctx->orphans) != NULL) {
         ctx->orphans = orphan->next;
@@ -395,6 +396,58 @@ unsigned amc_context_orphans(amc_context_t *ctx)
     count = ctx->orphan_count;
     amc_spin_unlock(&ctx->lock);
     return count;
+}
+
+int amc_context_cid_reserve(amc_context_t *ctx, uint64_t *num_p)
+{
+    /* atomic: application threads may create on different parents at once */
+    uint64_t num = __atomic_fetch_add(&ctx->cid_next, 1, __ATOMIC_RELAXED);
+
+    if (num >= ctx->cid_limit) {
+        amc_error(&ctx->log, "out of context ids: this rank took part in %llu communicator "
+                  "creations", (unsigned long long)num);
+        return AMC_ERR_NO_MEMORY;
+    }
+    *num_p = num;
+    return AMC_SUCCESS;
+}
+
+uint64_t amc_context_cid_make(amc_context_t *ctx, uint64_t num, int leader)
+{
+    /* a bijection of (num, leader): num < cid_limit keeps it below 2^64, and
+     * 0 and the world's 1 are never made */
+    return AMC_CID_WORLD + 1 + num * (uint64_t)ctx->tp->size + (uint64_t)leader;
+}
+
+void amc_context_tomb_push(amc_context_t *ctx, struct amc_comm *comm)
+{
+    amc_spin_lock(&ctx->lock);
+    comm->list_next = NULL;
+    if (ctx->tomb_tail != NULL) {
+        ctx->tomb_tail->list_next = comm;
+    } else {
+        ctx->tomb_head = comm;
+    }
+    ctx->tomb_tail = comm;
+    ctx->tomb_count++;
+    amc_spin_unlock(&ctx->lock);
+}
+
+struct amc_comm *amc_context_tomb_take(amc_context_t *ctx)
+{
+    struct amc_comm *comm = NULL;
+
+    amc_spin_lock(&ctx->lock);
+    if (ctx->tomb_count > AMC_TOMBSTONES) {
+        comm           = ctx->tomb_head;
+        ctx->tomb_head = comm->list_next;
+        if (ctx->tomb_head == NULL) {
+            ctx->tomb_tail = NULL;
+        }
+        ctx->tomb_count--;
+    }
+    amc_spin_unlock(&ctx->lock);
+    return comm;
 }
 
 void amc_context_add_zombie(amc_context_t *ctx, struct amc_comm *comm)

@@ -20,6 +20,7 @@
 
 #define AMC_CID_BUCKETS 64   /* power of two */
 #define AMC_DEAD_CIDS   64   /* freed context ids remembered to reject late messages */
+#define AMC_TOMBSTONES  64   /* destroyed communicators kept before their memory is reused */
 
 struct amc_comm;
 
@@ -49,7 +50,12 @@ typedef struct amc_context {
     struct amc_comm *zombies;      /* freed by the user, instances still running */
     struct amc_request *req_free;  /* non-blocking requests to reuse (am_coll/request.c) */
     unsigned         req_free_count;
-    struct amc_comm *graveyard;    /* destroyed; kept so a stale handle reads as freed */
+    struct amc_comm *tomb_head;    /* destroyed, oldest first: a stale handle reads as freed */
+    struct amc_comm *tomb_tail;    /* until its memory is reused (amc_context_tomb_take) */
+    unsigned         tomb_count;
+    uint64_t         cid_next;     /* context ids: this rank's next number (amc_context_cid_reserve) */
+    uint64_t         cid_limit;    /* numbers from here on do not fit a 64-bit id */
+    unsigned         fail_allocs;  /* tests only: communicator allocations that fail next */
     amc_orphan_t    *orphans;
     unsigned         orphan_count;
     uint64_t         dead_cids[AMC_DEAD_CIDS];
@@ -88,6 +94,20 @@ void amc_context_unlookup(amc_context_t *ctx, struct amc_comm *comm);
 int  amc_context_insert(amc_context_t *ctx, struct amc_comm *comm);
 void amc_context_remove(amc_context_t *ctx, struct amc_comm *comm);
 int  amc_context_cid_is_dead(amc_context_t *ctx, uint64_t cid);
+
+/* Context ids (doc/design.md, "Context ids"): each creation takes the id
+ * number reserved by one member, its leader, and makes the id from that
+ * number and the leader's transport rank: distinct in the whole job for as
+ * long as it runs, never reused. Reserve gives a number no other creation
+ * gets from this rank, or AMC_ERR_NO_MEMORY once they are used up. */
+int      amc_context_cid_reserve(amc_context_t *ctx, uint64_t *num_p);
+uint64_t amc_context_cid_make(amc_context_t *ctx, uint64_t num, int leader);
+
+/* Destroyed communicators: kept in a FIFO so that a stale handle reads as
+ * freed; take gives the oldest back for reuse once more than AMC_TOMBSTONES
+ * wait, else NULL. */
+void             amc_context_tomb_push(amc_context_t *ctx, struct amc_comm *comm);
+struct amc_comm *amc_context_tomb_take(amc_context_t *ctx);
 
 /* Holds a message whose communicator is unknown; AMC_ERR_PROTOCOL when full.
  * If the communicator was created meanwhile, *created is set and the caller

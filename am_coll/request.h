@@ -23,6 +23,7 @@ struct amc_request {
     int              active;       /* persistent: started, not yet completed by test/wait */
     struct amc_coll_args *args;    /* persistent data collective: the call; NULL: barrier */
     int              tracked;      /* counted by the progress thread until complete */
+    uint32_t         comm_gen;     /* persistent: comm->gen when made (amc_start checks) */
 };
 
 void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap);

@@ -306,6 +306,41 @@ else
     BIN=$SAVED_BIN
 fi
 
+# ---------------------------------------------------------------- communicators
+# tests/integration/test_comm_mpi: context ids of dup and split (issue 16): the
+# issue's reproducer (two splits of the world), and the random script of
+# tests/unit/test_comm_cid (dups and splits with random colours and keys on
+# nested parents, frees interleaved), the same seed on every rank, every new
+# communicator checked by collectives that depend on its exact membership.
+# Knobs:
+#   AMCTEST_COMM_BIN     program (default: ./tests/integration/test_comm_mpi)
+#   AMCTEST_COMM_NPROCS  rank counts (default: 2 4 8)
+#   AMCTEST_COMM_STEPS   creations of the random script (default: the program's, 1000)
+#   AMCTEST_SEED         passed on when set (default: the program's, 1000 + N)
+COMM_NPROCS=${AMCTEST_COMM_NPROCS-"2 4 8"}
+COMM_BIN=$(locate_program test_comm_mpi "${AMCTEST_COMM_BIN:-}")
+if [ -z "$COMM_BIN" ] || [ ! -x "$COMM_BIN" ]; then
+    echo "FAIL: communicator test program not found (looked for ./tests/integration/test_comm_mpi;" \
+         "build it with 'make tests/integration/test_comm_mpi' or set AMCTEST_COMM_BIN)"
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  test_comm_mpi not found"
+else
+    SAVED_BIN=$BIN
+    BIN=$COMM_BIN
+    comm_env=()
+    for var in AMCTEST_SEED AMCTEST_COMM_STEPS; do
+        if [ -n "${!var:-}" ]; then
+            comm_env+=("$var=${!var}")
+        fi
+    done
+    run_one "comm reproducer, singleton (no launcher)" 0 "$DEFAULT_TIMEOUT" reproducer
+    for np in $COMM_NPROCS; do
+        run_one "comm reproducer N=$np" "$np" "$DEFAULT_TIMEOUT" reproducer
+        run_one "comm random N=$np" "$np" "$DEFAULT_TIMEOUT" random "${comm_env[@]}"
+    done
+    BIN=$SAVED_BIN
+fi
+
 end=$(date +%s)
 if [ "$failed" -gt 0 ]; then
     printf "failed runs:%b\n" "$failed_list"

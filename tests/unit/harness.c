@@ -150,6 +150,65 @@ amc_comm_t amc_test_world_comm(amc_test_world_t *world, int rank)
     return amc_context_world(world->ctx[rank]);
 }
 
+int amc_test_world_create_begin(amc_test_world_t *world, const amc_comm_t *parents, int split,
+                                const int *color, const int *key, amc_comm_create_t *ops)
+{
+    amc_comm_t parent;
+    int        rank, status;
+
+    for (rank = 0; rank < world->n; rank++) {
+        parent = (parents != NULL) ? parents[rank] : amc_test_world_comm(world, rank);
+        status = amc_comm_create_begin(&ops[rank], parent, split, split ? color[rank] : 0,
+                                       split ? key[rank] : 0);
+        if (status != AMC_SUCCESS) {
+            return status; /* the earlier ranks' agreements cannot finish now */
+        }
+    }
+    return AMC_SUCCESS;
+}
+
+int amc_test_world_create_drive(amc_test_world_t *world, amc_comm_create_t *ops)
+{
+    long guard;
+    int  rank, pending = 1;
+
+    for (guard = 0; pending && (guard < 1000000); guard++) {
+        pending = 0;
+        for (rank = 0; rank < world->n; rank++) {
+            amc_context_progress(world->ctx[rank]);
+            pending |= !amc_request_is_complete(&ops[rank].req);
+        }
+        if (amc_fake_deliverable(world->fabric) > 0) {
+            amc_fake_deliver(world->fabric, 0);
+        }
+    }
+    return !pending;
+}
+
+int amc_test_world_create_comms(amc_test_world_t *world, const amc_comm_t *parents, int split,
+                                const int *color, const int *key, amc_comm_t *out)
+{
+    amc_comm_create_t *ops = calloc((size_t)world->n, sizeof(*ops));
+    int                rank, status, first = AMC_SUCCESS;
+
+    if (ops == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    status = amc_test_world_create_begin(world, parents, split, color, key, ops);
+    if ((status == AMC_SUCCESS) && !amc_test_world_create_drive(world, ops)) {
+        status = AMC_ERR_TIMEOUT;
+    }
+    if (status != AMC_SUCCESS) {
+        return status; /* ops stay: agreements may still run on them (a failed test) */
+    }
+    for (rank = 0; rank < world->n; rank++) {
+        status = amc_comm_create_end(&ops[rank], amc_request_poll(&ops[rank].req), &out[rank]);
+        first  = (first == AMC_SUCCESS) ? status : first;
+    }
+    free(ops);
+    return first;
+}
+
 void amc_test_rng_seed(amc_test_rng_t *rng, uint64_t seed)
 {
     rng->state = seed * 0x9e3779b97f4a7c15ull + 1;

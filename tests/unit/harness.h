@@ -42,6 +42,20 @@ int  amc_test_world_create_threaded(amc_test_world_t *world, int n, int progress
 void amc_test_world_destroy(amc_test_world_t *world);
 amc_comm_t amc_test_world_comm(amc_test_world_t *world, int rank);
 
+/* Dup and split on an unthreaded world, where a blocking call would wait for
+ * ever for ranks that only this thread runs: every rank's creation begins
+ * (its agreement starts), the fabric delivers in send order until every
+ * agreement completed, and each rank's creation ends. parents NULL: the
+ * world; split: rank r splits with color[r], key[r], else it dups. out[r]:
+ * rank r's result. Returns the first error. */
+int  amc_test_world_create_comms(amc_test_world_t *world, const amc_comm_t *parents, int split,
+                                 const int *color, const int *key, amc_comm_t *out);
+/* The halves, for a test that runs something between them: begin on every
+ * rank (ops[world->n]); drive returns 1 once every agreement completed. */
+int  amc_test_world_create_begin(amc_test_world_t *world, const amc_comm_t *parents, int split,
+                                 const int *color, const int *key, amc_comm_create_t *ops);
+int  amc_test_world_create_drive(amc_test_world_t *world, amc_comm_create_t *ops);
+
 /* Deterministic generator for reproducible "random" delivery orders. */
 typedef struct { uint64_t state; } amc_test_rng_t;
 void     amc_test_rng_seed(amc_test_rng_t *rng, uint64_t seed);

@@ -88,18 +88,23 @@ static void test_testall(void)
 }
 
 /* Rank 0 duplicates and enters a barrier on the new communicator before the
- * others duplicate: its messages are held and replayed at their dup. */
+ * others have made it (the dup's agreement is over everywhere, but their
+ * calls have not returned): its messages are held and replayed at their dup. */
 static void test_dup_race(void)
 {
-    amc_test_world_t w;
-    amc_comm_t       dups[N];
-    amc_request_t    reqs[N];
-    int              rank, rc, flag, finished = 0, guard = 0;
-    int              status[N] = { 0 }, got[N] = { 0 };
+    amc_test_world_t  w;
+    amc_comm_create_t ops[N];
+    amc_comm_t        dups[N];
+    amc_request_t     reqs[N];
+    int               rank, rc, flag, finished = 0, guard = 0;
+    int               status[N] = { 0 }, got[N] = { 0 };
 
     rc = amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL);
     CHECK(rc == AMC_SUCCESS, "world");
-    rc = amc_comm_dup(amc_test_world_comm(&w, 0), &dups[0]);
+    rc = amc_test_world_create_begin(&w, NULL, 0, NULL, NULL, ops);
+    CHECK(rc == AMC_SUCCESS, "dup begins: %s", amc_strerror(rc));
+    CHECK(amc_test_world_create_drive(&w, ops), "the dup's agreement completes");
+    rc = amc_comm_create_end(&ops[0], amc_request_poll(&ops[0].req), &dups[0]);
     CHECK(rc == AMC_SUCCESS, "dup");
     rc = amc_ibarrier(dups[0], &reqs[0]);
     CHECK(rc == AMC_SUCCESS, "ibarrier");
@@ -110,9 +115,9 @@ static void test_dup_race(void)
           amc_context_orphans(w.ctx[1]));
 
     for (rank = 1; rank < N; rank++) {
-        rc = amc_comm_dup(amc_test_world_comm(&w, rank), &dups[rank]);
+        rc = amc_comm_create_end(&ops[rank], amc_request_poll(&ops[rank].req), &dups[rank]);
         CHECK(rc == AMC_SUCCESS, "dup");
-        CHECK(dups[rank]->cid == dups[0]->cid, "every rank derives the same context id");
+        CHECK(dups[rank]->cid == dups[0]->cid, "every rank agrees on the context id");
         CHECK(amc_context_orphans(w.ctx[rank]) == 0, "held messages are replayed at dup");
         rc = amc_ibarrier(dups[rank], &reqs[rank]);
         CHECK(rc == AMC_SUCCESS, "ibarrier");
@@ -150,8 +155,9 @@ static void test_free_while_active(void)
 
     rc = amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL);
     CHECK(rc == AMC_SUCCESS, "world");
+    rc = amc_test_world_create_comms(&w, NULL, 0, NULL, NULL, dups);
+    CHECK(rc == AMC_SUCCESS, "dup: %s", amc_strerror(rc));
     for (rank = 0; rank < N; rank++) {
-        amc_comm_dup(amc_test_world_comm(&w, rank), &dups[rank]);
         amc_ibarrier(dups[rank], &reqs[rank]);
     }
     stale = dups[0];

@@ -203,10 +203,8 @@ static void test_freed_cid(void)
     rc = amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL);
     CHECK(rc == AMC_SUCCESS, "world");
     world_comms(&w, comms);
-    for (rank = 0; rank < N; rank++) {
-        rc = amc_comm_dup(comms[rank], &dups[rank]);
-        CHECK(rc == AMC_SUCCESS, "dup");
-    }
+    rc = amc_test_world_create_comms(&w, comms, 0, NULL, NULL, dups);
+    CHECK(rc == AMC_SUCCESS, "dup: %s", amc_strerror(rc));
     barrier_all(&w, dups, status);
     hdr = make_hdr(dups[1]->cid, 1, 0, 0);
     for (rank = 0; rank < N; rank++) {

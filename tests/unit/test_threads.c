@@ -128,12 +128,33 @@ static void amc_tt_run_threads(amc_tt_job_t *jobs, int count, void *(*fn)(void *
     free(threads);
 }
 
+/* A rank's dups of the world, one per application thread: a dup agrees on
+ * the new context id with the other ranks, so each rank dups on a thread
+ * of its own, all at once. */
+typedef struct {
+    amc_tt_job_t *jobs;
+    int           count;
+} amc_tt_dups_t;
+
+static void *amc_tt_dup_thread(void *arg)
+{
+    amc_tt_dups_t *d = arg;
+    int            t;
+
+    for (t = 0; t < d->count; t++) {
+        CHECK(amc_comm_dup(d->jobs[t].comm, &d->jobs[t].comm) == AMC_SUCCESS, "dup");
+    }
+    return NULL;
+}
+
 /* threads application threads per rank, each on its own communicator, all
  * at once. */
 static void amc_tt_concurrent(amc_test_world_t *w, int threads)
 {
-    amc_tt_job_t jobs[8 * AMC_TT_THREADS];
-    int          r, t, n = w->n;
+    amc_tt_job_t  jobs[8 * AMC_TT_THREADS];
+    amc_tt_dups_t dups[8];
+    pthread_t     dupers[8];
+    int           r, t, n = w->n;
 
     for (r = 0; r < n; r++) {
         for (t = 0; t < threads; t++) {
@@ -142,8 +163,15 @@ static void amc_tt_concurrent(amc_test_world_t *w, int threads)
             job->rank   = r;
             job->size   = n;
             job->thread = t;
-            CHECK(amc_comm_dup(amc_test_world_comm(w, r), &job->comm) == AMC_SUCCESS, "dup");
+            job->comm   = amc_test_world_comm(w, r); /* the parent, until the dup */
         }
+        dups[r].jobs  = &jobs[r * threads];
+        dups[r].count = threads;
+        CHECK(pthread_create(&dupers[r], NULL, amc_tt_dup_thread, &dups[r]) == 0,
+              "pthread_create");
+    }
+    for (r = 0; r < n; r++) {
+        pthread_join(dupers[r], NULL);
     }
     amc_tt_run_threads(jobs, n * threads, amc_tt_app_thread);
     for (r = 0; r < n * threads; r++) {
