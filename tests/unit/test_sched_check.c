@@ -5,42 +5,65 @@
  * per-rank schedules are built as am_coll/coll.c builds them and checked
  * together:
  *
- *  - structure: rounds and acts agree with each other; message tags number
- *    each rank's messages per peer and direction from 0 and
+ *  - structure: rounds and acts agree with each other (a round's acts are
+ *    stored locals, then sends, then receives); acts past the rounds are the
+ *    joins the builder adds (AMC_ACT_NOP) and nothing else; message tags
+ *    number each rank's messages per peer and direction from 0 and
  *    amc_sched_find_recv finds every receive by its tag; offsets and sizes
  *    are whole elements;
+ *  - graph: successor lists lie in the successor array and do not overlap,
+ *    no act requires itself, ndeps is the number of acts that list it as a
+ *    successor (and the start count sched->ndeps an instance copies), the
+ *    roots are exactly the acts with ndeps 0, and the graph
+ *    is acyclic (every act is reached from the roots in a topological
+ *    sort);
  *  - bounds: every range lies in the buffer its act names, the user buffers
  *    taken at the sizes MPI gives them on that rank (not significant: size
- *    0), the scratch at tmp_bytes and a reducing receive's staging range at
- *    stage_bytes; nothing is written into the send buffer (it is const);
- *  - races: within one round no receive lands where a send of the round
- *    reads (an eager send copies when it is issued, after the round's early
- *    messages were delivered; a rendezvous send is read until it completes)
- *    nor where another receive of the round lands (their order is the
- *    network's), and reducing receives of a round have staging ranges of
- *    their own (their pulls may be in flight together);
+ *    0), the scratch at tmp_bytes, extra buffers (amc_sb_buffer) at their
+ *    sizes and a reducing receive's staging range at stage_bytes; nothing
+ *    is written into the send buffer (it is const);
+ *  - races: the engine runs an act once everything it requires is done, in
+ *    any order otherwise. So two acts of a rank that touch overlapping bytes
+ *    of one buffer, at least one of them writing, must be ordered by the
+ *    graph (one reachable from the other): a receive writes its target from
+ *    when it is ready until it is done, a send reads its range from when it
+ *    is ready until it is done (a rendezvous send is read when the receiver
+ *    pulls), a local act writes its target and reads its source. Reducing
+ *    receives write their staging range (a pull lands there first) and must
+ *    be ordered when those overlap. Reachability is a bitset per act;
  *  - matching: the k-th send from src to dst pairs with the k-th receive at
  *    dst from src, with equal sizes; no message lacks its other end; peers
  *    lie in [0, N) and no rank messages itself (no algorithm needs to: a
  *    rank's own block is a local copy, and a message to itself is almost
  *    always a peer computed wrongly);
- *  - progress: the engine's rule (round r+1 starts once every send of round
- *    r completed and every receive of round r arrived) under the strictest
- *    transport: a receive arrives once its sender started the send's round,
- *    a send completes only once its receiver reached the receive's round
- *    (rendezvous: the receiver pulls). Run to a fixed point; a rank that
- *    cannot finish is a deadlock, reported with what it waits for;
- *  - data (N <= 32): the same run executes the acts on real buffers of
- *    symbolic 64-bit elements (a mask of the ranks an element combines and
- *    its index in the ranks' input). A rank's locals run and its sends are
- *    read when it enters a round, its receives land when it leaves it; the
- *    race check above makes every order the engine may take give this
- *    result. A reduction checks that both operands are data for the same
- *    index, that no rank is counted twice and, for a non-commutative op,
- *    that the left operand covers the ranks just below the right one's. The
- *    receive buffers are then compared cell by cell with MPI's result
- *    (untouched where MPI defines nothing, gaps between blocks included),
- *    and the send buffers with their input.
+ *  - progress: the executor's rule on the graph (an act is ready once every
+ *    act it requires is done) under the strictest transport: locals and
+ *    joins are done once ready; a receive is done once it is ready and its
+ *    sender posted the send (the send is ready); a send is done only once
+ *    the receiver's receive is ready (rendezvous: the receiver pulls, and
+ *    only into a ready receive). Run to a fixed point; a rank that cannot
+ *    finish is a deadlock, reported with what its ready acts wait for;
+ *  - data (N <= 32): the acts run on real buffers of symbolic 64-bit
+ *    elements (a mask of the ranks an element combines and its index in the
+ *    ranks' input) in a topological order of the ranks' graphs joined by
+ *    their messages: a local act runs when it is ready, a send is read when
+ *    it is posted, a receive lands when it is done. Twice, in different
+ *    orders: the strict transport taking ready acts first in first out,
+ *    and an eager one (a send is done once posted, so its successors may
+ *    run before the message lands) taking them last in first out, then
+ *    once more in a seeded random order for N <= 8. The race check makes
+ *    every order give one result; running two or three shows it. A
+ *    reduction checks that both operands are data for the same index, that
+ *    no rank is counted twice and, for a non-commutative op, that the left
+ *    operand covers the ranks just below the right one's. The receive
+ *    buffers are then compared cell by cell with MPI's result (untouched
+ *    where MPI defines nothing, gaps between blocks included), and the send
+ *    buffers with their input.
+ *
+ * Before the sweep, schedules broken on purpose (a pipeline that forwards a
+ * segment without waiting for it, an exchange whose receive requires its own
+ * send, a join out of place, a cycle) must each be reported by the check
+ * meant to catch them: a checker that cannot fail proves nothing.
  *
  * A violation names the shape (algorithm, N, root, count or pattern,
  * in-place, commutative), the rank and the act.
@@ -59,6 +82,7 @@
 #define MAX_N       64
 #define FULL_ROOTS  17       /* every root up to this N; 0, 1, N/2, N-1 beyond */
 #define DATA_MAX_N  32       /* a symbolic element carries a 32-bit rank mask */
+#define RANDOM_MAX_N 8       /* a third data run, in a seeded random order */
 #define DT_SIZE     8        /* AMC_INT64: one symbolic element per element */
 #define SEGMENT     100      /* bcast pipeline: not a whole number of elements */
 #define SEGMENT_MIN 5        /* below one element: one element per segment */
@@ -134,8 +158,23 @@ static void val_describe(uint64_t v, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- reporting */
 
+/* What a violation is about: the self-test expects each broken schedule to
+ * be caught by the check meant for it. */
+typedef enum {
+    KIND_STRUCTURE,   /* rounds, acts, tags, bounds, matching */
+    KIND_GRAPH,       /* ndeps, successors, roots, cycles, joins */
+    KIND_RACE,
+    KIND_DEADLOCK,
+    KIND_DATA,
+    NKINDS
+} kind_t;
+
 static char          shape_name[256];   /* the shape being checked */
+static char          run_name[64];      /* the data run: its transport and order */
 static unsigned long violations;
+static unsigned long kind_count[NKINDS];
+static kind_t        cur_kind;          /* the check running now */
+static int           quiet;             /* self-test: count, do not print */
 static int           shape_failed;      /* later phases need a sound structure */
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -145,10 +184,11 @@ static void fail(const char *fmt, ...)
     va_list ap;
 
     shape_failed = 1;
-    if (++violations > MAX_REPORTS) {
+    kind_count[cur_kind]++;
+    if (quiet || (++violations > MAX_REPORTS)) {
         return;
     }
-    fprintf(stderr, "FAIL %s: ", shape_name);
+    fprintf(stderr, "FAIL %s%s: ", shape_name, run_name);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -158,16 +198,18 @@ static void fail(const char *fmt, ...)
 static const char *act_name(int type)
 {
     static const char *names[] = { "SEND", "RECV", "RECV_REDUCE", "RECV_REDUCE_R", "COPY",
-                                   "REDUCE", "REDUCE_R" };
+                                   "REDUCE", "REDUCE_R", "NOP" };
 
-    return ((type >= 0) && (type <= AMC_ACT_REDUCE_R)) ? names[type] : "?";
+    return ((type >= 0) && (type <= AMC_ACT_NOP)) ? names[type] : "?";
 }
 
 static const char *buf_name(int buf)
 {
-    static const char *names[] = { "SEND", "RECV", "TMP" };
+    static const char *names[] = { "SEND", "RECV", "TMP", "EXTRA3", "EXTRA4", "EXTRA5",
+                                   "EXTRA6", "EXTRA7", "EXTRA8", "EXTRA9" };
 
-    return ((buf >= 0) && (buf < AMC_NBUFS)) ? names[buf] : "?";
+    return ((buf >= 0) && (buf < AMC_NBUFS) && (buf < (int)(sizeof(names) / sizeof(names[0]))))
+               ? names[buf] : "?";
 }
 
 static int act_is_msg(const amc_sched_act_t *act)
@@ -224,6 +266,8 @@ typedef struct {
     int              in_place;    /* at the root only for rooted collectives */
     int              commutative;
     size_t           segment;
+    /* self-test: breaks rank's schedule after it was built (NULL: none) */
+    void           (*mutate)(amc_sched_t *sched, int rank);
 } shape_t;
 
 /* Everything about the N ranks of the shape being checked. */
@@ -239,10 +283,13 @@ typedef struct {
     size_t          sd[MAX_N][MAX_N], rd[MAX_N][MAX_N];
     amc_sched_t    *sched[MAX_N];
     int            *match[MAX_N];       /* per act: the peer's act it pairs with, or -1 */
-    uint32_t        cur[MAX_N];         /* simulation: the round a rank is in */
     unsigned char  *buf[MAX_N][AMC_NBUFS];
+    unsigned char  *init[MAX_N][AMC_NBUFS]; /* the buffers before the first data run */
     uint64_t       *recv_init[MAX_N];
-    unsigned char **msg[MAX_N];         /* per send act: its data, read at the round's start */
+    unsigned char **msg[MAX_N];         /* per send act: its data, read when it is posted */
+    /* simulation (am_coll/coll_engine.c's rules) */
+    uint32_t       *pending[MAX_N];     /* per act: what it still requires */
+    uint8_t        *state[MAX_N];       /* per act: SIM_* */
 } world_t;
 
 static world_t world;
@@ -438,7 +485,7 @@ static void shape_setup(const shape_t *sh)
     }
 }
 
-/* ---------------------------------------------------------------- one schedule */
+/* ---------------------------------------------------------------- ranges */
 
 static int range_ok(size_t off, size_t bytes, size_t size)
 {
@@ -459,7 +506,8 @@ static size_t buf_bytes(int r, int buf)
     case AMC_BUF_RECV:
         return world.recv_cells[r] * DT_SIZE;
     default:
-        return world.sched[r]->tmp_bytes;
+        /* the scratch, or a buffer the algorithm asked for (amc_sb_buffer) */
+        return amc_sched_buf_bytes(world.sched[r], buf);
     }
 }
 
@@ -467,9 +515,9 @@ static void check_range(int r, uint32_t i, const char *what, int buf, size_t off
 {
     const amc_sched_act_t *act = &world.sched[r]->acts[i];
 
-    if (buf >= AMC_NBUFS) {
-        fail("rank %d act %u (%s, round %u): %s names buffer %d", r, i, act_name(act->type),
-             act->round, what, buf);
+    if ((buf >= AMC_NBUFS) || (buf >= (int)world.sched[r]->nbufs)) {
+        fail("rank %d act %u (%s, round %u): %s names buffer %d of %u", r, i,
+             act_name(act->type), act->round, what, buf, world.sched[r]->nbufs);
         return;
     }
     if (!range_ok(off, bytes, buf_bytes(r, buf))) {
@@ -484,35 +532,353 @@ static void check_range(int r, uint32_t i, const char *what, int buf, size_t off
     }
 }
 
-/* Two acts of one round the engine may run in either order. */
-static void check_race(int r, uint32_t i, uint32_t j)
-{
-    const amc_sched_act_t *a = &world.sched[r]->acts[i], *b = &world.sched[r]->acts[j];
+/* ---------------------------------------------------------------- the graph */
 
-    if ((a->buf == b->buf) && ranges_overlap(a->off, a->bytes, b->off, b->bytes)) {
-        fail("rank %d round %u: act %u (%s from %d) lands in %s [%zu, %zu) where act %u (%s "
-             "%s %d) %s [%zu, %zu) in the same round", r, a->round, i, act_name(a->type),
-             a->peer, buf_name(a->buf), a->off, a->off + a->bytes, j, act_name(b->type),
-             (b->type == AMC_ACT_SEND) ? "to" : "from", b->peer,
-             (b->type == AMC_ACT_SEND) ? "reads" : "lands", b->off, b->off + b->bytes);
+/* Reachability of one rank's graph: row i is the set of acts reachable from
+ * act i through successor edges (i itself excluded). */
+typedef struct {
+    uint32_t  n;
+    uint32_t  words;   /* 64-bit words per row */
+    uint64_t *bits;
+} reach_t;
+
+static int reach_has(const reach_t *g, uint32_t from, uint32_t to)
+{
+    return (int)((g->bits[(size_t)from * g->words + to / 64] >> (to % 64)) & 1);
+}
+
+static int reach_ordered(const reach_t *g, uint32_t a, uint32_t b)
+{
+    return reach_has(g, a, b) || reach_has(g, b, a);
+}
+
+static uint32_t sched_nedges(const amc_sched_t *s)
+{
+    uint32_t i, e = 0;
+
+    for (i = 0; i < s->nacts; i++) {
+        e += s->acts[i].nsucc;
     }
-    /* data pulled for reducing receives waits in the staging area */
-    if ((a->type != AMC_ACT_RECV) && act_is_recv(b) && (b->type != AMC_ACT_RECV) &&
-        ranges_overlap(a->off2, a->bytes, b->off2, b->bytes)) {
-        fail("rank %d round %u: acts %u and %u (reducing receives from %d and %d) share staging "
-             "bytes [%zu, +%zu) and [%zu, +%zu)", r, a->round, i, j, a->peer, b->peer, a->off2,
-             a->bytes, b->off2, b->bytes);
+    return e;
+}
+
+/* The acts a topological sort reaches from the roots, in that order, in
+ * topo[]; returns how many (all of them unless there is a cycle or a root
+ * is missing). Successor lists must have been checked to lie in range. */
+static uint32_t graph_sort(const amc_sched_t *s, uint32_t *topo, uint32_t *indeg)
+{
+    const amc_sched_act_t *act;
+    uint32_t               i, k, head = 0, len = 0, next;
+
+    for (i = 0; i < s->nacts; i++) {
+        indeg[i] = s->acts[i].ndeps;
+    }
+    for (i = 0; i < s->nroots; i++) {
+        if ((s->roots[i] < s->nacts) && (indeg[s->roots[i]] == 0)) {
+            indeg[s->roots[i]] = UINT32_MAX; /* queued */
+            topo[len++]        = s->roots[i];
+        }
+    }
+    while (head < len) {
+        act = &s->acts[topo[head++]];
+        for (k = 0; k < act->nsucc; k++) {
+            next = s->succ[act->succ + k];
+            if ((indeg[next] != UINT32_MAX) && (indeg[next] > 0) && (--indeg[next] == 0)) {
+                indeg[next] = UINT32_MAX;
+                topo[len++] = next;
+            }
+        }
+    }
+    return len;
+}
+
+/* ndeps, successor lists, roots and cycles. On success *topo_p is a
+ * topological order of all acts (the caller frees it); else NULL. */
+static void check_graph(int r, uint32_t **topo_p)
+{
+    const amc_sched_t     *s = world.sched[r];
+    const amc_sched_act_t *act;
+    uint32_t               nedges = sched_nedges(s), i, k, next, sorted, *indeg, *topo;
+    uint8_t               *used, *is_root;
+    int                    ok = 1;
+
+    *topo_p = NULL;
+    cur_kind = KIND_GRAPH;
+    indeg   = calloc((size_t)s->nacts + 1, sizeof(*indeg));
+    topo    = malloc(((size_t)s->nacts + 1) * sizeof(*topo));
+    used    = calloc((size_t)nedges + 1, 1);
+    is_root = calloc((size_t)s->nacts + 1, 1);
+    if ((indeg == NULL) || (topo == NULL) || (used == NULL) || (is_root == NULL)) {
+        fail("out of memory");
+        goto out;
+    }
+    for (i = 0; i < s->nacts; i++) {
+        act = &s->acts[i];
+        if ((act->succ > nedges) || (act->nsucc > nedges - act->succ)) {
+            fail("rank %d act %u (%s): successors [%u, +%u) outside the %u edges", r, i,
+                 act_name(act->type), act->succ, act->nsucc, nedges);
+            ok = 0;
+            continue;
+        }
+        for (k = 0; k < act->nsucc; k++) {
+            if (used[act->succ + k]++) {
+                fail("rank %d act %u (%s): successor entry %u shared with another act", r, i,
+                     act_name(act->type), act->succ + k);
+                ok = 0;
+            }
+            next = s->succ[act->succ + k];
+            if (next >= s->nacts) {
+                fail("rank %d act %u (%s): successor %u of %u acts", r, i, act_name(act->type),
+                     next, s->nacts);
+                ok = 0;
+            } else if (next == i) {
+                fail("rank %d act %u (%s) requires itself", r, i, act_name(act->type));
+                ok = 0;
+            } else {
+                indeg[next]++;
+            }
+        }
+    }
+    if (!ok) {
+        goto out;
+    }
+    for (i = 0; i < s->nacts; i++) {
+        act = &s->acts[i];
+        if (indeg[i] != act->ndeps) {
+            fail("rank %d act %u (%s, round %u): ndeps %u, but %u acts list it as a successor",
+                 r, i, act_name(act->type), act->round, act->ndeps, indeg[i]);
+            ok = 0;
+        }
+        if ((s->ndeps == NULL) || (s->ndeps[i] != act->ndeps)) {
+            /* the instance's start counts are copied from sched->ndeps */
+            fail("rank %d act %u (%s, round %u): ndeps %u, the start count %u", r, i,
+                 act_name(act->type), act->round, act->ndeps,
+                 (s->ndeps != NULL) ? s->ndeps[i] : 0);
+            ok = 0;
+        }
+        if ((act->type == AMC_ACT_NOP) && ((act->ndeps == 0) || (act->nsucc == 0))) {
+            fail("rank %d act %u: a join with %u deps and %u successors joins nothing", r, i,
+                 act->ndeps, act->nsucc);
+        }
+    }
+    for (i = 0; i < s->nroots; i++) {
+        if ((s->roots[i] >= s->nacts) || is_root[s->roots[i]]++ ||
+            (s->acts[s->roots[i]].ndeps != 0)) {
+            fail("rank %d: root %u of %u is act %u: out of range, listed twice or with deps", r,
+                 i, s->nroots, s->roots[i]);
+            ok = 0;
+        }
+    }
+    for (i = 0; i < s->nacts; i++) {
+        if ((s->acts[i].ndeps == 0) && !is_root[i]) {
+            fail("rank %d act %u (%s, round %u) requires nothing but is not a root", r, i,
+                 act_name(s->acts[i].type), s->acts[i].round);
+            ok = 0;
+        }
+    }
+    if (!ok) {
+        goto out;
+    }
+    sorted = graph_sort(s, topo, indeg);
+    if (sorted != s->nacts) {
+        for (i = 0; (i < s->nacts) && (indeg[i] == UINT32_MAX); i++) {
+        }
+        fail("rank %d: a cycle: %u of %u acts are never ready (act %u, %s, round %u, among "
+             "them)", r, s->nacts - sorted, s->nacts, i, act_name(s->acts[i].type),
+             s->acts[i].round);
+        goto out;
+    }
+    *topo_p = topo;
+    topo    = NULL;
+out:
+    free(indeg);
+    free(topo);
+    free(used);
+    free(is_root);
+}
+
+/* Row i = the union of (successor, its row) over i's successors, rows
+ * filled in reverse topological order. O(edges * acts / 64). */
+static int reach_build(const amc_sched_t *s, const uint32_t *topo, reach_t *g)
+{
+    const amc_sched_act_t *act;
+    uint64_t              *row, *srow;
+    uint32_t               t, k, w, next;
+
+    g->n     = s->nacts;
+    g->words = (s->nacts + 63) / 64;
+    g->bits  = calloc((size_t)g->n * g->words + 1, sizeof(*g->bits));
+    if (g->bits == NULL) {
+        return -1;
+    }
+    for (t = s->nacts; t-- > 0;) {
+        act = &s->acts[topo[t]];
+        row = &g->bits[(size_t)topo[t] * g->words];
+        for (k = 0; k < act->nsucc; k++) {
+            next = s->succ[act->succ + k];
+            srow = &g->bits[(size_t)next * g->words];
+            row[next / 64] |= 1ull << (next % 64);
+            for (w = 0; w < g->words; w++) {
+                row[w] |= srow[w];
+            }
+        }
+    }
+    return 0;
+}
+
+/* The rounds' shorthand (sched.h): an act of a round made by amc_sb_round
+ * follows every act of the last non-empty round before it; within a round,
+ * each local follows the one before it and the sends and receives follow
+ * the last local. Joins may carry these edges; reachability sees through
+ * them. */
+static void check_round_edges(int r, const reach_t *g)
+{
+    const amc_sched_t       *s = world.sched[r];
+    const amc_sched_round_t *round, *prev = NULL;
+    uint32_t                 k, i, j, last;
+    int                      reported = 0;
+
+    cur_kind = KIND_GRAPH;
+    for (k = 0; (k < s->nrounds) && (reported < 3); k++) {
+        round = &s->rounds[k];
+        if (round->count == 0) {
+            continue;
+        }
+        for (i = round->first; (i < round->first + round->count) && (reported < 3); i++) {
+            for (j = prev ? prev->first : 0;
+                 round->implicit && prev && (j < prev->first + prev->count); j++) {
+                if (!reach_has(g, j, i)) {
+                    fail("rank %d round %u: act %u (%s) does not follow act %u (%s) of round "
+                         "%u", r, k, i, act_name(s->acts[i].type), j,
+                         act_name(s->acts[j].type), s->acts[j].round);
+                    reported++;
+                    break;
+                }
+            }
+            last = (i < round->first + round->nlocal) ? i : round->first + round->nlocal;
+            if ((last > round->first) && !reach_has(g, last - 1, i)) {
+                fail("rank %d round %u: act %u (%s) does not follow local act %u", r, k, i,
+                     act_name(s->acts[i].type), last - 1);
+                reported++;
+            }
+        }
+        prev = round;
     }
 }
+
+/* ---------------------------------------------------------------- races */
+
+#define STAGE_BUF AMC_NBUFS   /* reducing receives' staging area, as a buffer */
+
+typedef struct {
+    uint32_t act;
+    uint8_t  buf;
+    uint8_t  write;
+    size_t   off;
+    size_t   bytes;
+} access_t;
+
+static int access_cmp(const void *a_v, const void *b_v)
+{
+    const access_t *a = a_v, *b = b_v;
+
+    if (a->buf != b->buf) {
+        return (a->buf < b->buf) ? -1 : 1;
+    }
+    if (a->off != b->off) {
+        return (a->off < b->off) ? -1 : 1;
+    }
+    return (a->act < b->act) ? -1 : (a->act > b->act);
+}
+
+static void access_describe(int r, const access_t *x, char *out, size_t len)
+{
+    const amc_sched_act_t *act = &world.sched[r]->acts[x->act];
+
+    if (act_is_msg(act)) {
+        snprintf(out, len, "act %u (%s %s %d, round %u) %s %s [%zu, %zu)", x->act,
+                 act_name(act->type), (act->type == AMC_ACT_SEND) ? "to" : "from", act->peer,
+                 act->round, x->write ? "writes" : "reads",
+                 (x->buf == STAGE_BUF) ? "staging" : buf_name(x->buf), x->off, x->off + x->bytes);
+    } else {
+        snprintf(out, len, "act %u (%s, round %u) %s %s [%zu, %zu)", x->act, act_name(act->type),
+                 act->round, x->write ? "writes" : "reads", buf_name(x->buf), x->off,
+                 x->off + x->bytes);
+    }
+}
+
+static unsigned long stat_race_pairs;
+
+/* Every pair of accesses to overlapping bytes of one buffer, one of them a
+ * write, by acts the graph does not order. Accesses sorted by start, so
+ * each is compared only with those that start inside it. */
+static void check_races(int r, const reach_t *g)
+{
+    const amc_sched_t     *s = world.sched[r];
+    const amc_sched_act_t *act;
+    access_t              *acc;
+    size_t                 n = 0, i, j;
+    uint32_t               k;
+    char                   da[160], db[160];
+    int                    reported = 0;
+
+    cur_kind = KIND_RACE;
+    acc      = malloc(((size_t)s->nacts * 2 + 1) * sizeof(*acc));
+    if (acc == NULL) {
+        fail("out of memory");
+        return;
+    }
+    for (k = 0; k < s->nacts; k++) {
+        act = &s->acts[k];
+        if (act->bytes == 0) {
+            continue;
+        }
+        if (act->type == AMC_ACT_SEND) {
+            acc[n++] = (access_t){ k, act->buf, 0, act->off, act->bytes };
+        } else if (act_is_recv(act)) {
+            acc[n++] = (access_t){ k, act->buf, 1, act->off, act->bytes };
+            if (act->type != AMC_ACT_RECV) {
+                acc[n++] = (access_t){ k, STAGE_BUF, 1, act->off2, act->bytes };
+            }
+        } else if (act_is_local(act)) {
+            acc[n++] = (access_t){ k, act->buf, 1, act->off, act->bytes };
+            acc[n++] = (access_t){ k, act->buf2, 0, act->off2, act->bytes };
+        }
+    }
+    qsort(acc, n, sizeof(*acc), access_cmp);
+    for (i = 0; (i < n) && (reported < 3); i++) {
+        for (j = i + 1; (j < n) && (acc[j].buf == acc[i].buf) &&
+                        (acc[j].off < acc[i].off + acc[i].bytes); j++) {
+            if ((acc[i].act == acc[j].act) || (!acc[i].write && !acc[j].write)) {
+                continue;
+            }
+            stat_race_pairs++;
+            if (reach_ordered(g, acc[i].act, acc[j].act)) {
+                continue;
+            }
+            access_describe(r, &acc[i], da, sizeof(da));
+            access_describe(r, &acc[j], db, sizeof(db));
+            fail("rank %d: race: %s and %s, not ordered by the graph", r, da, db);
+            if (++reported >= 3) {
+                break;
+            }
+        }
+    }
+    free(acc);
+}
+
+/* ---------------------------------------------------------------- one schedule */
 
 static void check_sched(const shape_t *sh, int r)
 {
     const amc_sched_t     *s = world.sched[r];
     const amc_sched_act_t *act;
-    uint32_t               stag[MAX_N], rtag[MAX_N], k, i, j, first = 0, nsend, nrecv;
-    uint32_t               nrecv_all = 0;
-    int                    found;
+    uint32_t               stag[MAX_N], rtag[MAX_N], k, i, first = 0, nsend, nrecv, nlocal;
+    uint32_t               nrecv_all = 0, *topo;
+    reach_t                g;
+    int                    found, kind, prev_kind;
 
+    cur_kind = KIND_STRUCTURE;
     memset(stag, 0, sizeof(stag));
     memset(rtag, 0, sizeof(rtag));
     for (k = 0; k < s->nrounds; k++) {
@@ -523,31 +889,53 @@ static void check_sched(const shape_t *sh, int r)
                  k, round->first, round->count, first, s->nacts);
             return;
         }
-        first += round->count;
-        nsend  = 0;
-        nrecv  = 0;
+        first    += round->count;
+        nsend     = 0;
+        nrecv     = 0;
+        nlocal    = 0;
+        prev_kind = 0;
         for (i = round->first; i < round->first + round->count; i++) {
             act = &s->acts[i];
             if (act->round != k) {
                 fail("rank %d act %u says round %u, lies in round %u", r, i, act->round, k);
             }
-            nsend += (act->type == AMC_ACT_SEND);
-            nrecv += act_is_recv(act);
+            if (act->type == AMC_ACT_NOP) {
+                fail("rank %d act %u: a join inside round %u (joins follow the rounds' acts)", r,
+                     i, k);
+            }
+            kind = (act->type == AMC_ACT_SEND) ? 1 : act_is_recv(act) ? 2 : 0;
+            if (kind < prev_kind) {
+                fail("rank %d round %u: act %u (%s) after a %s (locals, sends, receives is the "
+                     "order)", r, k, i, act_name(act->type), (prev_kind == 1) ? "send" :
+                     "receive");
+            }
+            prev_kind = kind;
+            nsend    += (kind == 1);
+            nrecv    += (kind == 2);
+            nlocal   += (kind == 0);
         }
-        if ((nsend != round->nsend) || (nrecv != round->nrecv)) {
-            fail("rank %d round %u counts %u sends and %u receives, has %u and %u", r, k,
-                 round->nsend, round->nrecv, nsend, nrecv);
+        if ((nsend != round->nsend) || (nrecv != round->nrecv) || (nlocal != round->nlocal)) {
+            fail("rank %d round %u counts %u locals, %u sends and %u receives, has %u, %u and %u",
+                 r, k, round->nlocal, round->nsend, round->nrecv, nlocal, nsend, nrecv);
         }
     }
-    if (first != s->nacts) {
-        fail("rank %d: the rounds cover %u of %u acts", r, first, s->nacts);
-        return;
+    for (i = first; i < s->nacts; i++) {
+        act = &s->acts[i];
+        if (act->type != AMC_ACT_NOP) {
+            fail("rank %d act %u (%s): outside every round (the rounds cover %u of %u acts) and "
+                 "not a join", r, i, act_name(act->type), first, s->nacts);
+        } else if (act->round >= s->nrounds) {
+            fail("rank %d act %u (NOP): round %u of %u", r, i, act->round, s->nrounds);
+        }
     }
 
     for (i = 0; i < s->nacts; i++) {
         act = &s->acts[i];
-        if (act->type > AMC_ACT_REDUCE_R) {
+        if (act->type > AMC_ACT_NOP) {
             fail("rank %d act %u: unknown type %d", r, i, act->type);
+            continue;
+        }
+        if (act->type == AMC_ACT_NOP) {
             continue;
         }
         if (act_is_msg(act)) {
@@ -607,22 +995,22 @@ static void check_sched(const shape_t *sh, int r)
     if (nrecv_all != s->nrecv) {
         fail("rank %d: nrecv %u, %u receive acts", r, s->nrecv, nrecv_all);
     }
-
-    for (k = 0; k < s->nrounds; k++) {
-        const amc_sched_round_t *round = &s->rounds[k];
-
-        for (i = round->first; i < round->first + round->count; i++) {
-            if (!act_is_recv(&s->acts[i])) {
-                continue;
-            }
-            for (j = round->first; j < round->first + round->count; j++) {
-                if ((j != i) && act_is_msg(&s->acts[j]) &&
-                    ((s->acts[j].type == AMC_ACT_SEND) || (j > i))) {
-                    check_race(r, i, j);
-                }
-            }
-        }
+    if (shape_failed) {
+        return;
     }
+
+    check_graph(r, &topo);
+    if (topo == NULL) {
+        return;
+    }
+    if (reach_build(s, topo, &g) != 0) {
+        fail("out of memory");
+    } else {
+        check_round_edges(r, &g);
+        check_races(r, &g);
+        free(g.bits);
+    }
+    free(topo);
 }
 
 /* ---------------------------------------------------------------- across ranks */
@@ -634,6 +1022,7 @@ static void check_matching(const shape_t *sh)
     uint32_t               i;
     int                    r, j;
 
+    cur_kind = KIND_STRUCTURE;
     for (r = 0; r < sh->n; r++) {
         s = world.sched[r];
         for (i = 0; i < s->nacts; i++) {
@@ -723,60 +1112,47 @@ static unsigned char *buf_at(int r, int buf, size_t off)
     return world.buf[r][buf] + off;
 }
 
-/* At the start of a round: its local acts in order, then its sends read. */
-static void data_round_enter(const shape_t *sh, int r, uint32_t k)
+/* One act on the data: a local runs, a send's range is read (the message),
+ * a receive's message lands. */
+static void data_exec(const shape_t *sh, int r, uint32_t i)
 {
-    const amc_sched_t     *s = world.sched[r];
-    const amc_sched_act_t *act;
-    uint32_t               i;
-
-    for (i = s->rounds[k].first; i < s->rounds[k].first + s->rounds[k].count; i++) {
-        act = &s->acts[i];
-        if (!act_is_local(act) || (act->bytes == 0)) {
-            continue;
-        }
-        if (act->type == AMC_ACT_COPY) {
-            memmove(buf_at(r, act->buf, act->off), buf_at(r, act->buf2, act->off2), act->bytes);
-        } else if (act->type == AMC_ACT_REDUCE) { /* buf = buf2 (op) buf */
-            sym_reduce(sh, r, i, buf_at(r, act->buf2, act->off2), buf_at(r, act->buf, act->off),
-                       buf_at(r, act->buf, act->off), act->bytes);
-        } else {                                  /* buf = buf (op) buf2 */
-            sym_reduce(sh, r, i, buf_at(r, act->buf, act->off), buf_at(r, act->buf2, act->off2),
-                       buf_at(r, act->buf, act->off), act->bytes);
-        }
-    }
-    for (i = s->rounds[k].first; i < s->rounds[k].first + s->rounds[k].count; i++) {
-        act = &s->acts[i];
-        if ((act->type == AMC_ACT_SEND) && (act->bytes > 0)) {
-            world.msg[r][i] = malloc(act->bytes);
-            if (world.msg[r][i] == NULL) {
-                fail("out of memory");
-                continue;
-            }
-            memcpy(world.msg[r][i], buf_at(r, act->buf, act->off), act->bytes);
-        }
-    }
-}
-
-/* At the end of a round: its receives land. */
-static void data_round_leave(const shape_t *sh, int r, uint32_t k)
-{
-    const amc_sched_t     *s = world.sched[r];
-    const amc_sched_act_t *act;
+    const amc_sched_act_t *act = &world.sched[r]->acts[i];
     const unsigned char   *data;
     unsigned char         *target;
-    uint32_t               i;
 
-    for (i = s->rounds[k].first; i < s->rounds[k].first + s->rounds[k].count; i++) {
-        act = &s->acts[i];
-        if (!act_is_recv(act) || (act->bytes == 0)) {
-            continue;
+    if (act->bytes == 0) {
+        return;
+    }
+    switch (act->type) {
+    case AMC_ACT_COPY:
+        memmove(buf_at(r, act->buf, act->off), buf_at(r, act->buf2, act->off2), act->bytes);
+        break;
+    case AMC_ACT_REDUCE: /* buf = buf2 (op) buf */
+        sym_reduce(sh, r, i, buf_at(r, act->buf2, act->off2), buf_at(r, act->buf, act->off),
+                   buf_at(r, act->buf, act->off), act->bytes);
+        break;
+    case AMC_ACT_REDUCE_R: /* buf = buf (op) buf2 */
+        sym_reduce(sh, r, i, buf_at(r, act->buf, act->off), buf_at(r, act->buf2, act->off2),
+                   buf_at(r, act->buf, act->off), act->bytes);
+        break;
+    case AMC_ACT_SEND:
+        if (world.msg[r][i] == NULL) {
+            world.msg[r][i] = malloc(act->bytes);
         }
-        data = world.msg[act->peer][world.match[r][i]];
-        if (data == NULL) {
-            continue; /* reported */
+        if (world.msg[r][i] == NULL) {
+            fail("out of memory");
+            break;
         }
+        memcpy(world.msg[r][i], buf_at(r, act->buf, act->off), act->bytes);
+        break;
+    case AMC_ACT_RECV:
+    case AMC_ACT_RECV_REDUCE:
+    case AMC_ACT_RECV_REDUCE_R:
+        data   = world.msg[act->peer][world.match[r][i]];
         target = buf_at(r, act->buf, act->off);
+        if (data == NULL) {
+            break; /* reported */
+        }
         if (act->type == AMC_ACT_RECV) {
             memcpy(target, data, act->bytes);
         } else if (act->type == AMC_ACT_RECV_REDUCE) { /* message (op) buf */
@@ -784,6 +1160,9 @@ static void data_round_leave(const shape_t *sh, int r, uint32_t k)
         } else {
             sym_reduce(sh, r, i, target, data, target, act->bytes);
         }
+        break;
+    default:
+        break; /* a join */
     }
 }
 
@@ -811,10 +1190,8 @@ static int data_setup(const shape_t *sh)
 
     for (r = 0; r < n; r++) {
         ip              = w->args[r].in_place;
-        bytes[AMC_BUF_SEND] = w->send_cells[r] * DT_SIZE;
-        bytes[AMC_BUF_RECV] = w->recv_cells[r] * DT_SIZE;
-        bytes[AMC_BUF_TMP]  = w->sched[r]->tmp_bytes;
         for (b = 0; b < AMC_NBUFS; b++) {
+            bytes[b]     = buf_bytes(r, b);
             w->buf[r][b] = (bytes[b] > 0) ? malloc(bytes[b]) : NULL;
             if ((bytes[b] > 0) && (w->buf[r][b] == NULL)) {
                 return -1;
@@ -826,7 +1203,9 @@ static int data_setup(const shape_t *sh)
             return -1;
         }
         /* scratch is a previous call's leftovers (am_coll/coll.c keeps a spare) */
-        cells_fill(w->buf[r][AMC_BUF_TMP], 0, bytes[AMC_BUF_TMP] / DT_SIZE, 0, 0);
+        for (b = AMC_BUF_TMP; b < AMC_NBUFS; b++) {
+            cells_fill(w->buf[r][b], 0, bytes[b] / DT_SIZE, 0, 0);
+        }
         cells_fill(w->buf[r][AMC_BUF_SEND], 0, w->send_cells[r], 1u << r, 0);
         cells_fill(w->buf[r][AMC_BUF_RECV], 0, w->recv_cells[r], 0, 0);
         if (sh->coll == AMC_COLL_BCAST) {
@@ -856,8 +1235,37 @@ static int data_setup(const shape_t *sh)
         if (bytes[AMC_BUF_RECV] > 0) {
             memcpy(w->recv_init[r], w->buf[r][AMC_BUF_RECV], bytes[AMC_BUF_RECV]);
         }
+        for (b = 0; b < AMC_NBUFS; b++) {
+            if (bytes[b] > 0) {
+                w->init[r][b] = malloc(bytes[b]);
+                if (w->init[r][b] == NULL) {
+                    return -1;
+                }
+                memcpy(w->init[r][b], w->buf[r][b], bytes[b]);
+            }
+        }
     }
     return 0;
+}
+
+/* The buffers as data_setup left them, no message read yet: for the next
+ * run. */
+static void data_reset(const shape_t *sh)
+{
+    uint32_t i;
+    int      r, b;
+
+    for (r = 0; r < sh->n; r++) {
+        for (b = 0; b < AMC_NBUFS; b++) {
+            if (world.init[r][b] != NULL) {
+                memcpy(world.buf[r][b], world.init[r][b], buf_bytes(r, b));
+            }
+        }
+        for (i = 0; i < world.sched[r]->nacts; i++) {
+            free(world.msg[r][i]);
+            world.msg[r][i] = NULL;
+        }
+    }
 }
 
 static void expect_set(uint64_t *exp, size_t first, size_t cells, uint32_t mask, size_t elem0)
@@ -1028,6 +1436,8 @@ static void data_free(const shape_t *sh)
         for (b = 0; b < AMC_NBUFS; b++) {
             free(world.buf[r][b]);
             world.buf[r][b] = NULL;
+            free(world.init[r][b]);
+            world.init[r][b] = NULL;
         }
         free(world.recv_init[r]);
         world.recv_init[r] = NULL;
@@ -1043,125 +1453,260 @@ static void data_free(const shape_t *sh)
 
 /* ---------------------------------------------------------------- progress */
 
-/* Whether rank r may leave round k: every send received, every receive sent. */
-static int round_done(int r, uint32_t k)
+/* Per act of the simulation. */
+enum {
+    SIM_READY  = 1,  /* everything it requires is done */
+    SIM_POSTED = 2,  /* a send: its message is on its way (read, with data) */
+    SIM_RUN    = 4,  /* executed: a local ran, a receive landed */
+    SIM_DONE   = 8
+};
+
+typedef enum {
+    PICK_FIFO,
+    PICK_LIFO,
+    PICK_RANDOM
+} pick_t;
+
+/* What the simulation may do next: run an act that is ready (post a send),
+ * or complete a send whose receive is ready (strict transport). Which
+ * runnable item goes next is the order under test. */
+typedef struct {
+    int      rank;
+    uint32_t act;
+    int      send_done;
+} item_t;
+
+static struct {
+    item_t        *items;    /* a ring of cap */
+    size_t         cap, head, len;
+    int            strict;   /* sends complete only into ready receives */
+    int            data;
+    pick_t         pick;
+    amc_test_rng_t rng;
+} sim;
+
+static unsigned long stat_runs;
+
+static void sim_push(int r, uint32_t i, int send_done)
+{
+    if (sim.len == sim.cap) {
+        fail("simulation queue overflow (an act made runnable twice)");
+        return;
+    }
+    sim.items[(sim.head + sim.len++) % sim.cap] = (item_t){ r, i, send_done };
+}
+
+static item_t sim_pop(void)
+{
+    item_t it;
+    size_t k;
+
+    if (sim.pick == PICK_FIFO) {
+        it       = sim.items[sim.head];
+        sim.head = (sim.head + 1) % sim.cap;
+        sim.len--;
+        return it;
+    }
+    if (sim.pick == PICK_RANDOM) {
+        /* the chosen one trades places with the last */
+        k = (sim.head + amc_test_rng_below(&sim.rng, sim.len)) % sim.cap;
+        it = sim.items[k];
+        sim.items[k] = sim.items[(sim.head + sim.len - 1) % sim.cap];
+        sim.items[(sim.head + sim.len - 1) % sim.cap] = it;
+    }
+    return sim.items[(sim.head + --sim.len) % sim.cap];
+}
+
+static void sim_ready(int r, uint32_t i);
+
+static void sim_done(int r, uint32_t i)
+{
+    const amc_sched_t     *s   = world.sched[r];
+    const amc_sched_act_t *act = &s->acts[i];
+    uint32_t               k, next;
+
+    world.state[r][i] |= SIM_DONE;
+    for (k = 0; k < act->nsucc; k++) {
+        next = s->succ[act->succ + k];
+        if (--world.pending[r][next] == 0) {
+            sim_ready(r, next);
+        }
+    }
+}
+
+/* A send and its receive meet: the receive may land, and under the strict
+ * transport the send completes (the receiver pulls). */
+static void sim_meet(int sr, uint32_t si, int rr, uint32_t ri)
+{
+    sim_push(rr, ri, 0);
+    if (sim.strict) {
+        sim_push(sr, si, 1);
+    }
+}
+
+static void sim_ready(int r, uint32_t i)
+{
+    const amc_sched_act_t *act = &world.sched[r]->acts[i];
+    int                    peer;
+    uint32_t               other;
+
+    world.state[r][i] |= SIM_READY;
+    if (!act_is_recv(act)) {
+        sim_push(r, i, 0); /* a local or join runs, a send is posted */
+        return;
+    }
+    peer  = act->peer;
+    other = (uint32_t)world.match[r][i];
+    if (world.state[peer][other] & SIM_POSTED) {
+        sim_meet(peer, other, r, i);
+    }
+}
+
+static void sim_run(const shape_t *sh, item_t it)
+{
+    const amc_sched_act_t *act = &world.sched[it.rank]->acts[it.act];
+    int                    peer;
+    uint32_t               other;
+
+    if (it.send_done) {
+        sim_done(it.rank, it.act);
+        return;
+    }
+    if (sim.data) {
+        data_exec(sh, it.rank, it.act);
+    }
+    if (act->type != AMC_ACT_SEND) {
+        world.state[it.rank][it.act] |= SIM_RUN;
+        sim_done(it.rank, it.act);
+        return;
+    }
+    world.state[it.rank][it.act] |= SIM_POSTED;
+    peer  = act->peer;
+    other = (uint32_t)world.match[it.rank][it.act];
+    if (world.state[peer][other] & SIM_READY) {
+        sim_meet(it.rank, it.act, peer, other);
+    }
+    if (!sim.strict) {
+        sim_done(it.rank, it.act); /* eager: done once posted */
+    }
+}
+
+/* What rank r's acts that are ready but not done wait for. */
+static void report_stuck(const shape_t *sh, int r, int stuck)
 {
     const amc_sched_t     *s = world.sched[r];
-    const amc_sched_act_t *act;
-    uint32_t               i;
-
-    for (i = s->rounds[k].first; i < s->rounds[k].first + s->rounds[k].count; i++) {
-        act = &s->acts[i];
-        if (act_is_msg(act) &&
-            (world.cur[act->peer] < world.sched[act->peer]->acts[world.match[r][i]].round)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static void report_deadlock(const shape_t *sh)
-{
-    const amc_sched_t     *s;
     const amc_sched_act_t *act, *other;
-    char                   waits[512];
-    size_t                 used;
-    uint32_t               i, k;
-    int                    r, stuck = 0, shown;
+    char                   waits[600];
+    size_t                 used = 0;
+    uint32_t               i, left = 0, o;
+    int                    shown = 0;
 
-    for (r = 0; r < sh->n; r++) {
-        stuck += (world.cur[r] < world.sched[r]->nrounds);
+    waits[0] = '\0';
+    for (i = 0; i < s->nacts; i++) {
+        left += !(world.state[r][i] & SIM_DONE);
     }
-    for (r = 0; r < sh->n; r++) {
-        s = world.sched[r];
-        k = world.cur[r];
-        if (k >= s->nrounds) {
+    for (i = 0; (i < s->nacts) && (used < sizeof(waits) - 1); i++) {
+        act = &s->acts[i];
+        if (!(world.state[r][i] & SIM_READY) || (world.state[r][i] & SIM_DONE)) {
             continue;
         }
-        used     = 0;
-        shown    = 0;
-        waits[0] = '\0';
-        for (i = s->rounds[k].first; i < s->rounds[k].first + s->rounds[k].count; i++) {
-            act = &s->acts[i];
-            if (!act_is_msg(act)) {
-                continue;
-            }
-            other = &world.sched[act->peer]->acts[world.match[r][i]];
-            if ((world.cur[act->peer] >= other->round) || (used >= sizeof(waits) - 1)) {
-                continue;
-            }
-            if (++shown > 4) {
-                snprintf(waits + used, sizeof(waits) - used, " ...");
-                break;
-            }
-            used += (size_t)snprintf(waits + used, sizeof(waits) - used,
-                                     " act %u %s rank %d (its round %u, it is in round %u);", i,
-                                     (act->type == AMC_ACT_SEND) ? "sends to" : "receives from",
-                                     act->peer, other->round, world.cur[act->peer]);
-            if (used >= sizeof(waits)) {
-                used = sizeof(waits) - 1; /* truncated */
-            }
-        }
-        fail("deadlock (%d of %d ranks stuck): rank %d in round %u of %u waits:%s", stuck,
-             sh->n, r, k, s->nrounds, waits);
-        if (violations > MAX_REPORTS) {
+        if (++shown > 4) {
+            snprintf(waits + used, sizeof(waits) - used, " ...");
             break;
         }
+        o     = (uint32_t)world.match[r][i];
+        other = &world.sched[act->peer]->acts[o];
+        if (act->type == AMC_ACT_SEND) {
+            used += (size_t)snprintf(waits + used, sizeof(waits) - used,
+                                     " act %u (SEND to %d, round %u) for rank %d's act %u (%s, "
+                                     "round %u) to be ready (%u deps left);", i, act->peer,
+                                     act->round, act->peer, o, act_name(other->type),
+                                     other->round, world.pending[act->peer][o]);
+        } else {
+            used += (size_t)snprintf(waits + used, sizeof(waits) - used,
+                                     " act %u (%s from %d, round %u) for rank %d's act %u (SEND, "
+                                     "round %u) to be posted (%u deps left);", i,
+                                     act_name(act->type), act->peer, act->round, act->peer, o,
+                                     other->round, world.pending[act->peer][o]);
+        }
+        if (used >= sizeof(waits)) {
+            used = sizeof(waits) - 1; /* truncated */
+        }
     }
+    fail("deadlock (%d of %d ranks stuck): rank %d has %u of %u acts not done; waiting:%s",
+         stuck, sh->n, r, left, s->nacts, waits);
 }
 
-/* The strict model to a fixed point; with data, the acts run on the way. */
-static void simulate(const shape_t *sh, int data)
+/* The ranks' graphs to a fixed point; with data, the acts run on the way.
+ * Returns the ranks that could not finish. */
+static int simulate(const shape_t *sh, int strict, int data, pick_t pick, uint64_t seed)
 {
-    int      queue[MAX_N], inq[MAX_N], head = 0, len = 0, r, p;
-    uint32_t i, k;
+    size_t   total = 0;
+    uint32_t i;
+    int      r, stuck = 0;
 
     for (r = 0; r < sh->n; r++) {
-        world.cur[r] = 0;
-        if (data && (world.sched[r]->nrounds > 0)) {
-            data_round_enter(sh, r, 0);
-        }
-        queue[len++] = r;
-        inq[r]       = 1;
+        total += world.sched[r]->nacts;
     }
-    while (len > 0) {
-        r = queue[head];
-        head = (head + 1) % MAX_N;
-        len--;
-        inq[r] = 0;
-        while ((world.cur[r] < world.sched[r]->nrounds) && round_done(r, world.cur[r])) {
-            if (data) {
-                data_round_leave(sh, r, world.cur[r]);
-            }
-            k = ++world.cur[r];
-            if (k >= world.sched[r]->nrounds) {
-                break;
-            }
-            if (data) {
-                data_round_enter(sh, r, k);
-            }
-            /* who may move now: the peers of the round entered */
-            for (i = world.sched[r]->rounds[k].first;
-                 i < world.sched[r]->rounds[k].first + world.sched[r]->rounds[k].count; i++) {
-                if (act_is_msg(&world.sched[r]->acts[i])) {
-                    p = world.sched[r]->acts[i].peer;
-                    if (!inq[p]) {
-                        queue[(head + len++) % MAX_N] = p;
-                        inq[p] = 1;
-                    }
-                }
-            }
-        }
+    sim.cap    = 2 * total + 1;
+    sim.items  = malloc(sim.cap * sizeof(*sim.items));
+    sim.head   = 0;
+    sim.len    = 0;
+    sim.strict = strict;
+    sim.data   = data;
+    sim.pick   = pick;
+    amc_test_rng_seed(&sim.rng, seed);
+    for (r = 0; r < sh->n; r++) {
+        world.pending[r] = malloc((world.sched[r]->nacts + 1) * sizeof(uint32_t));
+        world.state[r]   = calloc(world.sched[r]->nacts + 1, 1);
     }
     for (r = 0; r < sh->n; r++) {
-        if (world.cur[r] < world.sched[r]->nrounds) {
-            report_deadlock(sh);
-            return;
+        if ((sim.items == NULL) || (world.pending[r] == NULL) || (world.state[r] == NULL)) {
+            fail("out of memory");
+            goto out;
+        }
+        for (i = 0; i < world.sched[r]->nacts; i++) {
+            world.pending[r][i] = world.sched[r]->acts[i].ndeps;
         }
     }
-    if (data) {
+    stat_runs++;
+    cur_kind = KIND_DEADLOCK;
+    for (r = 0; r < sh->n; r++) {
+        for (i = 0; i < world.sched[r]->nroots; i++) {
+            sim_ready(r, world.sched[r]->roots[i]);
+        }
+    }
+    cur_kind = KIND_DATA; /* what a run reports on the way: reductions */
+    while ((sim.len > 0) && !(shape_failed && (violations > MAX_REPORTS))) {
+        sim_run(sh, sim_pop());
+    }
+    cur_kind = KIND_DEADLOCK;
+    for (r = 0; r < sh->n; r++) {
+        for (i = 0; (i < world.sched[r]->nacts) && (world.state[r][i] & SIM_DONE); i++) {
+        }
+        stuck += (i < world.sched[r]->nacts);
+    }
+    for (r = 0; (r < sh->n) && (stuck > 0); r++) {
+        for (i = 0; (i < world.sched[r]->nacts) && (world.state[r][i] & SIM_DONE); i++) {
+        }
+        if (i < world.sched[r]->nacts) {
+            report_stuck(sh, r, stuck);
+        }
+    }
+    if (data && (stuck == 0)) {
+        cur_kind = KIND_DATA;
         data_compare(sh);
     }
+out:
+    for (r = 0; r < sh->n; r++) {
+        free(world.pending[r]);
+        free(world.state[r]);
+        world.pending[r] = NULL;
+        world.state[r]   = NULL;
+    }
+    free(sim.items);
+    sim.items = NULL;
+    return stuck;
 }
 
 /* ---------------------------------------------------------------- one shape */
@@ -1197,18 +1742,23 @@ static void shape_check(const shape_t *sh)
         world.match[r] = NULL;
     }
     for (r = 0; (r < sh->n) && !shape_failed; r++) {
-        status = amc_sb_init(&b);
+        cur_kind = KIND_STRUCTURE;
+        status   = amc_sb_init(&b);
         if (status == AMC_SUCCESS) {
+            /* as am_coll/coll_cache.c does: finish frees all on an error */
             status = sh->alg->build(&b, &world.args[r], r, sh->n);
-            if (status != AMC_SUCCESS) {
-                amc_sched_free(b.sched);
-            } else {
-                status = amc_sb_finish(&b, &world.sched[r]);
+            if ((status != AMC_SUCCESS) && (b.status == AMC_SUCCESS)) {
+                b.status = status;
             }
+            status = amc_sb_finish(&b, &world.sched[r]);
         }
         if (status != AMC_SUCCESS) {
+            world.sched[r] = NULL;
             fail("rank %d: building the schedule failed (%d)", r, status);
             break;
+        }
+        if (sh->mutate != NULL) {
+            sh->mutate(world.sched[r], r);
         }
         stat_scheds++;
         world.match[r] = malloc((world.sched[r]->nacts + 1) * sizeof(int));
@@ -1232,11 +1782,23 @@ static void shape_check(const shape_t *sh)
             if (data_setup(sh) != 0) {
                 fail("out of memory");
             } else {
-                simulate(sh, 1);
+                snprintf(run_name, sizeof(run_name), " [strict transport, FIFO]");
+                if ((simulate(sh, 1, 1, PICK_FIFO, 0) == 0) && !shape_failed) {
+                    snprintf(run_name, sizeof(run_name), " [eager transport, LIFO]");
+                    data_reset(sh);
+                    simulate(sh, 0, 1, PICK_LIFO, 0);
+                }
+                if ((sh->n <= RANDOM_MAX_N) && !shape_failed) {
+                    snprintf(run_name, sizeof(run_name), " [eager transport, random %lu]",
+                             stat_shapes);
+                    data_reset(sh);
+                    simulate(sh, 0, 1, PICK_RANDOM, stat_shapes);
+                }
+                run_name[0] = '\0';
             }
             data_free(sh);
         } else {
-            simulate(sh, 0);
+            simulate(sh, 1, 0, PICK_FIFO, 0);
         }
     }
     for (r = 0; r < sh->n; r++) {
@@ -1245,6 +1807,218 @@ static void shape_check(const shape_t *sh)
         world.sched[r] = NULL;
         world.match[r] = NULL;
     }
+}
+
+/* ---------------------------------------------------------------- self-test */
+
+/* The pipelined bcast without its requires edge: an inner rank may forward
+ * segment j before segment j landed (a send reads what a receive of the same
+ * stage writes). */
+static int broken_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
+{
+    size_t bytes = a->count * a->dt_size, seg = a->dt_size, j;
+    int    vr = amc_alg_rel(rank, a->root, size), mask = 1, m;
+
+    while ((mask < size) && !(vr & mask)) {
+        mask <<= 1;
+    }
+    amc_sb_stage(b);
+    for (j = 0; j * seg < bytes; j++) {
+        if (vr != 0) {
+            amc_sb_recv(b, amc_alg_abs(vr - mask, a->root, size), AMC_BUF_RECV, j * seg, seg);
+        }
+        for (m = mask >> 1; m > 0; m >>= 1) {
+            if (vr + m < size) {
+                amc_sb_send(b, amc_alg_abs(vr + m, a->root, size), AMC_BUF_RECV, j * seg, seg);
+            }
+        }
+    }
+    return AMC_SUCCESS;
+}
+
+/* A two-rank allreduce by exchange: each rank sends its value and receives
+ * the partner's into scratch, then reduces. edge: the receive requires the
+ * rank's own send (deadlocks once sends complete only into ready receives);
+ * flip: the operands the wrong way round (wrong for an order-sensitive op). */
+static int exchange(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int edge,
+                    int flip)
+{
+    size_t bytes = a->count * a->dt_size;
+    int    send, peer = rank ^ 1;
+
+    amc_sb_tmp(b, bytes);
+    amc_sb_round(b);
+    amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, bytes);
+    amc_sb_round(b);
+    amc_sb_send(b, peer, AMC_BUF_RECV, 0, bytes);
+    send = amc_sb_last(b);
+    amc_sb_recv(b, peer, AMC_BUF_TMP, 0, bytes);
+    if (edge) {
+        amc_sb_requires(b, amc_sb_last(b), send);
+    }
+    amc_sb_round(b);
+    amc_sb_reduce(b, AMC_BUF_RECV, 0, AMC_BUF_TMP, 0, bytes, (peer > rank) != flip);
+    return AMC_SUCCESS;
+}
+
+static int good_exchange(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
+{
+    (void)size;
+    return exchange(b, a, rank, 0, 0);
+}
+
+static int exchange_own_send(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                             int size)
+{
+    (void)size;
+    return exchange(b, a, rank, 1, 0);
+}
+
+static int exchange_flipped(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                            int size)
+{
+    (void)size;
+    return exchange(b, a, rank, 0, 1);
+}
+
+/* Rank 0's join becomes a copy of nothing: an act outside the rounds that
+ * is not a join. */
+static void mutate_join(amc_sched_t *s, int rank)
+{
+    uint32_t i;
+
+    for (i = 0; (rank == 0) && (i < s->nacts); i++) {
+        if (s->acts[i].type == AMC_ACT_NOP) {
+            s->acts[i].type = AMC_ACT_COPY;
+            return;
+        }
+    }
+}
+
+/* In rank 0's graph, an edge b -> c becomes b -> a where a -> b and a
+ * requires something itself; the dependency counts are kept right, so only
+ * the cycle a -> b -> a is wrong. */
+static void mutate_cycle(amc_sched_t *s, int rank)
+{
+    uint32_t a, k, bi, c;
+
+    for (a = 0; (rank == 0) && (a < s->nacts); a++) {
+        if (s->acts[a].ndeps == 0) {
+            continue;
+        }
+        for (k = 0; k < s->acts[a].nsucc; k++) {
+            bi = s->succ[s->acts[a].succ + k];
+            if (s->acts[bi].nsucc > 0) {
+                c = s->succ[s->acts[bi].succ];
+                s->succ[s->acts[bi].succ] = a;
+                s->ndeps[c] = --s->acts[c].ndeps;
+                s->ndeps[a] = ++s->acts[a].ndeps;
+                if (s->acts[c].ndeps == 0) {
+                    s->roots[s->nroots++] = c; /* roots has room for every act */
+                }
+                return;
+            }
+        }
+    }
+}
+
+/* Rank 0's last edge is dropped (the end of the successor array: counts
+ * and roots kept right, no hole left): a round's shorthand edge missing. */
+static void mutate_drop_edge(amc_sched_t *s, int rank)
+{
+    uint32_t a, c;
+
+    for (a = s->nacts; (rank == 0) && (a-- > 0);) {
+        if (s->acts[a].nsucc > 0) {
+            c = s->succ[s->acts[a].succ + --s->acts[a].nsucc];
+            s->ndeps[c] = --s->acts[c].ndeps;
+            if (s->acts[c].ndeps == 0) {
+                s->roots[s->nroots++] = c;
+            }
+            return;
+        }
+    }
+}
+
+/* Each broken schedule must be caught by the check meant for it, and the
+ * sound exchange by none. */
+static void selftest(void)
+{
+    static const amc_alg_t algs[] = {
+        { AMC_COLL_BCAST, 200, "broken_pipeline", broken_pipeline },
+        { AMC_COLL_ALLREDUCE, 201, "exchange", good_exchange },
+        { AMC_COLL_ALLREDUCE, 202, "exchange_own_send", exchange_own_send },
+        { AMC_COLL_ALLREDUCE, 203, "exchange_flipped", exchange_flipped },
+    };
+    static const struct {
+        const char *what;
+        int         alg;        /* algs[] index, or -1: the table's, by collective */
+        int         coll;
+        const char *name;
+        int         n;
+        int         commutative;
+        void      (*mutate)(amc_sched_t *, int);
+        int         kind;       /* the check that must fail, or -1: none */
+    } cases[] = {
+        { "forward before the segment landed", 0, 0, NULL, 4, 1, NULL, KIND_RACE },
+        { "sound exchange", 1, 0, NULL, 2, 0, NULL, -1 },
+        { "receive requires its own send", 2, 0, NULL, 2, 1, NULL, KIND_DEADLOCK },
+        { "operands the wrong way round", 3, 0, NULL, 2, 0, NULL, KIND_DATA },
+        { "a copy among the joins", -1, AMC_COLL_ALLGATHER, "ring", 6, 1, mutate_join,
+          KIND_STRUCTURE },
+        { "a cycle", -1, AMC_COLL_ALLGATHER, "ring", 6, 1, mutate_cycle, KIND_GRAPH },
+        { "a round's edge dropped", -1, AMC_COLL_ALLGATHER, "ring", 6, 1, mutate_drop_edge,
+          KIND_GRAPH },
+    };
+    const amc_alg_t *alg;
+    shape_t          sh;
+    unsigned long    before[NKINDS];
+    size_t           i, k;
+    int              kind, others;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        alg = (cases[i].alg >= 0) ? &algs[cases[i].alg] :
+                                    amc_alg_find(cases[i].coll, cases[i].name);
+        CHECK(alg != NULL, "self-test %zu: no algorithm", i);
+        if (alg == NULL) {
+            continue;
+        }
+        memset(&sh, 0, sizeof(sh));
+        sh.alg         = alg;
+        sh.coll        = alg->coll;
+        sh.n           = cases[i].n;
+        sh.root        = coll_is_rooted(sh.coll) ? 0 : -1;
+        sh.count       = 5;
+        sh.commutative = coll_is_reduction(sh.coll) ? cases[i].commutative : 0;
+        sh.segment     = SEGMENT;
+        sh.mutate      = cases[i].mutate;
+        memcpy(before, kind_count, sizeof(before));
+        violations = 0;
+        /* SCHED_CHECK_SELFTEST_SHOW=1 prints what the self-test catches */
+        quiet = (getenv("SCHED_CHECK_SELFTEST_SHOW") == NULL);
+        shape_check(&sh);
+        quiet = 0;
+        kind  = cases[i].kind;
+        for (others = 0, k = 0; k < NKINDS; k++) {
+            if ((int)k != kind) {
+                others += (kind_count[k] != before[k]);
+            }
+        }
+        if (kind < 0) {
+            CHECK(others == 0, "self-test \"%s\": violations reported for a sound schedule",
+                  cases[i].what);
+        } else {
+            CHECK(kind_count[kind] > before[kind], "self-test \"%s\": not caught",
+                  cases[i].what);
+        }
+        printf("self-test: %-36s %s\n", cases[i].what,
+               (kind < 0) ? ((others == 0) ? "passes" : "FAILS") :
+               (kind_count[kind] > before[kind]) ? "caught" : "NOT CAUGHT");
+    }
+    memset(kind_count, 0, sizeof(kind_count));
+    violations = 0;
+    stat_shapes = stat_scheds = stat_pairs = stat_data_shapes = stat_race_pairs = 0;
+    stat_runs = 0;
 }
 
 /* ---------------------------------------------------------------- the sweep */
@@ -1334,6 +2108,7 @@ int main(void)
     size_t           i;
 
     CHECK(amc_alg_count() > 0, "the algorithm table is empty");
+    selftest();
     for (i = 0; i < amc_alg_count(); i++) {
         alg     = amc_alg_at(i);
         shapes0 = stat_shapes;
@@ -1348,8 +2123,9 @@ int main(void)
     CHECK(amc_alg_at(amc_alg_count()) == NULL, "amc_alg_at past the end");
     CHECK(violations == 0, "%lu violations (the first %d above)", violations, MAX_REPORTS);
     printf("test_sched_check: %zu algorithms, N 1..%d: %lu shapes, %lu schedules checked, "
-           "%lu message pairs matched, %lu shapes also run on data (N <= %d); %lu violations; "
-           "%.1f s\n", amc_alg_count(), MAX_N, stat_shapes, stat_scheds, stat_pairs,
-           stat_data_shapes, DATA_MAX_N, violations, now_sec() - t0);
+           "%lu message pairs matched, %lu conflicting access pairs found ordered, %lu "
+           "simulations (%lu shapes run on data, N <= %d); %lu violations; %.1f s\n",
+           amc_alg_count(), MAX_N, stat_shapes, stat_scheds, stat_pairs, stat_race_pairs,
+           stat_runs, stat_data_shapes, DATA_MAX_N, violations, now_sec() - t0);
     return amc_test_summary("test_sched_check");
 }
