@@ -118,6 +118,12 @@ typedef struct amc_coll_inst {
     uint8_t             *state;       /* [nacts] AMC_ACT_* */
 } amc_coll_inst_t;
 
+/* Events of amc_context_t.act_trace. */
+enum {
+    AMC_ACT_TRACE_READY, /* everything the act requires is done; it starts */
+    AMC_ACT_TRACE_DONE
+};
+
 /* Bytes of an instance of sched, its per-act arrays included. */
 size_t amc_coll_inst_size(const amc_sched_t *sched);
 

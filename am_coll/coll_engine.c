@@ -272,12 +272,23 @@ static void amc_coll_recv_ready(amc_coll_inst_t *inst, uint32_t index)
     amc_coll_drop_msg(inst->comm, msg);
 }
 
+/* The test hook (am_coll/context.h); NULL outside tests. */
+static inline void amc_coll_trace(const amc_coll_inst_t *inst, uint32_t index, int event)
+{
+    const amc_context_t *ctx = inst->comm->ctx;
+
+    if (ctx->act_trace != NULL) {
+        ctx->act_trace(ctx->act_trace_arg, inst, index, event);
+    }
+}
+
 static void amc_coll_act_done(amc_coll_inst_t *inst, uint32_t index)
 {
     const amc_sched_act_t *act = &inst->sched->acts[index];
     const uint32_t        *succ = &inst->sched->succ[act->succ];
     uint32_t               i;
 
+    amc_coll_trace(inst, index, AMC_ACT_TRACE_DONE);
     inst->state[index] |= AMC_ACT_DONE;
     inst->left--;
     for (i = 0; i < act->nsucc; i++) {
@@ -360,6 +371,7 @@ static int amc_coll_run(amc_coll_inst_t *inst)
         index = inst->ready[--inst->nready];
         act   = &inst->sched->acts[index];
         inst->state[index] |= AMC_ACT_READY;
+        amc_coll_trace(inst, index, AMC_ACT_TRACE_READY);
         if (act->type == AMC_ACT_SEND) {
             amc_coll_prepare_send(inst, index);
         } else if ((act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R)) {

@@ -23,6 +23,7 @@
 #define AMC_TOMBSTONES  64   /* destroyed communicators kept before their memory is reused */
 
 struct amc_comm;
+struct amc_coll_inst;
 
 /* A message for a communicator this rank has not created yet. */
 typedef struct amc_orphan {
@@ -64,6 +65,12 @@ typedef struct amc_context {
     amc_flow_t       flow;         /* eager tokens per peer */
     amc_defer_queue_t defer;       /* transport calls decided on under a lock */
     struct amc_progress_thread *pt; /* AMC_PROGRESS_THREAD=1, else NULL */
+    /* Tests only, NULL otherwise: told when an act of a scheduled collective
+     * becomes ready and when it is done (AMC_ACT_TRACE_*, am_coll/coll.h),
+     * so a test can check the order the engine runs a graph in. */
+    void           (*act_trace)(void *arg, const struct amc_coll_inst *inst, uint32_t act,
+                                int event);
+    void            *act_trace_arg;
 } amc_context_t;
 
 /* Takes ownership of tp (destroyed with the context, also on failure).
