@@ -130,6 +130,12 @@ size_t amc_coll_inst_size(const amc_sched_t *sched);
 /* Starts a collective on comm; req completes when this rank's part is done. */
 int  amc_coll_start(struct amc_comm *comm, const amc_coll_args_t *args, struct amc_request *req);
 
+/* Tests: runs sched, built by the caller and taken over (freed with its
+ * instance, or at once on an error), as args describes the call (kind,
+ * root, buffers, datatype, op); req completes as with amc_coll_start. */
+int  amc_coll_start_sched(struct amc_comm *comm, const amc_coll_args_t *args, amc_sched_t *sched,
+                          struct amc_request *req);
+
 /* Handler side: data of a binomial bcast this rank has not entered yet. Starts
  * an instance that forwards it to this rank's children at once (the patent's
  * third example); AMC_SUCCESS if it took the message. With ctrl->lock held. */

@@ -633,6 +633,9 @@ out:
     amc_context_flush(comm->ctx);
 }
 
+static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, amc_coll_inst_t *inst,
+                           struct amc_request *req);
+
 int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_request *req)
 {
     amc_coll_args_t   args_copy = *call, *args = &args_copy;
@@ -640,8 +643,7 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     const amc_alg_t  *alg;
     amc_sched_t      *sched;
     amc_coll_inst_t  *inst;
-    amc_coll_slot_t  *slot;
-    int               status, sends;
+    int               status;
 
     args->segment = comm->ctx->cfg.bcast_segment;
     alg           = amc_alg_select(comm, args);
@@ -663,6 +665,36 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     if (status != AMC_SUCCESS) {
         return status;
     }
+    return amc_coll_launch(comm, args, inst, req);
+}
+
+int amc_coll_start_sched(amc_comm_t comm, const amc_coll_args_t *args, amc_sched_t *sched,
+                         struct amc_request *req)
+{
+    /* no table entry: its id is in no other algorithm's headers, so no
+     * rank mistakes its messages for a bcast to forward */
+    static const amc_alg_t given = { AMC_COLL_NONE, UINT8_MAX, "given", NULL };
+    amc_coll_inst_t       *inst;
+    int                    status;
+
+    sched->cached = 0; /* freed with its last instance */
+    amc_spin_lock(&comm->ctrl.lock);
+    status = amc_coll_inst_new(comm, args, &given, sched, &inst);
+    amc_spin_unlock(&comm->ctrl.lock);
+    if (status != AMC_SUCCESS) {
+        amc_sched_free(sched);
+        return status;
+    }
+    return amc_coll_launch(comm, args, inst, req);
+}
+
+/* Enters the instance's slot and runs what is ready. */
+static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, amc_coll_inst_t *inst,
+                           struct amc_request *req)
+{
+    amc_coll_ctrl_t *ctrl = &comm->ctrl;
+    amc_coll_slot_t *slot;
+    int              status, sends;
 
     status = amc_comm_enter(comm, req, amc_coll_name(args->coll), &slot);
     if (status != AMC_SUCCESS) {
