@@ -453,7 +453,10 @@ static void amc_sched_link(amc_sched_builder_t *b, const uint32_t *from, uint32_
 /* The rounds' implicit edges: a round's first local requires every act of
  * the last non-empty round before it, each local the one before it, and the
  * round's sends and receives its last local (or, without locals, the round
- * before). */
+ * before). A stage (amc_sb_stage) gets none of them, not even among its own
+ * acts: a local that reads what a receive of its stage wrote requires that
+ * receive, and an edge making the receive wait for the local would close a
+ * cycle that never runs. */
 static void amc_sched_round_edges(amc_sched_builder_t *b, uint32_t *ids)
 {
     amc_sched_t *s = b->sched;
@@ -470,7 +473,9 @@ static void amc_sched_round_edges(amc_sched_builder_t *b, uint32_t *ids)
             continue;
         }
         if (!round->implicit) {
-            prev_count = 0;
+            prev_first = round->first;
+            prev_count = round->count;
+            continue;
         }
         if (round->nlocal > 0) {
             amc_sched_link(b, &ids[prev_first], prev_count, &ids[round->first], 1);

@@ -727,10 +727,10 @@ static int reach_build(const amc_sched_t *s, const uint32_t *topo, reach_t *g)
 }
 
 /* The rounds' shorthand (sched.h): an act of a round made by amc_sb_round
- * follows every act of the last non-empty round before it; within a round,
- * each local follows the one before it and the sends and receives follow
- * the last local. Joins may carry these edges; reachability sees through
- * them. */
+ * follows every act of the last non-empty round before it; within such a
+ * round, each local follows the one before it and the sends and receives
+ * follow the last local. A stage (amc_sb_stage) has only the algorithm's
+ * edges. Joins may carry these edges; reachability sees through them. */
 static void check_round_edges(int r, const reach_t *g)
 {
     const amc_sched_t       *s = world.sched[r];
@@ -744,9 +744,9 @@ static void check_round_edges(int r, const reach_t *g)
         if (round->count == 0) {
             continue;
         }
-        for (i = round->first; (i < round->first + round->count) && (reported < 3); i++) {
-            for (j = prev ? prev->first : 0;
-                 round->implicit && prev && (j < prev->first + prev->count); j++) {
+        for (i = round->first;
+             round->implicit && (i < round->first + round->count) && (reported < 3); i++) {
+            for (j = prev ? prev->first : 0; prev && (j < prev->first + prev->count); j++) {
                 if (!reach_has(g, j, i)) {
                     fail("rank %d round %u: act %u (%s) does not follow act %u (%s) of round "
                          "%u", r, k, i, act_name(s->acts[i].type), j,
