@@ -342,16 +342,24 @@ int amc_sched_find_recv(const amc_sched_t *s, int peer, uint32_t tag)
 }
 
 /* Receives that reduce may have their data pulled (rendezvous): it needs a
- * place of its own before it is reduced into the target. The receives of one
- * round may be in flight together, so each gets its own range; rounds reuse
- * the area. */
+ * place of its own before it is reduced into the target, from when the
+ * receive is ready until it is done. The receives of one round may be in
+ * flight together, so each gets its own range. A round made by
+ * amc_sb_round starts only once the round before it is done, so it reuses
+ * the area. A stage requires nothing of what came before: its receives may
+ * be in flight with those of every earlier round, and so may those of the
+ * rounds after it (they wait for the stage only). So a (non-empty) stage
+ * starts an area of its own after everything laid out so far. */
 static void amc_sched_layout_stage(amc_sched_t *s)
 {
     uint32_t r, i;
-    size_t   off;
+    size_t   off, base = 0;
 
     for (r = 0; r < s->nrounds; r++) {
-        off = 0;
+        if ((s->rounds[r].count > 0) && !s->rounds[r].implicit) {
+            base = s->stage_bytes;
+        }
+        off = base;
         for (i = s->rounds[r].first; i < s->rounds[r].first + s->rounds[r].count; i++) {
             if ((s->acts[i].type == AMC_ACT_RECV_REDUCE) ||
                 (s->acts[i].type == AMC_ACT_RECV_REDUCE_R)) {
