@@ -20,7 +20,9 @@ typedef struct amc_fake_msg {
     size_t        len;
     unsigned      mode;
     amc_completion_t *comp;                 /* NULL: nothing to complete */
-    int           completion_only;          /* threaded: run comp in dst's progress */
+    int           completion_only;          /* run comp in dst's progress (or when delivered) */
+    struct amc_fake_rndv *pull;             /* COMPLETE_LATER: a fetch to make now */
+    void         *pull_buf;
 } amc_fake_msg_t;
 
 typedef struct amc_fake_transport {
@@ -102,7 +104,8 @@ static int amc_fake_enqueue(amc_fake_fabric_t *fabric, const amc_fake_msg_t *msg
     return AMC_SUCCESS;
 }
 
-/* Threaded: comp runs in rank's next progress. */
+/* Threaded: comp runs in rank's next progress; COMPLETE_LATER: when the
+ * test delivers it. */
 static void amc_fake_complete_later(amc_fake_fabric_t *fabric, int rank, amc_completion_t *comp)
 {
     amc_fake_msg_t ev;
@@ -172,7 +175,7 @@ static int amc_fake_send_locked(amc_fake_transport_t *self, int dest, const void
         memcpy(msg.data, data, len);
         msg.len = len;
     }
-    if (fabric->completion == AMC_FAKE_COMPLETE_ON_DELIVERY) {
+    if (fabric->completion != AMC_FAKE_COMPLETE_ON_SEND) {
         msg.comp = comp;
     } else {
         msg.hdr_ptr = NULL; /* done at once: the sender may reuse its storage */
@@ -185,12 +188,12 @@ static int amc_fake_send_locked(amc_fake_transport_t *self, int dest, const void
         free(msg.data);
         return status;
     }
-    return (fabric->completion == AMC_FAKE_COMPLETE_ON_DELIVERY) ? AMC_INPROGRESS
-                                                                 : AMC_SUCCESS;
+    return (fabric->completion != AMC_FAKE_COMPLETE_ON_SEND) ? AMC_INPROGRESS : AMC_SUCCESS;
 }
 
 /* A message whose data waits at the sender. */
 typedef struct amc_fake_rndv {
+    amc_completion_t  *fetch_comp; /* COMPLETE_LATER: the receiver's, once pulled */
     amc_fake_fabric_t *fabric;
     amc_fake_msg_t     msg;
 } amc_fake_rndv_t;
@@ -211,10 +214,47 @@ static void amc_fake_rndv_done(amc_fake_rndv_t *desc)
         return;
     }
     fabric->rndv_pending--;
-    if ((desc->msg.comp != NULL) && (fabric->ranks[desc->msg.src] != NULL)) {
+    if (fabric->completion == AMC_FAKE_COMPLETE_LATER) {
+        if (desc->msg.comp != NULL) {
+            amc_fake_complete_later(fabric, desc->msg.src, desc->msg.comp);
+        }
+    } else if ((desc->msg.comp != NULL) && (fabric->ranks[desc->msg.src] != NULL)) {
         desc->msg.comp->fn(desc->msg.comp, AMC_SUCCESS);
     }
     free(desc);
+}
+
+/* COMPLETE_LATER: the fetch is an event of its own; the data is read from
+ * the sender's buffer when the test delivers it. */
+static int amc_fake_fetch_later(amc_fake_transport_t *self, amc_fake_rndv_t *desc, void *buf,
+                                amc_completion_t *comp)
+{
+    amc_fake_fabric_t *fabric = self->fabric;
+    amc_fake_msg_t     ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.src           = desc->msg.src;
+    ev.dst           = self->super.rank;
+    ev.pull          = desc;
+    ev.pull_buf      = buf;
+    desc->fetch_comp = comp;
+    if (amc_fake_enqueue(fabric, &ev) != AMC_SUCCESS) {
+        amc_fake_rndv_done(desc);
+        return AMC_ERR_TRANSPORT;
+    }
+    return AMC_INPROGRESS;
+}
+
+/* The pull: data into place, then two completions, each an event. */
+static void amc_fake_pull(amc_fake_fabric_t *fabric, amc_fake_msg_t *ev)
+{
+    amc_fake_rndv_t *desc = ev->pull;
+
+    if (desc->msg.len > 0) {
+        memcpy(ev->pull_buf, desc->msg.data, desc->msg.len);
+    }
+    amc_fake_complete_later(fabric, ev->dst, desc->fetch_comp);
+    amc_fake_rndv_done(desc);
 }
 
 static int amc_fake_fetch(amc_transport_t *tp, void *desc_v, void *buf, size_t len,
@@ -225,6 +265,9 @@ static int amc_fake_fetch(amc_transport_t *tp, void *desc_v, void *buf, size_t l
     int                   status = AMC_SUCCESS;
 
     (void)comp;
+    if ((self->fabric->completion == AMC_FAKE_COMPLETE_LATER) && (len == desc->msg.len)) {
+        return amc_fake_fetch_later(self, desc, buf, comp);
+    }
     amc_fake_worker_lock(self->fabric, tp->rank);
     if (len != desc->msg.len) {
         status = AMC_ERR_TRANSPORT;
@@ -445,6 +488,7 @@ void amc_fake_fabric_destroy(amc_fake_fabric_t *fabric)
         if (fabric->queue[i].mode != AMC_SEND_RNDV) {
             free(fabric->queue[i].data); /* rndv data is the sender's buffer */
         }
+        free(fabric->queue[i].pull);
     }
     free(fabric->queue);
     free(fabric->eager_data);
@@ -521,6 +565,10 @@ static int amc_fake_run(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
         msg->comp->fn(msg->comp, AMC_SUCCESS);
         return 1;
     }
+    if (msg->pull != NULL) {
+        amc_fake_pull(fabric, msg);
+        return 1;
+    }
     amc_fake_lock(fabric);
     if ((msg->hdr_ptr != NULL) && (memcmp(msg->hdr_ptr, msg->hdr_copy, msg->hdr_len) != 0)) {
         fabric->violations++;
@@ -537,8 +585,9 @@ static int amc_fake_run(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
         if (desc == NULL) {
             return 1; /* lost, as a dead peer's message would be */
         }
-        desc->fabric = fabric;
-        desc->msg    = *msg;
+        desc->fabric     = fabric;
+        desc->msg        = *msg;
+        desc->fetch_comp = NULL;
         amc_fake_lock(fabric);
         fabric->rndv_pending++;
         amc_fake_unlock(fabric);
@@ -557,7 +606,7 @@ static int amc_fake_run(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
     if (msg->comp == NULL) {
         return 1;
     }
-    if (fabric->threaded) {
+    if (fabric->threaded || (fabric->completion == AMC_FAKE_COMPLETE_LATER)) {
         amc_fake_complete_later(fabric, msg->src, msg->comp);
     } else if (fabric->ranks[msg->src] != NULL) {
         msg->comp->fn(msg->comp, AMC_SUCCESS);

@@ -14,7 +14,15 @@ typedef struct amc_fake_fabric amc_fake_fabric_t;
 
 typedef enum {
     AMC_FAKE_COMPLETE_ON_DELIVERY, /* send completion runs after the receiver's handler */
-    AMC_FAKE_COMPLETE_ON_SEND      /* send returns done at once, like a UCX short send */
+    AMC_FAKE_COMPLETE_ON_SEND,     /* send returns done at once, like a UCX short send */
+    /* Every completion is an event of its own, queued and delivered like a
+     * message, so a test can put anything between it and its cause: an
+     * eager send completes some time after its message was delivered; a
+     * rendezvous fetch returns in progress and queues a pull, which copies
+     * the data and then queues the receiver's fetch completion and the
+     * sender's send completion (either may come first); a released
+     * rendezvous message queues the sender's completion. Unthreaded only. */
+    AMC_FAKE_COMPLETE_LATER
 } amc_fake_completion_t;
 
 int  amc_fake_fabric_create(int nranks, amc_fake_completion_t completion,
@@ -31,7 +39,8 @@ int  amc_fake_transport_create(amc_fake_fabric_t *fabric, int rank, amc_transpor
 /* Messages that may be delivered now (not held back). */
 size_t amc_fake_deliverable(const amc_fake_fabric_t *fabric);
 
-/* Delivers the index-th deliverable message in send order; 0 if none. */
+/* Delivers the index-th deliverable message (or completion, or pull) in the
+ * order they were queued; 0 if none. */
 int  amc_fake_deliver(amc_fake_fabric_t *fabric, size_t index);
 
 /* Holds back (or releases) every message addressed to rank. */
@@ -51,7 +60,8 @@ unsigned long amc_fake_delivered(const amc_fake_fabric_t *fabric);
 unsigned long amc_fake_eager_data(const amc_fake_fabric_t *fabric, int rank);
 
 /* Rendezvous messages delivered but neither fetched nor released: a handler
- * that lost a descriptor (the sender would wait for ever). */
+ * that lost a descriptor (the sender would wait for ever). COMPLETE_LATER:
+ * also those whose pull is still queued. */
 unsigned long amc_fake_rndv_pending(const amc_fake_fabric_t *fabric);
 
 #endif
