@@ -148,6 +148,19 @@ int amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,
 
     amc_spin_lock(&ctrl->lock);
     found = amc_coll_ctrl_slot(ctrl, ctrl->seq_next, comm, &slot);
+    if ((found == AMC_CTRL_OLDER) || ((found == AMC_CTRL_FOUND) && slot->done)) {
+        /* A handler finished this rank's next instance before its call: a
+         * bcast it forwarded ended on a mismatch (am_coll/coll_engine.c,
+         * amc_coll_abort), and its slot is done or already gone. The call
+         * fails as the mismatch failed the instance, and takes the sequence
+         * number, so that the next call is in step with the peers again. */
+        ctrl->seq_next++;
+        amc_spin_unlock(&ctrl->lock);
+        amc_error(&comm->ctx->log, "%s on communicator 0x%llx: this rank already saw the "
+                  "instance fail (ranks call different collectives)", what,
+                  (unsigned long long)comm->cid);
+        return AMC_ERR_PROTOCOL;
+    }
     if (found != AMC_CTRL_FOUND) {
         amc_spin_unlock(&ctrl->lock);
         amc_error(&comm->ctx->log, "cannot start %s %llu on communicator 0x%llx: %s", what,

@@ -46,8 +46,10 @@ int  amc_comm_check(amc_comm_t comm);
 int  amc_comm_take_error(amc_comm_t comm);
 
 /* Gives req the slot of comm's next instance and locks the control
- * structure: AMC_SUCCESS with ctrl->lock held, or AMC_ERR_NO_MEMORY with it
- * released and the reason (what could not start) logged. */
+ * structure: AMC_SUCCESS with ctrl->lock held, or an error with it released
+ * and the reason (what could not start) logged: AMC_ERR_NO_MEMORY, or
+ * AMC_ERR_PROTOCOL when the instance already failed here (a bcast this
+ * rank forwarded before its call ended on a mismatch). */
 int  amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,
                     amc_coll_slot_t **slot_p);
 
