@@ -23,6 +23,8 @@ typedef struct amc_fake_msg {
     int           completion_only;          /* run comp in dst's progress (or when delivered) */
     struct amc_fake_rndv *pull;             /* COMPLETE_LATER: a fetch to make now */
     void         *pull_buf;
+    int           creator;                  /* the rank whose step queued it */
+    unsigned long serial;                   /* events the creator queued before it */
 } amc_fake_msg_t;
 
 typedef struct amc_fake_transport {
@@ -42,6 +44,7 @@ struct amc_fake_fabric {
     unsigned long          delivered;
     unsigned long          rndv_pending;  /* delivered, neither fetched nor released */
     unsigned long         *eager_data;    /* per destination: eager messages with data */
+    unsigned long         *serials;       /* per rank: events its steps queued so far */
     /* Threaded mode: each rank's progress delivers its own messages, and a
      * send completes in the sender's progress, as with UCX. A recursive
      * mutex per rank stands for the UCX worker lock of THREAD_MODE_MULTI: it
@@ -87,6 +90,7 @@ static int amc_fake_enqueue(amc_fake_fabric_t *fabric, const amc_fake_msg_t *msg
 {
     amc_fake_msg_t *queue;
     size_t          capacity;
+    int             creator = msg->creator;
 
     if (fabric->queued == fabric->capacity) {
         capacity = fabric->capacity ? 2 * fabric->capacity : 64;
@@ -97,7 +101,13 @@ static int amc_fake_enqueue(amc_fake_fabric_t *fabric, const amc_fake_msg_t *msg
         fabric->queue    = queue;
         fabric->capacity = capacity;
     }
-    fabric->queue[fabric->queued++] = *msg;
+    if ((creator < 0) || (creator >= fabric->nranks)) {
+        creator = msg->dst; /* an injected message from nowhere */
+    }
+    fabric->queue[fabric->queued]         = *msg;
+    fabric->queue[fabric->queued].creator = creator;
+    fabric->queue[fabric->queued].serial  = fabric->serials[creator]++;
+    fabric->queued++;
     if (fabric->threaded) {
         pthread_cond_broadcast(&fabric->cond);
     }
@@ -105,14 +115,17 @@ static int amc_fake_enqueue(amc_fake_fabric_t *fabric, const amc_fake_msg_t *msg
 }
 
 /* Threaded: comp runs in rank's next progress; COMPLETE_LATER: when the
- * test delivers it. */
-static void amc_fake_complete_later(amc_fake_fabric_t *fabric, int rank, amc_completion_t *comp)
+ * test delivers it. creator: the rank whose step makes it due (the
+ * receiver of what it completes). */
+static void amc_fake_complete_later(amc_fake_fabric_t *fabric, int rank, amc_completion_t *comp,
+                                    int creator)
 {
     amc_fake_msg_t ev;
 
     memset(&ev, 0, sizeof(ev));
     ev.src             = rank;
     ev.dst             = rank;
+    ev.creator         = creator;
     ev.comp            = comp;
     ev.completion_only = 1;
     amc_fake_lock(fabric);
@@ -152,6 +165,7 @@ static int amc_fake_send_locked(amc_fake_transport_t *self, int dest, const void
     memset(&msg, 0, sizeof(msg));
     msg.src     = tp->rank;
     msg.dst     = dest;
+    msg.creator = tp->rank;
     msg.hdr_ptr = hdr;
     msg.hdr_len = hdr_len;
     memcpy(msg.hdr_copy, hdr, hdr_len);
@@ -208,7 +222,7 @@ static void amc_fake_rndv_done(amc_fake_rndv_t *desc)
         fabric->rndv_pending--;
         amc_fake_unlock(fabric);
         if (desc->msg.comp != NULL) {
-            amc_fake_complete_later(fabric, desc->msg.src, desc->msg.comp);
+            amc_fake_complete_later(fabric, desc->msg.src, desc->msg.comp, desc->msg.dst);
         }
         free(desc);
         return;
@@ -216,7 +230,7 @@ static void amc_fake_rndv_done(amc_fake_rndv_t *desc)
     fabric->rndv_pending--;
     if (fabric->completion == AMC_FAKE_COMPLETE_LATER) {
         if (desc->msg.comp != NULL) {
-            amc_fake_complete_later(fabric, desc->msg.src, desc->msg.comp);
+            amc_fake_complete_later(fabric, desc->msg.src, desc->msg.comp, desc->msg.dst);
         }
     } else if ((desc->msg.comp != NULL) && (fabric->ranks[desc->msg.src] != NULL)) {
         desc->msg.comp->fn(desc->msg.comp, AMC_SUCCESS);
@@ -237,6 +251,7 @@ static int amc_fake_fetch_later(amc_fake_transport_t *self, amc_fake_rndv_t *des
     ev.dst           = self->super.rank;
     ev.pull          = desc;
     ev.pull_buf      = buf;
+    ev.creator       = self->super.rank;
     desc->fetch_comp = comp;
     if (amc_fake_enqueue(fabric, &ev) != AMC_SUCCESS) {
         amc_fake_rndv_done(desc);
@@ -253,7 +268,7 @@ static void amc_fake_pull(amc_fake_fabric_t *fabric, amc_fake_msg_t *ev)
     if (desc->msg.len > 0) {
         memcpy(ev->pull_buf, desc->msg.data, desc->msg.len);
     }
-    amc_fake_complete_later(fabric, ev->dst, desc->fetch_comp);
+    amc_fake_complete_later(fabric, ev->dst, desc->fetch_comp, ev->dst);
     amc_fake_rndv_done(desc);
 }
 
@@ -421,7 +436,10 @@ int amc_fake_fabric_create(int nranks, amc_fake_completion_t completion,
         goto err_free_ranks;
     }
     fabric->eager_data = calloc((size_t)nranks, sizeof(*fabric->eager_data));
-    if (fabric->eager_data == NULL) {
+    fabric->serials    = calloc((size_t)nranks, sizeof(*fabric->serials));
+    if ((fabric->eager_data == NULL) || (fabric->serials == NULL)) {
+        free(fabric->eager_data);
+        free(fabric->serials);
         free(fabric->held);
         goto err_free_ranks;
     }
@@ -492,6 +510,7 @@ void amc_fake_fabric_destroy(amc_fake_fabric_t *fabric)
     }
     free(fabric->queue);
     free(fabric->eager_data);
+    free(fabric->serials);
     free(fabric->held);
     free(fabric->ranks);
     free(fabric);
@@ -517,6 +536,28 @@ int amc_fake_transport_create(amc_fake_fabric_t *fabric, int rank, amc_transport
     fabric->ranks[rank] = self;
     *tp_p = &self->super;
     return AMC_SUCCESS;
+}
+
+int amc_fake_event(const amc_fake_fabric_t *fabric, size_t index, amc_fake_event_t *ev)
+{
+    const amc_fake_msg_t *msg;
+    size_t                i;
+
+    for (i = 0; i < fabric->queued; i++) {
+        if (!fabric->held[fabric->queue[i].dst] && (index-- == 0)) {
+            break;
+        }
+    }
+    if (i == fabric->queued) {
+        return 0;
+    }
+    msg          = &fabric->queue[i];
+    ev->rank     = msg->dst;
+    ev->creator  = msg->creator;
+    ev->serial   = msg->serial;
+    ev->kind     = msg->completion_only ? AMC_FAKE_EV_COMPLETION :
+                   (msg->pull != NULL) ? AMC_FAKE_EV_PULL : AMC_FAKE_EV_MESSAGE;
+    return 1;
 }
 
 size_t amc_fake_deliverable(const amc_fake_fabric_t *fabric)
@@ -607,7 +648,7 @@ static int amc_fake_run(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
         return 1;
     }
     if (fabric->threaded || (fabric->completion == AMC_FAKE_COMPLETE_LATER)) {
-        amc_fake_complete_later(fabric, msg->src, msg->comp);
+        amc_fake_complete_later(fabric, msg->src, msg->comp, msg->dst);
     } else if (fabric->ranks[msg->src] != NULL) {
         msg->comp->fn(msg->comp, AMC_SUCCESS);
     }
@@ -632,6 +673,7 @@ int amc_fake_inject(amc_fake_fabric_t *fabric, int src, int dst,
     memset(&msg, 0, sizeof(msg));
     msg.src     = src;
     msg.dst     = dst;
+    msg.creator = src;
     msg.hdr_len = hdr_len;
     memcpy(msg.hdr_copy, hdr, hdr_len);
     return amc_fake_enqueue(fabric, &msg);

@@ -43,6 +43,29 @@ size_t amc_fake_deliverable(const amc_fake_fabric_t *fabric);
  * order they were queued; 0 if none. */
 int  amc_fake_deliver(amc_fake_fabric_t *fabric, size_t index);
 
+/* What a queued event is, for a test that explores delivery orders: the
+ * rank it runs at (a message's destination, the sender for a completion,
+ * the receiver for a pull) and its name: the rank whose step queued it (a
+ * send, a delivery, a fetch or a release there) and how many events that
+ * rank's steps had queued before. The library is deterministic per rank,
+ * so two runs in which every rank saw the same events in the same order
+ * name their events alike. */
+enum {
+    AMC_FAKE_EV_MESSAGE,
+    AMC_FAKE_EV_COMPLETION,
+    AMC_FAKE_EV_PULL
+};
+
+typedef struct amc_fake_event {
+    int           rank;
+    int           creator;
+    unsigned long serial;
+    int           kind;   /* AMC_FAKE_EV_* */
+} amc_fake_event_t;
+
+/* The index-th deliverable event (as amc_fake_deliver counts); 0 if none. */
+int  amc_fake_event(const amc_fake_fabric_t *fabric, size_t index, amc_fake_event_t *ev);
+
 /* Holds back (or releases) every message addressed to rank. */
 void amc_fake_hold(amc_fake_fabric_t *fabric, int rank, int hold);
 
