@@ -43,6 +43,7 @@ struct amc_fake_fabric {
     unsigned long          violations;
     unsigned long          delivered;
     unsigned long          rndv_pending;  /* delivered, neither fetched nor released */
+    struct amc_fake_rndv  *rndv_live;     /* their descriptors: freed with the fabric */
     unsigned long         *eager_data;    /* per destination: eager messages with data */
     unsigned long         *serials;       /* per rank: events its steps queued so far */
     /* Threaded mode: each rank's progress delivers its own messages, and a
@@ -205,12 +206,29 @@ static int amc_fake_send_locked(amc_fake_transport_t *self, int dest, const void
     return (fabric->completion != AMC_FAKE_COMPLETE_ON_SEND) ? AMC_INPROGRESS : AMC_SUCCESS;
 }
 
-/* A message whose data waits at the sender. */
+/* A message whose data waits at the sender. A library torn down with
+ * instances running never fetches or releases some (UCX frees them with the
+ * worker): the fabric keeps them in a list, to free them with it. */
 typedef struct amc_fake_rndv {
-    amc_completion_t  *fetch_comp; /* COMPLETE_LATER: the receiver's, once pulled */
-    amc_fake_fabric_t *fabric;
-    amc_fake_msg_t     msg;
+    amc_completion_t     *fetch_comp; /* COMPLETE_LATER: the receiver's, once pulled */
+    amc_fake_fabric_t    *fabric;
+    amc_fake_msg_t        msg;
+    struct amc_fake_rndv *prev, *next;
 } amc_fake_rndv_t;
+
+/* With the fabric's lock (if threaded). */
+static void amc_fake_rndv_unlink(amc_fake_fabric_t *fabric, amc_fake_rndv_t *desc)
+{
+    fabric->rndv_pending--;
+    if (desc->prev != NULL) {
+        desc->prev->next = desc->next;
+    } else {
+        fabric->rndv_live = desc->next;
+    }
+    if (desc->next != NULL) {
+        desc->next->prev = desc->prev;
+    }
+}
 
 /* Ends a rendezvous: the sender's send completes now. */
 static void amc_fake_rndv_done(amc_fake_rndv_t *desc)
@@ -219,7 +237,7 @@ static void amc_fake_rndv_done(amc_fake_rndv_t *desc)
 
     if (fabric->threaded) {
         amc_fake_lock(fabric);
-        fabric->rndv_pending--;
+        amc_fake_rndv_unlink(fabric, desc);
         amc_fake_unlock(fabric);
         if (desc->msg.comp != NULL) {
             amc_fake_complete_later(fabric, desc->msg.src, desc->msg.comp, desc->msg.dst);
@@ -227,7 +245,7 @@ static void amc_fake_rndv_done(amc_fake_rndv_t *desc)
         free(desc);
         return;
     }
-    fabric->rndv_pending--;
+    amc_fake_rndv_unlink(fabric, desc);
     if (fabric->completion == AMC_FAKE_COMPLETE_LATER) {
         if (desc->msg.comp != NULL) {
             amc_fake_complete_later(fabric, desc->msg.src, desc->msg.comp, desc->msg.dst);
@@ -506,7 +524,12 @@ void amc_fake_fabric_destroy(amc_fake_fabric_t *fabric)
         if (fabric->queue[i].mode != AMC_SEND_RNDV) {
             free(fabric->queue[i].data); /* rndv data is the sender's buffer */
         }
-        free(fabric->queue[i].pull);
+    }
+    while (fabric->rndv_live != NULL) {
+        amc_fake_rndv_t *desc = fabric->rndv_live; /* queued pulls' among them */
+
+        fabric->rndv_live = desc->next;
+        free(desc);
     }
     free(fabric->queue);
     free(fabric->eager_data);
@@ -629,8 +652,14 @@ static int amc_fake_run(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
         desc->fabric     = fabric;
         desc->msg        = *msg;
         desc->fetch_comp = NULL;
+        desc->prev       = NULL;
         amc_fake_lock(fabric);
         fabric->rndv_pending++;
+        desc->next = fabric->rndv_live;
+        if (desc->next != NULL) {
+            desc->next->prev = desc;
+        }
+        fabric->rndv_live = desc;
         amc_fake_unlock(fabric);
         if ((dst != NULL) && (dst->super.recv_cb != NULL)) {
             dst->super.recv_cb(dst->super.recv_arg, msg->hdr_copy, msg->hdr_len, NULL, msg->len,
