@@ -519,9 +519,15 @@ static amc_sched_t *graph_copy(const amc_sched_t *s)
         amc_sched_free(c);
         return NULL;
     }
-    memcpy(c->acts, s->acts, (size_t)s->nacts * sizeof(*c->acts));
-    memcpy(c->succ, s->succ, (size_t)nedges * sizeof(*c->succ));
-    memcpy(c->recv_by_key, s->recv_by_key, (size_t)s->nrecv * sizeof(*c->recv_by_key));
+    if (s->nacts > 0) {
+        memcpy(c->acts, s->acts, (size_t)s->nacts * sizeof(*c->acts));
+    }
+    if (nedges > 0) {
+        memcpy(c->succ, s->succ, (size_t)nedges * sizeof(*c->succ));
+    }
+    if (s->nrecv > 0) {
+        memcpy(c->recv_by_key, s->recv_by_key, (size_t)s->nrecv * sizeof(*c->recv_by_key));
+    }
     return c;
 }
 
