@@ -198,7 +198,9 @@ int amc_alltoallv_init(const void *sendbuf, const size_t sendcounts[], const siz
 int amc_reduce_scatter_init(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
                             amc_datatype_t dt, amc_op_t op, amc_comm_t comm, amc_request_t *req);
 
-/* Requests */
+/* Requests. In the array forms a request other than AMC_REQUEST_NULL may
+ * appear only once: a repeat is AMC_ERR_ARG, and nothing in the array is
+ * completed, released or changed by that call. */
 int amc_test(amc_request_t *req, int *flag);
 int amc_wait(amc_request_t *req);
 int amc_testall(int n, amc_request_t reqs[], int *flag);
