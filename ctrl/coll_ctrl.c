@@ -8,11 +8,35 @@
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lock_live,
                         amc_early_release_fn_t drop_early, void *drop_arg)
 {
+    int i;
+
     memset(ctrl, 0, sizeof(*ctrl));
     amc_spinlock_init(&ctrl->lock, lock_live);
     ctrl->drop_early = drop_early;
     ctrl->drop_arg  = drop_arg;
     ctrl->early_max = early_max;
+    for (i = 0; i < AMC_CTRL_ABORTED; i++) {
+        ctrl->aborted[i] = UINT64_MAX;
+    }
+}
+
+void amc_coll_ctrl_note_aborted(amc_coll_ctrl_t *ctrl, uint64_t seq)
+{
+    if (!amc_coll_ctrl_was_aborted(ctrl, seq)) {
+        ctrl->aborted[ctrl->aborted_next++ % AMC_CTRL_ABORTED] = seq;
+    }
+}
+
+int amc_coll_ctrl_was_aborted(const amc_coll_ctrl_t *ctrl, uint64_t seq)
+{
+    int i;
+
+    for (i = 0; i < AMC_CTRL_ABORTED; i++) {
+        if (ctrl->aborted[i] == seq) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static void amc_coll_slot_free(amc_coll_slot_t *slot, void (*drop)(amc_coll_slot_t *slot))

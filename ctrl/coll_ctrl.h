@@ -25,6 +25,7 @@
 
 #define AMC_CTRL_WINDOW     8   /* power of two */
 #define AMC_CTRL_MAX_ROUNDS 32  /* ceil(log2 N) for any int N */
+#define AMC_CTRL_ABORTED    16  /* abandoned instances remembered (amc_coll_ctrl_note_aborted) */
 
 struct amc_request;
 struct amc_comm;
@@ -60,6 +61,8 @@ typedef struct amc_coll_ctrl {
     amc_coll_slot_t *free_slots;
     unsigned         active;       /* slots in use */
     int              pending_err;  /* an error no instance could take */
+    uint64_t         aborted[AMC_CTRL_ABORTED]; /* recently abandoned instances, UINT64_MAX: none */
+    unsigned         aborted_next;
     amc_early_release_fn_t drop_early;  /* gives a dropped early message's descriptor or token back */
     void            *drop_arg;
 } amc_coll_ctrl_t;
@@ -89,6 +92,14 @@ amc_coll_slot_t *amc_coll_ctrl_find(amc_coll_ctrl_t *ctrl, uint64_t seq);
 /* Gives a finished instance's slot back and slides the window over every
  * finished instance at its base. */
 void amc_coll_ctrl_release(amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot);
+
+/* Instance seq was abandoned here (a mismatch, a failed call, a peer's
+ * abort): messages of it that peers sent before they learned of it keep
+ * coming after its slot is gone, and are dropped quietly instead of being
+ * reported as protocol errors against whatever runs next. The last
+ * AMC_CTRL_ABORTED are remembered. */
+void amc_coll_ctrl_note_aborted(amc_coll_ctrl_t *ctrl, uint64_t seq);
+int  amc_coll_ctrl_was_aborted(const amc_coll_ctrl_t *ctrl, uint64_t seq);
 
 /* Sets bit and recomputes cur_val; returns the old cur_val. */
 static inline int amc_coll_slot_set_bit(amc_coll_slot_t *slot, int bit)

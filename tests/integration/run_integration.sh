@@ -306,6 +306,37 @@ else
     BIN=$SAVED_BIN
 fi
 
+# ---------------------------------------------------------------- reliability
+# tests/integration/test_reliability_mpi: the API's promise under misuse
+# (issue 14): a clear error, never a crash, a hang or a silent wrong answer.
+# algmismatch runs under tests/integration/rank_env.sh, which gives rank 1
+# other AMC_ALLREDUCE_ALG / AMC_BCAST_ALG values than the rest.
+# Knobs:
+#   AMCTEST_REL_BIN     program (default: ./tests/integration/test_reliability_mpi)
+#   AMCTEST_REL_NPROCS  rank counts (default: 2 4 8)
+REL_NPROCS=${AMCTEST_REL_NPROCS-"2 4 8"}
+REL_BIN=$(locate_program test_reliability_mpi "${AMCTEST_REL_BIN:-}")
+REL_WRAP=$srcdir/tests/integration/rank_env.sh
+if [ -z "$REL_BIN" ] || [ ! -x "$REL_BIN" ]; then
+    echo "FAIL: reliability test program not found (looked for" \
+         "./tests/integration/test_reliability_mpi; build it with" \
+         "'make tests/integration/test_reliability_mpi' or set AMCTEST_REL_BIN)"
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  test_reliability_mpi not found"
+else
+    SAVED_BIN=$BIN
+    REL_BIN=$(cd "$(dirname "$REL_BIN")" && pwd)/$(basename "$REL_BIN")
+    for np in $REL_NPROCS; do
+        BIN=$REL_WRAP
+        run_one "alg mismatch N=$np (rank 1: allreduce ring, bcast pipeline)" "$np" \
+            "$DEFAULT_TIMEOUT" algmismatch AMCTEST_WRAPPED="$REL_BIN" AMCTEST_ODD_RANK=1 \
+            "AMCTEST_ODD_ENV=AMC_ALLREDUCE_ALG=ring AMC_BCAST_ALG=pipeline AMC_BCAST_SEGMENT=1024" \
+            "AMCTEST_OTHER_ENV=AMC_ALLREDUCE_ALG=recursive_doubling AMC_BCAST_ALG=binomial"
+        BIN=$REL_BIN
+    done
+    BIN=$SAVED_BIN
+fi
+
 end=$(date +%s)
 if [ "$failed" -gt 0 ]; then
     printf "failed runs:%b\n" "$failed_list"

@@ -4,11 +4,17 @@
  *
  *   duplicates  the same request twice in waitall / testall / waitany is
  *               AMC_ERR_ARG, and nothing in the array is completed or freed
+ *   algorithms  ranks whose AMC_<COLL>_ALG differ fail with AMC_ERR_PROTOCOL
+ *               (none waits for ever), the log names the variable, and the
+ *               communicator works afterwards; the bcast a late inner rank
+ *               forwards is checked against the algorithm of its own call
  */
 #include "tests/unit/harness.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_N 8
 
@@ -18,6 +24,159 @@ static void deliver_all(amc_test_world_t *w)
     while (amc_fake_deliverable(w->fabric) > 0) {
         amc_fake_deliver(w->fabric, 0);
     }
+}
+
+/* A world whose ranks have configurations of their own. */
+static int world_create_configs(amc_test_world_t *w, int n, const amc_config_t *cfgs)
+{
+    amc_transport_t *tp;
+    int              rank, status;
+
+    w->n        = n;
+    w->threaded = amc_test_threaded_locks();
+    w->ctx      = calloc((size_t)n, sizeof(*w->ctx));
+    if (w->ctx == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    status = amc_fake_fabric_create(n, AMC_FAKE_COMPLETE_ON_DELIVERY, &w->fabric);
+    for (rank = 0; (rank < n) && (status == AMC_SUCCESS); rank++) {
+        status = amc_fake_transport_create(w->fabric, rank, &tp);
+        if (status == AMC_SUCCESS) {
+            status = amc_context_create(&cfgs[rank], tp, w->threaded, &w->ctx[rank]);
+        }
+    }
+    return status;
+}
+
+/* The defaults (AMC_* of the environment ignored), logging errors. */
+static void config_quiet_defaults(amc_config_t *cfg)
+{
+    amc_config_defaults(cfg);
+    cfg->log_level       = AMC_LOG_ERROR;
+    cfg->progress_thread = 0;
+}
+
+/* What the library logs to stderr in between, for checks on its messages. */
+static int  capture_saved = -1;
+static FILE *capture_file;
+
+static void capture_begin(void)
+{
+    fflush(stderr);
+    capture_file  = tmpfile();
+    capture_saved = dup(2);
+    if ((capture_file != NULL) && (capture_saved >= 0)) {
+        dup2(fileno(capture_file), 2);
+    }
+}
+
+/* The captured text (static storage, cut at its size); echoed when verbose. */
+static const char *capture_end(void)
+{
+    static char text[65536];
+    size_t      len = 0;
+
+    fflush(stderr);
+    if (capture_saved >= 0) {
+        dup2(capture_saved, 2);
+        close(capture_saved);
+        capture_saved = -1;
+    }
+    text[0] = '\0';
+    if (capture_file != NULL) {
+        rewind(capture_file);
+        len = fread(text, 1, sizeof(text) - 1, capture_file);
+        text[len] = '\0';
+        fclose(capture_file);
+        capture_file = NULL;
+    }
+    if (getenv("AMCTEST_VERBOSE") != NULL) {
+        fputs(text, stderr);
+    }
+    return text;
+}
+
+/* Each rank's request tested, one random deliverable message delivered,
+ * until every request completed or nothing moves any more. */
+static void drive_all(amc_test_world_t *w, amc_request_t *reqs, int *status, uint64_t seed)
+{
+    amc_test_rng_t rng;
+    int            rank, flag, left = 0, idle = 0, activity;
+    size_t         count;
+
+    amc_test_rng_seed(&rng, seed);
+    for (rank = 0; rank < w->n; rank++) {
+        status[rank] = (reqs[rank] == AMC_REQUEST_NULL) ? AMC_SUCCESS : -1;
+        left += (status[rank] == -1);
+    }
+    while ((left > 0) && (idle < 1000)) {
+        activity = 0;
+        for (rank = 0; rank < w->n; rank++) {
+            if (status[rank] != -1) {
+                continue;
+            }
+            status[rank] = amc_test(&reqs[rank], &flag);
+            if ((status[rank] == AMC_SUCCESS) && !flag) {
+                status[rank] = -1;
+                continue;
+            }
+            left--;
+            activity++;
+        }
+        count = amc_fake_deliverable(w->fabric);
+        if (count > 0) {
+            activity += amc_fake_deliver(w->fabric, amc_test_rng_below(&rng, count));
+        }
+        idle = activity ? 0 : idle + 1;
+    }
+}
+
+/* Checked collectives on every rank (an allgather, and an allreduce and a
+ * bcast unless skip names them: those whose configuration the ranks do not
+ * share): the communicator still works. */
+static int works_after(amc_test_world_t *w, uint64_t seed, int skip)
+{
+    amc_request_t reqs[MAX_N];
+    int           status[MAX_N], in[MAX_N], out[MAX_N], b[MAX_N][3], all[MAX_N][MAX_N];
+    int           rank, ok = 1, n = w->n, i;
+
+    if (skip != AMC_COLL_ALLREDUCE) {
+        for (rank = 0; rank < n; rank++) {
+            in[rank]  = rank + 1;
+            out[rank] = -1;
+            CHECK(amc_iallreduce(&in[rank], &out[rank], 1, AMC_INT, AMC_SUM,
+                                 amc_test_world_comm(w, rank), &reqs[rank]) == AMC_SUCCESS,
+                  "iallreduce");
+        }
+        drive_all(w, reqs, status, seed);
+        for (rank = 0; rank < n; rank++) {
+            ok &= (status[rank] == AMC_SUCCESS) && (out[rank] == n * (n + 1) / 2);
+        }
+    }
+    if (skip != AMC_COLL_BCAST) {
+        for (rank = 0; rank < n; rank++) {
+            b[rank][0] = b[rank][1] = b[rank][2] = (rank == n - 1) ? 4242 : 0;
+            CHECK(amc_ibcast(b[rank], 3, AMC_INT, n - 1, amc_test_world_comm(w, rank),
+                             &reqs[rank]) == AMC_SUCCESS, "ibcast");
+        }
+        drive_all(w, reqs, status, seed + 1);
+        for (rank = 0; rank < n; rank++) {
+            ok &= (status[rank] == AMC_SUCCESS) && (b[rank][2] == 4242);
+        }
+    }
+    for (rank = 0; rank < n; rank++) {
+        in[rank] = 100 + rank;
+        CHECK(amc_iallgather(&in[rank], all[rank], 1, AMC_INT, amc_test_world_comm(w, rank),
+                             &reqs[rank]) == AMC_SUCCESS, "iallgather");
+    }
+    drive_all(w, reqs, status, seed + 2);
+    for (rank = 0; rank < n; rank++) {
+        ok &= (status[rank] == AMC_SUCCESS);
+        for (i = 0; i < n; i++) {
+            ok &= (all[rank][i] == 100 + i);
+        }
+    }
+    return ok;
 }
 
 /* ---------------------------------------------------------------- duplicates */
@@ -80,8 +239,203 @@ static void test_duplicate_requests(void)
     amc_test_world_destroy(&w);
 }
 
+/* ---------------------------------------------------------------- algorithms */
+
+/* N=4, allreduce: rank odd_rank forces ring, the others recursive doubling.
+ * Ranks 0 and 3 never hear from the odd rank in their own algorithm: they
+ * must learn of the mismatch from the ranks that saw it. */
+static void test_alg_mismatch_allreduce(uint64_t seed, int odd_rank)
+{
+    enum { N = 4, COUNT = 8 };
+    amc_test_world_t w;
+    amc_config_t     cfgs[N];
+    amc_request_t    reqs[N];
+    int              status[N], in[N][COUNT], out[N][COUNT], rank, i;
+    const char      *log;
+
+    for (rank = 0; rank < N; rank++) {
+        config_quiet_defaults(&cfgs[rank]);
+        strcpy(cfgs[rank].alg[AMC_COLL_ALLREDUCE], (rank == odd_rank) ? "ring" : "recursive_doubling");
+    }
+    CHECK(world_create_configs(&w, N, cfgs) == AMC_SUCCESS, "world");
+    capture_begin();
+    for (rank = 0; rank < N; rank++) {
+        for (i = 0; i < COUNT; i++) {
+            in[rank][i]  = rank + i;
+            out[rank][i] = -1;
+        }
+        CHECK(amc_iallreduce(in[rank], out[rank], COUNT, AMC_INT, AMC_SUM,
+                             amc_test_world_comm(&w, rank), &reqs[rank]) == AMC_SUCCESS, "iallreduce");
+    }
+    drive_all(&w, reqs, status, seed);
+    deliver_all(&w); /* notices still on their way */
+    log = capture_end();
+    for (rank = 0; rank < N; rank++) {
+        CHECK(status[rank] == AMC_ERR_PROTOCOL, "seed %llu: rank %d of allreduce ring/recursive "
+              "doubling got %s", (unsigned long long)seed, rank,
+              (status[rank] == -1) ? "nothing (it waits for ever)" : amc_strerror(status[rank]));
+    }
+    CHECK(strstr(log, "AMC_ALLREDUCE_ALG") != NULL, "the log names AMC_ALLREDUCE_ALG:\n%s", log);
+    CHECK(strstr(log, "ring") != NULL && strstr(log, "recursive_doubling") != NULL,
+          "the log names both algorithms:\n%s", log);
+    deliver_all(&w);
+    /* the ranks agree on everything else: those collectives still work */
+    CHECK(works_after(&w, seed, AMC_COLL_ALLREDUCE),
+          "seed %llu: the communicator works after the mismatch", (unsigned long long)seed);
+    CHECK(amc_fake_rndv_pending(w.fabric) == 0, "descriptors left unreleased");
+    amc_test_world_destroy(&w);
+}
+
+/* N=5, bcast from root 0: the root pipelines in segments, the others expect
+ * a binomial bcast. No non-root may wait for ever. */
+static void test_alg_mismatch_bcast(uint64_t seed)
+{
+    enum { N = 5, COUNT = 64 };
+    amc_test_world_t w;
+    amc_config_t     cfgs[N];
+    amc_request_t    reqs[N];
+    int              status[N], buf[N][COUNT], rank, i;
+    const char      *log;
+
+    for (rank = 0; rank < N; rank++) {
+        config_quiet_defaults(&cfgs[rank]);
+        cfgs[rank].bcast_segment = 64;
+        strcpy(cfgs[rank].alg[AMC_COLL_BCAST], (rank == 0) ? "pipeline" : "binomial");
+    }
+    CHECK(world_create_configs(&w, N, cfgs) == AMC_SUCCESS, "world");
+    capture_begin();
+    for (rank = 0; rank < N; rank++) {
+        for (i = 0; i < COUNT; i++) {
+            buf[rank][i] = (rank == 0) ? i : -1;
+        }
+        CHECK(amc_ibcast(buf[rank], COUNT, AMC_INT, 0, amc_test_world_comm(&w, rank),
+                         &reqs[rank]) == AMC_SUCCESS, "ibcast");
+    }
+    drive_all(&w, reqs, status, seed);
+    deliver_all(&w); /* notices still on their way */
+    log = capture_end();
+    /* the root only sends: it may be done before it hears of the mismatch */
+    CHECK((status[0] == AMC_SUCCESS) || (status[0] == AMC_ERR_PROTOCOL), "seed %llu: root got %s",
+          (unsigned long long)seed, (status[0] == -1) ? "nothing" : amc_strerror(status[0]));
+    for (rank = 1; rank < N; rank++) {
+        CHECK(status[rank] == AMC_ERR_PROTOCOL, "seed %llu: rank %d of bcast pipeline/binomial "
+              "got %s", (unsigned long long)seed, rank,
+              (status[rank] == -1) ? "nothing (it waits for ever)" : amc_strerror(status[rank]));
+    }
+    CHECK(strstr(log, "AMC_BCAST_ALG") != NULL, "the log names AMC_BCAST_ALG:\n%s", log);
+    deliver_all(&w);
+    CHECK(works_after(&w, seed, AMC_COLL_BCAST),
+          "seed %llu: the communicator works after the mismatch", (unsigned long long)seed);
+    amc_test_world_destroy(&w);
+}
+
+/* N=8, binomial bcast from 0: rank 4 is an inner rank (children 5 and 6,
+ * grandchild 7) and calls last, so it forwards the data before its call.
+ * Agreeing ranks: everyone gets the data. Rank 4 configured for the
+ * pipeline: its children still get the data it forwarded, and its own call
+ * fails with AMC_ERR_PROTOCOL instead of silently taking binomial data. */
+static void test_alg_forwarding(uint64_t seed, int late_disagrees)
+{
+    enum { N = 8, COUNT = 6, LATE = 4 };
+    amc_test_world_t w;
+    amc_config_t     cfgs[N];
+    amc_request_t    reqs[N];
+    int              status[N], buf[N][COUNT], rank, i, flag, st;
+    const char      *log;
+
+    for (rank = 0; rank < N; rank++) {
+        config_quiet_defaults(&cfgs[rank]);
+        strcpy(cfgs[rank].alg[AMC_COLL_BCAST],
+               ((rank == LATE) && late_disagrees) ? "pipeline" : "binomial");
+    }
+    CHECK(world_create_configs(&w, N, cfgs) == AMC_SUCCESS, "world");
+    capture_begin();
+    for (rank = 0; rank < N; rank++) {
+        for (i = 0; i < COUNT; i++) {
+            buf[rank][i] = (rank == 0) ? 1000 + i : -1;
+        }
+        reqs[rank] = AMC_REQUEST_NULL;
+        if (rank != LATE) {
+            CHECK(amc_ibcast(buf[rank], COUNT, AMC_INT, 0, amc_test_world_comm(&w, rank),
+                             &reqs[rank]) == AMC_SUCCESS, "ibcast");
+        }
+    }
+    drive_all(&w, reqs, status, seed);
+    for (rank = 0; rank < N; rank++) {
+        if (rank != LATE) {
+            CHECK(status[rank] == AMC_SUCCESS, "seed %llu: rank %d without the late rank: %s",
+                  (unsigned long long)seed, rank,
+                  (status[rank] == -1) ? "waits" : amc_strerror(status[rank]));
+            CHECK(memcmp(buf[rank], buf[0], sizeof(buf[0])) == 0, "rank %d data", rank);
+        }
+    }
+    CHECK(amc_ibcast(buf[LATE], COUNT, AMC_INT, 0, amc_test_world_comm(&w, LATE), &reqs[LATE]) ==
+          AMC_SUCCESS, "late ibcast");
+    st = amc_test(&reqs[LATE], &flag);
+    deliver_all(&w);
+    log = capture_end();
+    CHECK(flag, "the late rank's call completes at once");
+    if (late_disagrees) {
+        CHECK(st == AMC_ERR_PROTOCOL, "seed %llu: the late rank adopted a binomial bcast as its "
+              "pipeline: %s", (unsigned long long)seed, amc_strerror(st));
+        CHECK(strstr(log, "AMC_BCAST_ALG") != NULL, "the log names AMC_BCAST_ALG:\n%s", log);
+    } else {
+        CHECK(st == AMC_SUCCESS, "late rank: %s", amc_strerror(st));
+        CHECK(memcmp(buf[LATE], buf[0], sizeof(buf[0])) == 0, "late rank's data");
+    }
+    deliver_all(&w);
+    CHECK(works_after(&w, seed, late_disagrees ? AMC_COLL_BCAST : AMC_COLL_NONE),
+          "seed %llu: the communicator works afterwards", (unsigned long long)seed);
+    amc_test_world_destroy(&w);
+}
+
+/* N=4: rank 1 runs the barrier on the engine (AMC_BARRIER_ALG=dissemination),
+ * the others on the fast path. Every rank fails, none waits for ever. */
+static void test_alg_mismatch_barrier(uint64_t seed)
+{
+    enum { N = 4 };
+    amc_test_world_t w;
+    amc_config_t     cfgs[N];
+    amc_request_t    reqs[N];
+    int              status[N], rank;
+    const char      *log;
+
+    for (rank = 0; rank < N; rank++) {
+        config_quiet_defaults(&cfgs[rank]);
+        strcpy(cfgs[rank].alg[AMC_COLL_BARRIER], (rank == 1) ? "dissemination" : "auto");
+    }
+    CHECK(world_create_configs(&w, N, cfgs) == AMC_SUCCESS, "world");
+    capture_begin();
+    for (rank = 0; rank < N; rank++) {
+        CHECK(amc_ibarrier(amc_test_world_comm(&w, rank), &reqs[rank]) == AMC_SUCCESS, "ibarrier");
+    }
+    drive_all(&w, reqs, status, seed);
+    deliver_all(&w); /* notices still on their way */
+    log = capture_end();
+    for (rank = 0; rank < N; rank++) {
+        CHECK(status[rank] == AMC_ERR_PROTOCOL, "seed %llu: rank %d of a barrier fast path/"
+              "engine got %s", (unsigned long long)seed, rank,
+              (status[rank] == -1) ? "nothing (it waits for ever)" : amc_strerror(status[rank]));
+    }
+    CHECK(strstr(log, "AMC_BARRIER_ALG") != NULL, "the log names AMC_BARRIER_ALG:\n%s", log);
+    deliver_all(&w);
+    CHECK(works_after(&w, seed, AMC_COLL_NONE), "seed %llu: the communicator works afterwards",
+          (unsigned long long)seed);
+    amc_test_world_destroy(&w);
+}
+
 int main(void)
 {
+    uint64_t seed;
+
     test_duplicate_requests();
+    for (seed = 1; seed <= 20; seed++) {
+        test_alg_mismatch_allreduce(seed, 1);
+        test_alg_mismatch_allreduce(seed, 3);
+        test_alg_mismatch_bcast(seed);
+        test_alg_forwarding(seed, 0);
+        test_alg_forwarding(seed, 1);
+        test_alg_mismatch_barrier(seed);
+    }
     return amc_test_summary("test_reliability");
 }
