@@ -124,6 +124,12 @@ size_t amc_coll_inst_size(const amc_sched_t *sched);
 /* Starts a collective on comm; req completes when this rank's part is done. */
 int  amc_coll_start(struct amc_comm *comm, const amc_coll_args_t *args, struct amc_request *req);
 
+/* A call whose own arguments failed its checks with status (api_coll.c):
+ * it still takes its instance's place in comm's order, abandons it, and
+ * tells the other ranks (amc_coll_notify_abort), whose calls fail with
+ * status instead of waiting for this rank's part. */
+void amc_coll_start_failed(struct amc_comm *comm, const amc_coll_args_t *args, int status);
+
 /* Handler side: data of a binomial bcast this rank has not entered yet. Starts
  * an instance that forwards it to this rank's children at once (the patent's
  * third example); AMC_SUCCESS if it took the message. With ctrl->lock held. */

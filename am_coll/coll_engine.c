@@ -804,6 +804,46 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     return AMC_SUCCESS;
 }
 
+void amc_coll_start_failed(amc_comm_t comm, const amc_coll_args_t *args, int status)
+{
+    amc_coll_ctrl_t   *ctrl = &comm->ctrl;
+    struct amc_request req;
+    amc_coll_slot_t   *slot;
+    amc_coll_inst_t   *fwd;
+    uint64_t           seq;
+
+    amc_request_init(&req, comm, 0);
+    if (amc_comm_enter(comm, &req, amc_coll_name(args->coll), &slot) != AMC_SUCCESS) {
+        return; /* logged: the others are not told, and may wait until AMC_TIMEOUT */
+    }
+    /* nobody waits for it: the caller returns status now */
+    seq       = slot->seq;
+    slot->req = NULL;
+    req.slot  = NULL;
+    fwd       = slot->inst;
+    if (fwd != NULL) {
+        /* a bcast this rank forwarded before its call: what it sent stands */
+        amc_coll_abort(fwd, status, 1);
+        (void)amc_coll_advance(fwd); /* finishes it once its sends are done */
+    } else {
+        /* a slot of peers' early messages, or of their fast-path barrier
+         * (which then keeps it: its rounds never come) */
+        if (slot->kind != AMC_WIRE_BARRIER) {
+            slot->kind = AMC_WIRE_COLL;
+            amc_early_list_free(&slot->early, ctrl->drop_early, ctrl->drop_arg);
+            amc_coll_ctrl_release(ctrl, slot);
+        }
+        amc_coll_ctrl_note_aborted(ctrl, seq);
+        amc_coll_notify_abort(comm, seq, args->coll, args->root, status);
+    }
+    amc_spin_unlock(&ctrl->lock);
+    amc_error(&comm->ctx->log, "%s on communicator 0x%llx seq %llu: this rank's arguments are "
+              "invalid (%s); the other ranks are told, and their call fails too",
+              amc_coll_name(args->coll), (unsigned long long)comm->cid,
+              (unsigned long long)seq, amc_strerror(status));
+    amc_context_flush(comm->ctx);
+}
+
 int amc_coll_forward_start(amc_comm_t comm, amc_coll_slot_t *slot, const amc_wire_hdr_t *hdr,
                            size_t len, amc_coll_inst_t **inst_p)
 {

@@ -87,7 +87,18 @@ int amc_op_free(amc_op_t *op);
 int amc_barrier(amc_comm_t comm);
 int amc_ibarrier(amc_comm_t comm, amc_request_t *req);
 
-/* Data collectives: per-rank count, one datatype for both sides (api.md) */
+/* Data collectives: per-rank count, one datatype for both sides (api.md).
+ *
+ * Argument errors are AMC_ERR_ARG (or AMC_ERR_TRUNCATE for a rank's block to
+ * itself in a v-form). An invalid communicator, datatype, op, root or count
+ * is in every rank's call alike: every rank finds it, and the call starts
+ * nothing. An invalid argument only this rank's call carries (its buffers,
+ * AMC_IN_PLACE where it is not allowed, the root's counts, displacements and
+ * larger buffer, a v-form's counts) cannot be seen by the others: the call
+ * still takes its place in the communicator's order and tells the other
+ * ranks, whose calls return or complete with AMC_ERR_ARG instead of waiting
+ * for its part (or succeed, if their part was already done). The persistent
+ * forms (amc_X_init) only refuse such a call. */
 int amc_bcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm);
 int amc_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
                amc_op_t op, int root, amc_comm_t comm);

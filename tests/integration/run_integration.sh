@@ -310,7 +310,9 @@ fi
 # tests/integration/test_reliability_mpi: the API's promise under misuse
 # (issue 14): a clear error, never a crash, a hang or a silent wrong answer.
 # algmismatch runs under tests/integration/rank_env.sh, which gives rank 1
-# other AMC_ALLREDUCE_ALG / AMC_BCAST_ALG values than the rest.
+# other AMC_ALLREDUCE_ALG / AMC_BCAST_ALG values than the rest; rootarg has
+# scatterv / gatherv calls whose root (or one other rank) passes a bad
+# argument.
 # Knobs:
 #   AMCTEST_REL_BIN     program (default: ./tests/integration/test_reliability_mpi)
 #   AMCTEST_REL_NPROCS  rank counts (default: 2 4 8)
@@ -333,6 +335,7 @@ else
             "AMCTEST_ODD_ENV=AMC_ALLREDUCE_ALG=ring AMC_BCAST_ALG=pipeline AMC_BCAST_SEGMENT=1024" \
             "AMCTEST_OTHER_ENV=AMC_ALLREDUCE_ALG=recursive_doubling AMC_BCAST_ALG=binomial"
         BIN=$REL_BIN
+        run_one "root-only argument errors N=$np" "$np" "$DEFAULT_TIMEOUT" rootarg
     done
     BIN=$SAVED_BIN
 fi

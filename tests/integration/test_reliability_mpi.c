@@ -11,6 +11,15 @@
  *                               rank, so does the bcast that rank roots on
  *                               every other rank (none waits for AMC_TIMEOUT),
  *                               and barriers and an allgather work afterwards
+ *   test_reliability_mpi rootarg  a scatterv whose root passes overflowing
+ *                               counts, or a NULL send buffer, fails with
+ *                               AMC_ERR_ARG on every rank (it hung the
+ *                               others); a gatherv whose root has no receive
+ *                               buffer, and a scatterv (64 KiB blocks, by
+ *                               rendezvous) where rank 1 has none, fail on the
+ *                               rank with the bad argument and end on every
+ *                               other rank (AMC_ERR_ARG, or success if its part
+ *                               was done); the communicator works after each
  *
  * Rank 0 prints "ok <subtest> N=<n>"; failures print "FAIL ..." and the exit
  * status is non-zero.
@@ -94,6 +103,72 @@ static void tr_algmismatch(void)
     tr_check_works(amc_comm_world(), "the bcast mismatch");
 }
 
+/* ---------------------------------------------------------------- rootarg */
+
+#define TR_BLOCK (64 * 1024 / 4) /* int32 per rank: 64 KiB, sent by rendezvous */
+
+static void tr_rootarg(void)
+{
+    size_t  *counts = calloc((size_t)tr_size, sizeof(*counts));
+    size_t  *bad    = calloc((size_t)tr_size, sizeof(*bad));
+    size_t  *displs = calloc((size_t)tr_size, sizeof(*displs));
+    int32_t *sbuf   = calloc((size_t)tr_size * TR_BLOCK, sizeof(*sbuf));
+    int32_t *rbuf   = calloc((size_t)tr_size * TR_BLOCK, sizeof(*rbuf));
+    int      i, rc, root = 0, leaf = 1;
+
+    TR_CHECK((counts != NULL) && (bad != NULL) && (displs != NULL) && (sbuf != NULL) &&
+             (rbuf != NULL), "calloc");
+    TR_CHECK(tr_size >= 2, "rootarg needs at least 2 ranks");
+    if ((tr_size < 2) || (rbuf == NULL)) {
+        goto out;
+    }
+    for (i = 0; i < tr_size; i++) {
+        counts[i] = 4;
+        displs[i] = 4 * (size_t)i;
+        bad[i]    = (i == tr_size - 1) ? SIZE_MAX / 2 : 4;
+    }
+    for (i = 0; i < tr_size * TR_BLOCK; i++) {
+        sbuf[i] = i;
+    }
+
+    /* only the root's counts overflow: nobody can check them but the root */
+    rc = amc_scatterv(sbuf, (tr_rank == root) ? bad : counts, displs, rbuf, 4, AMC_INT32, root,
+                      amc_comm_world());
+    TR_CHECK(rc == AMC_ERR_ARG, "scatterv with the root's counts overflowing: %s",
+             amc_strerror(rc));
+    tr_check_works(amc_comm_world(), "a scatterv with bad root counts");
+
+    rc = amc_scatterv((tr_rank == root) ? NULL : sbuf, counts, displs, rbuf, 4, AMC_INT32, root,
+                      amc_comm_world());
+    TR_CHECK(rc == AMC_ERR_ARG, "scatterv with the root's sendbuf NULL: %s", amc_strerror(rc));
+    tr_check_works(amc_comm_world(), "a scatterv with a NULL root buffer");
+
+    rc = amc_gatherv(sbuf, 4, (tr_rank == root) ? NULL : rbuf, counts, displs, AMC_INT32, root,
+                     amc_comm_world());
+    TR_CHECK((rc == AMC_ERR_ARG) || ((rc == AMC_SUCCESS) && (tr_rank != root)),
+             "gatherv with the root's recvbuf NULL: %s", amc_strerror(rc));
+    tr_check_works(amc_comm_world(), "a gatherv with a NULL root buffer");
+
+    for (i = 0; i < tr_size; i++) {
+        counts[i] = TR_BLOCK;
+        displs[i] = (size_t)TR_BLOCK * (size_t)i;
+    }
+    rc = amc_scatterv(sbuf, counts, displs, (tr_rank == leaf) ? NULL : rbuf, TR_BLOCK, AMC_INT32,
+                      root, amc_comm_world());
+    TR_CHECK((rc == AMC_ERR_ARG) || ((rc == AMC_SUCCESS) && (tr_rank != leaf)),
+             "scatterv with rank %d's recvbuf NULL: %s", leaf, amc_strerror(rc));
+    if ((rc == AMC_SUCCESS) && (tr_rank != root)) {
+        TR_CHECK(rbuf[TR_BLOCK - 1] == tr_rank * TR_BLOCK + TR_BLOCK - 1, "scatterv data");
+    }
+    tr_check_works(amc_comm_world(), "a scatterv with a NULL buffer on rank 1");
+out:
+    free(counts);
+    free(bad);
+    free(displs);
+    free(sbuf);
+    free(rbuf);
+}
+
 int main(int argc, char **argv)
 {
     const char *sub = (argc > 1) ? argv[1] : "?";
@@ -104,6 +179,8 @@ int main(int argc, char **argv)
 
     if (strcmp(sub, "algmismatch") == 0) {
         tr_algmismatch();
+    } else if (strcmp(sub, "rootarg") == 0) {
+        tr_rootarg();
     } else {
         TR_CHECK(0, "unknown subtest %s", sub);
     }

@@ -8,6 +8,11 @@
  *               (none waits for ever), the log names the variable, and the
  *               communicator works afterwards; the bcast a late inner rank
  *               forwards is checked against the algorithm of its own call
+ *   own args    a call whose own arguments are bad (the root's counts or
+ *               buffer in scatterv / gatherv, a non-root's buffer) returns
+ *               AMC_ERR_ARG and tells the others, whose calls fail with
+ *               AMC_ERR_ARG instead of waiting for ever (or succeed, if their
+ *               part was done); the communicator works afterwards
  */
 #include "tests/unit/harness.h"
 
@@ -424,9 +429,136 @@ static void test_alg_mismatch_barrier(uint64_t seed)
     amc_test_world_destroy(&w);
 }
 
+/* ---------------------------------------------------------------- own arguments */
+
+enum {
+    BAD_ROOT_COUNT,      /* scatterv: the root's sendcounts overflow */
+    BAD_ROOT_BUFFER,     /* scatterv: the root's sendbuf is NULL, counts not 0 */
+    BAD_GATHERV_ROOT,    /* gatherv: the root's recvbuf is NULL */
+    BAD_LEAF_BUFFER,     /* scatterv: rank 2's recvbuf is NULL, its count not 0 */
+    BAD_REDUCE_ROOT,     /* reduce: the root's recvbuf is NULL */
+    BAD_KINDS
+};
+
+static const char *bad_name[BAD_KINDS] = {
+    "scatterv, root's count overflows", "scatterv, root's sendbuf NULL",
+    "gatherv, root's recvbuf NULL", "scatterv, rank 2's recvbuf NULL",
+    "reduce, root's recvbuf NULL"
+};
+
+/* N=4, root 1. rndv: every message by rendezvous (the sender's part is done
+ * only once the receiver pulls or drops it). */
+static void test_own_arguments(uint64_t seed, int kind, int rndv)
+{
+    enum { N = 4, ROOT = 1, BAD_LEAF = 2 };
+    amc_test_world_t w;
+    amc_config_t     cfg;
+    amc_request_t    reqs[N];
+    size_t           counts[N], displs[N], bad_counts[N];
+    int              status[N], start[N], sbuf[4 * N], rbuf[N][4 * N], rank, i, bad_rank;
+    const char      *log;
+
+    config_quiet_defaults(&cfg);
+    cfg.rndv_thresh = rndv ? 1 : 1u << 30;
+    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
+    for (i = 0; i < N; i++) {
+        counts[i]     = 2;
+        displs[i]     = 2 * (size_t)i;
+        bad_counts[i] = (i == N - 1) ? (size_t)-1 / 2 : 2;
+    }
+    for (i = 0; i < 4 * N; i++) {
+        sbuf[i] = 100 + i;
+    }
+    bad_rank = (kind == BAD_LEAF_BUFFER) ? BAD_LEAF : ROOT;
+    capture_begin();
+    for (rank = 0; rank < N; rank++) {
+        amc_comm_t c   = amc_test_world_comm(&w, rank);
+        int        bad = (rank == bad_rank);
+
+        memset(rbuf[rank], 0, sizeof(rbuf[rank]));
+        reqs[rank] = AMC_REQUEST_NULL;
+        switch (kind) {
+        case BAD_ROOT_COUNT:
+        case BAD_ROOT_BUFFER:
+        case BAD_LEAF_BUFFER:
+            start[rank] = amc_iscatterv((bad && (kind == BAD_ROOT_BUFFER)) ? NULL : sbuf,
+                                        (bad && (kind == BAD_ROOT_COUNT)) ? bad_counts : counts,
+                                        displs,
+                                        (bad && (kind == BAD_LEAF_BUFFER)) ? NULL : rbuf[rank], 2,
+                                        AMC_INT, ROOT, c, &reqs[rank]);
+            break;
+        case BAD_GATHERV_ROOT:
+            start[rank] = amc_igatherv(&sbuf[rank], 1, bad ? NULL : rbuf[rank], counts, displs,
+                                       AMC_INT, ROOT, c, &reqs[rank]);
+            break;
+        default:
+            start[rank] = amc_ireduce(&sbuf[rank], bad ? NULL : rbuf[rank], 1, AMC_INT, AMC_SUM,
+                                      ROOT, c, &reqs[rank]);
+            break;
+        }
+        CHECK(start[rank] == (bad ? AMC_ERR_ARG : AMC_SUCCESS), "%s: rank %d's call: %s",
+              bad_name[kind], rank, amc_strerror(start[rank]));
+    }
+    drive_all(&w, reqs, status, seed);
+    deliver_all(&w);
+    log = capture_end();
+    for (rank = 0; rank < N; rank++) {
+        if (rank == bad_rank) {
+            continue;
+        }
+        /* nobody finishes a scatterv without the root; elsewhere a rank
+         * may be done before the notice comes */
+        CHECK((status[rank] == AMC_ERR_ARG) ||
+              ((status[rank] == AMC_SUCCESS) && (bad_rank != ROOT || kind >= BAD_GATHERV_ROOT)),
+              "seed %llu rndv %d, %s: rank %d got %s", (unsigned long long)seed, rndv,
+              bad_name[kind], rank,
+              (status[rank] == -1) ? "nothing (it waits for ever)" : amc_strerror(status[rank]));
+    }
+    CHECK(strstr(log, "argument") != NULL, "the log says why:\n%s", log);
+    CHECK(works_after(&w, seed, AMC_COLL_NONE), "seed %llu, %s: the communicator works "
+          "afterwards", (unsigned long long)seed, bad_name[kind]);
+    CHECK(amc_fake_rndv_pending(w.fabric) == 0, "descriptors left unreleased");
+    amc_test_world_destroy(&w);
+}
+
+/* N=8: rank 4, an inner rank of the binomial tree, forwarded the bcast
+ * before its own call, which then passes a NULL buffer. Its children have
+ * their data; its call fails with AMC_ERR_ARG, and the communicator works. */
+static void test_own_arguments_forwarded(uint64_t seed)
+{
+    enum { N = 8, COUNT = 6, LATE = 4 };
+    amc_test_world_t w;
+    amc_request_t    reqs[N];
+    int              status[N], buf[N][COUNT], rank, i;
+
+    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL) == AMC_SUCCESS, "w");
+    for (rank = 0; rank < N; rank++) {
+        for (i = 0; i < COUNT; i++) {
+            buf[rank][i] = (rank == 0) ? 1000 + i : -1;
+        }
+        reqs[rank] = AMC_REQUEST_NULL;
+        if (rank != LATE) {
+            CHECK(amc_ibcast(buf[rank], COUNT, AMC_INT, 0, amc_test_world_comm(&w, rank),
+                             &reqs[rank]) == AMC_SUCCESS, "ibcast");
+        }
+    }
+    drive_all(&w, reqs, status, seed);
+    for (rank = 0; rank < N; rank++) {
+        CHECK((rank == LATE) || (status[rank] == AMC_SUCCESS), "rank %d: %s", rank,
+              (status[rank] == -1) ? "waits" : amc_strerror(status[rank]));
+    }
+    CHECK(amc_ibcast(NULL, COUNT, AMC_INT, 0, amc_test_world_comm(&w, LATE), &reqs[LATE]) ==
+          AMC_ERR_ARG, "the late rank's bad call");
+    deliver_all(&w);
+    CHECK(works_after(&w, seed, AMC_COLL_NONE), "seed %llu: the communicator works afterwards",
+          (unsigned long long)seed);
+    amc_test_world_destroy(&w);
+}
+
 int main(void)
 {
     uint64_t seed;
+    int      kind;
 
     test_duplicate_requests();
     for (seed = 1; seed <= 20; seed++) {
@@ -436,6 +568,11 @@ int main(void)
         test_alg_forwarding(seed, 0);
         test_alg_forwarding(seed, 1);
         test_alg_mismatch_barrier(seed);
+        for (kind = 0; kind < BAD_KINDS; kind++) {
+            test_own_arguments(seed, kind, 0);
+            test_own_arguments(seed, kind, 1);
+        }
+        test_own_arguments_forwarded(seed);
     }
     return amc_test_summary("test_reliability");
 }
