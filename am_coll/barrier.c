@@ -30,7 +30,7 @@ static const char *amc_barrier_verdict_str(amc_barrier_verdict_t verdict)
     switch (verdict) {
     case AMC_BARRIER_OLDER:     return "sequence number of a barrier that already finished here";
     case AMC_BARRIER_DUPLICATE: return "duplicate message for this round";
-    case AMC_BARRIER_NO_ROOM:   return "too many instances ahead of this rank (AMC_EARLY_MAX)";
+    case AMC_BARRIER_NO_ROOM:   return "further ahead of this rank than any peer can be";
     case AMC_BARRIER_NO_MEMORY: return "out of memory for an early arrival";
     case AMC_BARRIER_MISMATCH:  return "a barrier where this rank runs a data collective "
                                        "(or the barrier on the engine: AMC_BARRIER_ALG differs "

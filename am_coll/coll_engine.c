@@ -595,7 +595,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     amc_coll_inst_t *inst = NULL;
     amc_early_msg_t *msg;
     const char      *why  = NULL;
-    int              sends = 0, index, held = 0;
+    int              sends = 0, index, held = 0, eager = (desc == NULL);
 
     if ((hdr->src >= (uint32_t)comm->size) || (hdr->coll == AMC_COLL_NONE) ||
         (hdr->coll >= AMC_COLL_LAST)) {
@@ -615,7 +615,8 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
         why = "sequence number of a collective that already finished here";
         goto out;
     case AMC_CTRL_NO_ROOM:
-        why = "too many instances ahead of this rank (AMC_EARLY_MAX)";
+        why = "further ahead of this rank than any peer can be (2 (8 + AMC_EARLY_MAX) + "
+              "(N - 1) AMC_EAGER_TOKENS instances)";
         goto out;
     default:
         why = "out of memory";
@@ -703,8 +704,9 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     sends = amc_coll_advance(inst);
 
 out:
-    if (!held && (desc == NULL) && (len > 0)) {
-        /* copied into place or dropped: the sender's token goes back */
+    if (!held && eager && (len > 0)) {
+        /* copied into place or dropped: the sender's token goes back (a
+         * rendezvous message took none, also when it was pulled in place) */
         amc_flow_release(&comm->ctx->flow, comm->peers[hdr->src]);
     }
     amc_spin_unlock(&ctrl->lock);

@@ -132,6 +132,12 @@ int amc_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t s
 int amc_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
                        amc_datatype_t dt, amc_op_t op, amc_comm_t comm);
 
+/* Non-blocking (and blocking) starts: a rank may have at most 8 + AMC_EARLY_MAX
+ * collectives started on one communicator counted from the oldest that has not
+ * finished on this rank. A start beyond that is AMC_ERR_NO_MEMORY and starts
+ * nothing, not even its place in the communicator's order: complete some
+ * requests and make the same call again (every rank must still make every
+ * call, in the same order). */
 int amc_ibcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm,
                amc_request_t *req);
 int amc_ireduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,

@@ -312,11 +312,14 @@ fi
 # algmismatch runs under tests/integration/rank_env.sh, which gives rank 1
 # other AMC_ALLREDUCE_ALG / AMC_BCAST_ALG values than the rest; rootarg has
 # scatterv / gatherv calls whose root (or one other rank) passes a bad
-# argument.
+# argument; flood starts 10,000 ibcasts per rank without waiting, retrying
+# the starts the bound on outstanding collectives refuses.
 # Knobs:
 #   AMCTEST_REL_BIN     program (default: ./tests/integration/test_reliability_mpi)
 #   AMCTEST_REL_NPROCS  rank counts (default: 2 4 8)
+#   AMCTEST_REL_FLOOD_NPROCS  rank counts of the flood (default: 2 4)
 REL_NPROCS=${AMCTEST_REL_NPROCS-"2 4 8"}
+REL_FLOOD_NPROCS=${AMCTEST_REL_FLOOD_NPROCS-"2 4"}
 REL_BIN=$(locate_program test_reliability_mpi "${AMCTEST_REL_BIN:-}")
 REL_WRAP=$srcdir/tests/integration/rank_env.sh
 if [ -z "$REL_BIN" ] || [ ! -x "$REL_BIN" ]; then
@@ -336,6 +339,11 @@ else
             "AMCTEST_OTHER_ENV=AMC_ALLREDUCE_ALG=recursive_doubling AMC_BCAST_ALG=binomial"
         BIN=$REL_BIN
         run_one "root-only argument errors N=$np" "$np" "$DEFAULT_TIMEOUT" rootarg
+    done
+    for np in $REL_FLOOD_NPROCS; do
+        run_one "flood of 10000 ibcasts N=$np" "$np" "$DEFAULT_TIMEOUT" flood
+        run_one "flood of 10000 ibcasts N=$np AMC_EARLY_MAX=64" "$np" "$DEFAULT_TIMEOUT" flood \
+            AMC_EARLY_MAX=64
     done
     BIN=$SAVED_BIN
 fi

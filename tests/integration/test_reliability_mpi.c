@@ -20,16 +20,27 @@
  *                               rank with the bad argument and end on every
  *                               other rank (AMC_ERR_ARG, or success if its part
  *                               was done); the communicator works after each
+ *   test_reliability_mpi flood  every rank starts 10,000 ibcasts of one int
+ *                               from rank 0 (AMCTEST_FLOOD_CALLS) without
+ *                               waiting, the last rank pausing now and then;
+ *                               a start refused with AMC_ERR_NO_MEMORY (the
+ *                               bound on outstanding collectives) waits for
+ *                               the oldest request and is made again. Every
+ *                               ibcast delivers its value, and collectives
+ *                               work afterwards
  *
  * Rank 0 prints "ok <subtest> N=<n>"; failures print "FAIL ..." and the exit
  * status is non-zero.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include "amcoll.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int tr_rank, tr_size;
 static int tr_failures;
@@ -169,6 +180,66 @@ out:
     free(rbuf);
 }
 
+/* ---------------------------------------------------------------- flood */
+
+static void tr_flood(void)
+{
+    const char    *env   = getenv("AMCTEST_FLOOD_CALLS");
+    int            calls = (env != NULL) ? atoi(env) : 10000;
+    amc_request_t *reqs  = calloc((size_t)calls, sizeof(*reqs));
+    int32_t       *vals  = calloc((size_t)calls, sizeof(*vals));
+    int            next = 0, head = 0, refused = 0, first_refused = -1, rc, wrong = 0, total;
+    struct timespec pause = { 0, 2000000 };
+
+    TR_CHECK((reqs != NULL) && (vals != NULL), "calloc");
+    if ((reqs == NULL) || (vals == NULL)) {
+        goto out;
+    }
+    while (next < calls) {
+        vals[next] = (tr_rank == 0) ? 3 * next + 1 : -1;
+        rc = amc_ibcast(&vals[next], 1, AMC_INT32, 0, amc_comm_world(), &reqs[next]);
+        if (rc == AMC_ERR_NO_MEMORY) {
+            /* back-pressure: nothing started; the same call once there is room */
+            if (first_refused < 0) {
+                first_refused = next;
+            }
+            refused++;
+            TR_CHECK(head < next, "start %d refused with nothing outstanding", next);
+            if (head >= next) {
+                break;
+            }
+            rc = amc_wait(&reqs[head]);
+            TR_CHECK(rc == AMC_SUCCESS, "ibcast %d: %s", head, amc_strerror(rc));
+            wrong += (vals[head] != 3 * head + 1);
+            head++;
+            continue;
+        }
+        TR_CHECK(rc == AMC_SUCCESS, "ibcast %d: %s", next, amc_strerror(rc));
+        if (rc != AMC_SUCCESS) {
+            break;
+        }
+        next++;
+        if ((tr_rank == tr_size - 1) && (tr_size > 1) && (next % 1000 == 0)) {
+            nanosleep(&pause, NULL); /* the others run ahead of this rank */
+        }
+    }
+    for (; head < next; head++) {
+        rc = amc_wait(&reqs[head]);
+        TR_CHECK(rc == AMC_SUCCESS, "ibcast %d: %s", head, amc_strerror(rc));
+        wrong += (vals[head] != 3 * head + 1);
+    }
+    TR_CHECK(wrong == 0, "%d of %d ibcasts delivered a wrong value", wrong, calls);
+    TR_OK(amc_allreduce(&refused, &total, 1, AMC_INT32, AMC_SUM, amc_comm_world()));
+    if (tr_rank == 0) {
+        printf("flood: %d ibcasts per rank, %d starts refused and made again (rank 0: %d, "
+               "first at %d)\n", calls, total, refused, first_refused);
+    }
+    tr_check_works(amc_comm_world(), "the flood");
+out:
+    free(reqs);
+    free(vals);
+}
+
 int main(int argc, char **argv)
 {
     const char *sub = (argc > 1) ? argv[1] : "?";
@@ -181,6 +252,8 @@ int main(int argc, char **argv)
         tr_algmismatch();
     } else if (strcmp(sub, "rootarg") == 0) {
         tr_rootarg();
+    } else if (strcmp(sub, "flood") == 0) {
+        tr_flood();
     } else {
         TR_CHECK(0, "unknown subtest %s", sub);
     }

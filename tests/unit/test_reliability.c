@@ -13,6 +13,13 @@
  *               AMC_ERR_ARG and tells the others, whose calls fail with
  *               AMC_ERR_ARG instead of waiting for ever (or succeed, if their
  *               part was done); the communicator works afterwards
+ *   flood       ranks post far more ibcasts than AMC_EARLY_MAX allows, one
+ *               rank slow: a start beyond the bound returns AMC_ERR_NO_MEMORY
+ *               and takes no sequence number; retried after the oldest
+ *               request completes, every ibcast completes with the right
+ *               value on every rank, and later collectives work. Messages of
+ *               peers far ahead are held, not dropped; beyond what any peer
+ *               can be ahead they are a protocol error
  */
 #include "tests/unit/harness.h"
 
@@ -149,9 +156,9 @@ static int works_after(amc_test_world_t *w, uint64_t seed, int skip)
         for (rank = 0; rank < n; rank++) {
             in[rank]  = rank + 1;
             out[rank] = -1;
-            CHECK(amc_iallreduce(&in[rank], &out[rank], 1, AMC_INT, AMC_SUM,
-                                 amc_test_world_comm(w, rank), &reqs[rank]) == AMC_SUCCESS,
-                  "iallreduce");
+            reqs[rank] = AMC_REQUEST_NULL;
+            ok &= (amc_iallreduce(&in[rank], &out[rank], 1, AMC_INT, AMC_SUM,
+                                  amc_test_world_comm(w, rank), &reqs[rank]) == AMC_SUCCESS);
         }
         drive_all(w, reqs, status, seed);
         for (rank = 0; rank < n; rank++) {
@@ -161,8 +168,9 @@ static int works_after(amc_test_world_t *w, uint64_t seed, int skip)
     if (skip != AMC_COLL_BCAST) {
         for (rank = 0; rank < n; rank++) {
             b[rank][0] = b[rank][1] = b[rank][2] = (rank == n - 1) ? 4242 : 0;
-            CHECK(amc_ibcast(b[rank], 3, AMC_INT, n - 1, amc_test_world_comm(w, rank),
-                             &reqs[rank]) == AMC_SUCCESS, "ibcast");
+            reqs[rank] = AMC_REQUEST_NULL;
+            ok &= (amc_ibcast(b[rank], 3, AMC_INT, n - 1, amc_test_world_comm(w, rank),
+                              &reqs[rank]) == AMC_SUCCESS);
         }
         drive_all(w, reqs, status, seed + 1);
         for (rank = 0; rank < n; rank++) {
@@ -171,8 +179,9 @@ static int works_after(amc_test_world_t *w, uint64_t seed, int skip)
     }
     for (rank = 0; rank < n; rank++) {
         in[rank] = 100 + rank;
-        CHECK(amc_iallgather(&in[rank], all[rank], 1, AMC_INT, amc_test_world_comm(w, rank),
-                             &reqs[rank]) == AMC_SUCCESS, "iallgather");
+        reqs[rank] = AMC_REQUEST_NULL;
+        ok &= (amc_iallgather(&in[rank], all[rank], 1, AMC_INT, amc_test_world_comm(w, rank),
+                              &reqs[rank]) == AMC_SUCCESS);
     }
     drive_all(w, reqs, status, seed + 2);
     for (rank = 0; rank < n; rank++) {
@@ -555,12 +564,161 @@ static void test_own_arguments_forwarded(uint64_t seed)
     amc_test_world_destroy(&w);
 }
 
+/* ---------------------------------------------------------------- flood */
+
+/* N=4, bcast from rank 0, K calls per rank, AMC_EARLY_MAX = 16 (so at most
+ * 8 + 16 = 24 outstanding per rank). Each rank posts while it may; on
+ * AMC_ERR_NO_MEMORY it retries the same call later, after progress. Rank 3
+ * is slow: it tries to post only every 7th step, so the others and their
+ * messages run far ahead of it. */
+static void test_flood(uint64_t seed, unsigned tokens)
+{
+    enum { N = 4, K = 600, EARLY = 16, SLOW = 3 };
+    static amc_request_t reqs[N][K];
+    static int           vals[N][K];
+    amc_test_world_t     w;
+    amc_config_t         cfg;
+    amc_test_rng_t       rng;
+    int                  next[N] = { 0 }, head[N] = { 0 }, refused[N] = { 0 }, other[N] = { 0 };
+    int                  rank, k, rc, flag, idle = 0, step, activity, wrong = 0, done;
+    size_t               count;
+
+    config_quiet_defaults(&cfg);
+    cfg.log_level    = getenv("AMCTEST_VERBOSE") ? AMC_LOG_ERROR : -1;
+    cfg.early_max    = EARLY;
+    cfg.eager_tokens = tokens;
+    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
+    amc_test_rng_seed(&rng, seed);
+    for (step = 0; idle < 2000; step++) {
+        activity = 0;
+        for (rank = 0; rank < N; rank++) {
+            for (k = 0; (k < 8) && (next[rank] < K) && ((rank != SLOW) || (step % 7 == 0)); k++) {
+                vals[rank][next[rank]] = (rank == 0) ? 7 * next[rank] + 1 : -1;
+                rc = amc_ibcast(&vals[rank][next[rank]], 1, AMC_INT, 0,
+                                amc_test_world_comm(&w, rank), &reqs[rank][next[rank]]);
+                if (rc == AMC_ERR_NO_MEMORY) {
+                    refused[rank]++; /* nothing started: the same call again later */
+                    break;
+                }
+                other[rank] += (rc != AMC_SUCCESS);
+                next[rank]++;
+                activity++;
+            }
+            while (head[rank] < next[rank]) {
+                rc = amc_test(&reqs[rank][head[rank]], &flag);
+                if ((rc == AMC_SUCCESS) && !flag) {
+                    break;
+                }
+                if ((rc != AMC_SUCCESS) && (other[rank]++ == 0)) {
+                    fprintf(stderr, "seed %llu tokens %u: rank %d's ibcast %d: %s\n",
+                            (unsigned long long)seed, tokens, rank, head[rank],
+                            amc_strerror(rc));
+                }
+                wrong += (rc == AMC_SUCCESS) && (vals[rank][head[rank]] != 7 * head[rank] + 1);
+                head[rank]++;
+                activity++;
+            }
+        }
+        for (k = 0; k < 6; k++) {
+            count = amc_fake_deliverable(w.fabric);
+            if (count > 0) {
+                activity += amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, count));
+            }
+        }
+        done = 1;
+        for (rank = 0; rank < N; rank++) {
+            done &= (head[rank] == K);
+        }
+        if (done) {
+            break;
+        }
+        idle = activity ? 0 : idle + 1;
+    }
+    for (rank = 0; rank < N; rank++) {
+        CHECK(head[rank] == K, "seed %llu tokens %u: rank %d completed %d of %d ibcasts (%d "
+              "posted)", (unsigned long long)seed, tokens, rank, head[rank], K, next[rank]);
+        CHECK(other[rank] == 0, "rank %d: %d starts or tests failed otherwise", rank,
+              other[rank]);
+    }
+    CHECK(wrong == 0, "seed %llu: %d ibcasts delivered a wrong value", (unsigned long long)seed,
+          wrong);
+    CHECK(refused[0] + refused[1] + refused[2] > 0, "the fast ranks never met the bound");
+    deliver_all(&w);
+    CHECK(works_after(&w, seed, AMC_COLL_NONE), "seed %llu tokens %u: collectives after the "
+          "flood", (unsigned long long)seed, tokens);
+    /* the bound on what peers send ahead rests on the tokens: none is
+     * created (a rendezvous message pulled in place gave one back) */
+    deliver_all(&w);
+    for (rank = 0; rank < N; rank++) {
+        for (k = 0; k < N; k++) {
+            CHECK((k == rank) ||
+                  (w.ctx[rank]->flow.tokens[k] + w.ctx[k]->flow.owed[rank] == tokens),
+                  "seed %llu: tokens from rank %d to %d: %u + %u owed, of %u",
+                  (unsigned long long)seed, rank, k, w.ctx[rank]->flow.tokens[k],
+                  w.ctx[k]->flow.owed[rank], tokens);
+        }
+    }
+    CHECK(amc_fake_rndv_pending(w.fabric) == 0, "descriptors left unreleased");
+    amc_test_world_destroy(&w);
+}
+
+/* The bound on starts counts this rank's own instances only: with its store
+ * full of a peer's early messages a rank still starts up to the bound.
+ * A message further ahead than any peer can be is refused. */
+static void test_arrival_bound(void)
+{
+    enum { N = 2, EARLY = 4, AHEAD = 12 };
+    amc_test_world_t w;
+    amc_config_t     cfg;
+    amc_request_t    reqs[N][AHEAD];
+    amc_wire_hdr_t   hdr;
+    amc_comm_t       c1;
+    int              k, flag, rc, posted = 0;
+
+    config_quiet_defaults(&cfg);
+    cfg.log_level = -1;
+    cfg.early_max = EARLY;
+    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_SEND, &cfg) == AMC_SUCCESS, "w");
+    c1 = amc_test_world_comm(&w, 1);
+    /* rank 0 runs AHEAD = 8 + 4 ibarriers ahead; rank 1 takes their messages */
+    for (k = 0; k < AHEAD; k++) {
+        CHECK(amc_ibarrier(amc_test_world_comm(&w, 0), &reqs[0][k]) == AMC_SUCCESS, "ibarrier %d",
+              k);
+    }
+    deliver_all(&w);
+    CHECK(amc_comm_take_error(c1) == AMC_SUCCESS, "rank 1 held what rank 0 sent ahead");
+    for (k = 0; k < AHEAD; k++) {
+        rc = amc_ibarrier(c1, &reqs[1][k]);
+        CHECK(rc == AMC_SUCCESS, "rank 1's ibarrier %d: %s", k, amc_strerror(rc));
+        posted += (rc == AMC_SUCCESS);
+    }
+    deliver_all(&w);
+    for (k = 0; k < posted; k++) {
+        CHECK((amc_test(&reqs[0][k], &flag) == AMC_SUCCESS) && flag, "rank 0 barrier %d", k);
+        CHECK((amc_test(&reqs[1][k], &flag) == AMC_SUCCESS) && flag, "rank 1 barrier %d", k);
+    }
+    /* far beyond anything a peer could have entered: garbage */
+    memset(&hdr, 0, sizeof(hdr));
+    hdr.magic   = AMC_WIRE_MAGIC;
+    hdr.version = AMC_WIRE_VERSION;
+    hdr.kind    = AMC_WIRE_BARRIER;
+    hdr.src     = 0;
+    hdr.cid     = c1->cid;
+    hdr.seq     = c1->ctrl.seq_base + 1000000;
+    hdr.round   = 0;
+    CHECK(amc_fake_inject(w.fabric, 0, 1, &hdr, sizeof(hdr)) == AMC_SUCCESS, "inject");
+    deliver_all(&w);
+    CHECK(amc_comm_take_error(c1) == AMC_ERR_PROTOCOL, "a message a million instances ahead");
+    amc_test_world_destroy(&w);
+}
+
 int main(void)
 {
     uint64_t seed;
     int      kind;
 
     test_duplicate_requests();
+    test_arrival_bound();
     for (seed = 1; seed <= 20; seed++) {
         test_alg_mismatch_allreduce(seed, 1);
         test_alg_mismatch_allreduce(seed, 3);
@@ -573,6 +731,10 @@ int main(void)
             test_own_arguments(seed, kind, 1);
         }
         test_own_arguments_forwarded(seed);
+        if (seed <= 8) {
+            test_flood(seed, 64);
+            test_flood(seed, 2);
+        }
     }
     return amc_test_summary("test_reliability");
 }
