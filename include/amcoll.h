@@ -65,6 +65,9 @@ enum {
 /* Environment */
 int         amc_init(int *argc, char ***argv);
 int         amc_init_thread(int *argc, char ***argv, int required, int *provided);
+/* Collectives still pending are abandoned (their handles die with the
+ * library); their peers may then wait for them, as for any rank that stops
+ * taking part. */
 int         amc_finalize(void);
 int         amc_initialized(int *flag);
 double      amc_wtime(void);

@@ -340,6 +340,12 @@ else
         BIN=$REL_BIN
         run_one "root-only argument errors N=$np" "$np" "$DEFAULT_TIMEOUT" rootarg
     done
+    for np in $REL_NPROCS; do
+        for try in 1 2 3; do
+            run_one "finalize with an ibarrier and an iallreduce pending N=$np (run $try)" \
+                "$np" "$DEFAULT_TIMEOUT" finalize
+        done
+    done
     for np in $REL_FLOOD_NPROCS; do
         run_one "flood of 10000 ibcasts N=$np" "$np" "$DEFAULT_TIMEOUT" flood
         run_one "flood of 10000 ibcasts N=$np AMC_EARLY_MAX=64" "$np" "$DEFAULT_TIMEOUT" flood \

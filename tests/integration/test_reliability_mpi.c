@@ -28,6 +28,15 @@
  *                               the oldest request and is made again. Every
  *                               ibcast delivers its value, and collectives
  *                               work afterwards
+ *   test_reliability_mpi finalize  every rank starts an ibarrier and an
+ *                               iallreduce and finalizes without waiting for
+ *                               them: even ranks at once, odd ranks after a
+ *                               pause (AMCTEST_FINALIZE_PAUSE_MS, default 100),
+ *                               so messages of the pending collectives reach
+ *                               ranks that are tearing down. Finalize returns
+ *                               AMC_SUCCESS and the process exits 0 (it
+ *                               crashed: a late message made the barrier send
+ *                               its next round on a closed endpoint)
  *
  * Rank 0 prints "ok <subtest> N=<n>"; failures print "FAIL ..." and the exit
  * status is non-zero.
@@ -240,6 +249,30 @@ out:
     free(vals);
 }
 
+/* ---------------------------------------------------------------- finalize */
+
+static int tr_finalize(void)
+{
+    const char     *env   = getenv("AMCTEST_FINALIZE_PAUSE_MS");
+    long            ms    = (env != NULL) ? atol(env) : 100;
+    struct timespec pause = { ms / 1000, (ms % 1000) * 1000000L };
+    amc_request_t   reqs[2];
+    int32_t         one = 1, sum = 0;
+    int             rc;
+
+    TR_OK(amc_ibarrier(amc_comm_world(), &reqs[0]));
+    TR_OK(amc_iallreduce(&one, &sum, 1, AMC_INT32, AMC_SUM, amc_comm_world(), &reqs[1]));
+    if (tr_rank % 2 == 1) {
+        nanosleep(&pause, NULL);
+    }
+    rc = amc_finalize();
+    TR_CHECK(rc == AMC_SUCCESS, "amc_finalize with collectives pending: %s", amc_strerror(rc));
+    if ((tr_rank == 0) && (tr_failures == 0)) {
+        printf("ok finalize N=%d\n", tr_size);
+    }
+    return tr_failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *sub = (argc > 1) ? argv[1] : "?";
@@ -248,6 +281,9 @@ int main(int argc, char **argv)
     amc_comm_rank(amc_comm_world(), &tr_rank);
     amc_comm_size(amc_comm_world(), &tr_size);
 
+    if (strcmp(sub, "finalize") == 0) {
+        return tr_finalize(); /* it finalizes itself */
+    }
     if (strcmp(sub, "algmismatch") == 0) {
         tr_algmismatch();
     } else if (strcmp(sub, "rootarg") == 0) {
