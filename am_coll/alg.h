@@ -13,6 +13,13 @@
 /* The algorithm of coll called name, or NULL. */
 const amc_alg_t *amc_alg_find(int coll, const char *name);
 
+/* The name of coll's algorithm id ("unknown" if none), for messages. */
+const char *amc_alg_name(int coll, unsigned id);
+
+/* Which configuration makes ranks choose different algorithms for coll,
+ * for the message that reports it: "AMC_<COLL>_ALG (or ...) differs ...". */
+const char *amc_alg_config_hint(int coll);
+
 /* The binomial bcast, which a rank forwards before it called bcast itself. */
 const amc_alg_t *amc_alg_bcast_forwarding(void);
 

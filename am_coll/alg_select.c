@@ -70,6 +70,46 @@ const amc_alg_t *amc_alg_find(int coll, const char *name)
     return NULL;
 }
 
+const char *amc_alg_name(int coll, unsigned id)
+{
+    size_t i;
+
+    for (i = 0; i < AMC_ALG_COUNT; i++) {
+        if ((amc_alg_table[i].coll == coll) && (amc_alg_table[i].id == id)) {
+            return amc_alg_table[i].name;
+        }
+    }
+    return "unknown";
+}
+
+const char *amc_alg_config_hint(int coll)
+{
+    switch (coll) {
+    case AMC_COLL_BCAST:
+        return "AMC_BCAST_ALG (or a size threshold such as AMC_BCAST_PIPELINE_MIN or "
+               "AMC_BCAST_SEGMENT) differs between ranks, or their counts differ";
+    case AMC_COLL_ALLREDUCE:
+        return "AMC_ALLREDUCE_ALG (or a size threshold such as AMC_ALLREDUCE_RING_MIN, or "
+               "AMC_LINEAR_MAX_RANKS) differs between ranks, or their counts or ops differ";
+    case AMC_COLL_ALLGATHER:
+        return "AMC_ALLGATHER_ALG (or the size threshold AMC_ALLGATHER_BRUCK_MAX) differs "
+               "between ranks, or their counts differ";
+    case AMC_COLL_BARRIER:
+        return "AMC_BARRIER_ALG differs between ranks";
+    case AMC_COLL_REDUCE:
+        return "AMC_REDUCE_ALG differs between ranks";
+    case AMC_COLL_GATHER:
+        return "AMC_GATHER_ALG differs between ranks";
+    case AMC_COLL_SCATTER:
+        return "AMC_SCATTER_ALG differs between ranks";
+    case AMC_COLL_ALLTOALL:
+        return "AMC_ALLTOALL_ALG differs between ranks";
+    default:
+        /* one algorithm and no variable: only another build chooses otherwise */
+        return "no AMC_ variable chooses it: do the ranks run the same amcoll library?";
+    }
+}
+
 size_t amc_alg_count(void)
 {
     return AMC_ALG_COUNT;

@@ -33,9 +33,14 @@ static void amc_api_args_init(amc_coll_args_t *a, int coll, const void *sendbuf,
 }
 
 /* Checks what every data collective shares; fills dt_size, commutative and
- * in_place. blocks: how many count-sized blocks the larger buffer holds. */
+ * in_place. blocks: how many count-sized blocks the larger buffer holds.
+ * *own is set when the error is in an argument only this rank's call
+ * carries (its buffers, AMC_IN_PLACE, the root's larger buffer): the other
+ * ranks cannot see it and must be told (amc_api_coll_go). Communicator,
+ * datatype, root, count and op are the same in every rank's call: an error
+ * there every rank finds alike, and the call leaves no trace. */
 static int amc_api_coll_check(amc_comm_t comm, amc_coll_args_t *a, int in_place_rule,
-                              size_t blocks, int send_used, int recv_used)
+                              size_t blocks, int send_used, int recv_used, int *own)
 {
     size_t bytes;
     int    status = amc_api_check_comm(comm);
@@ -53,8 +58,7 @@ static int amc_api_coll_check(amc_comm_t comm, amc_coll_args_t *a, int in_place_
                   a->root, comm->size);
         return AMC_ERR_ARG;
     }
-    if ((amc_count_bytes(a->count, a->dt, &bytes) != AMC_SUCCESS) ||
-        ((blocks > 0) && (bytes > SIZE_MAX / blocks))) {
+    if (amc_count_bytes(a->count, a->dt, &bytes) != AMC_SUCCESS) {
         amc_error(&comm->ctx->log, "%s: count %zu overflows", amc_coll_name(a->coll), a->count);
         return AMC_ERR_ARG;
     }
@@ -67,6 +71,13 @@ static int amc_api_coll_check(amc_comm_t comm, amc_coll_args_t *a, int in_place_
         a->commutative = amc_op_is_commutative(a->op);
     }
 
+    /* from here on: this rank's own arguments */
+    *own = 1;
+    if ((blocks > 0) && (bytes > SIZE_MAX / blocks)) {
+        amc_error(&comm->ctx->log, "%s: count %zu times %zu blocks overflows",
+                  amc_coll_name(a->coll), a->count, blocks);
+        return AMC_ERR_ARG;
+    }
     at_root = (a->root == -1) || (comm->rank == a->root);
     if ((a->sendbuf == AMC_IN_PLACE) || (a->recvbuf == AMC_IN_PLACE)) {
         int ok = ((in_place_rule == AMC_IN_PLACE_SEND) && (a->sendbuf == AMC_IN_PLACE)) ||
@@ -83,13 +94,18 @@ static int amc_api_coll_check(amc_comm_t comm, amc_coll_args_t *a, int in_place_
     }
     if (bytes > 0) {
         if (send_used && !a->in_place && (a->sendbuf == NULL)) {
+            amc_error(&comm->ctx->log, "%s: NULL send buffer for %zu bytes",
+                      amc_coll_name(a->coll), bytes);
             return AMC_ERR_ARG;
         }
         if (recv_used && (a->recvbuf == NULL || a->recvbuf == AMC_IN_PLACE) &&
             !(a->in_place && (in_place_rule == AMC_IN_PLACE_RECV_AT_ROOT))) {
+            amc_error(&comm->ctx->log, "%s: no receive buffer for %zu bytes",
+                      amc_coll_name(a->coll), bytes);
             return AMC_ERR_ARG;
         }
     }
+    *own = 0;
     return AMC_SUCCESS;
 }
 
@@ -136,6 +152,25 @@ static int amc_api_coll_run(amc_comm_t comm, amc_coll_args_t *a, amc_request_t *
     return AMC_SUCCESS;
 }
 
+/* The end of every data collective's call: run it, or return the error of
+ * its checks. An error in this rank's own arguments (own) still takes the
+ * instance's place in the communicator's order and tells the other ranks,
+ * whose calls fail with AMC_ERR_ARG instead of waiting for this one (a
+ * scatterv whose root passed bad counts hung every other rank). A
+ * persistent call (amc_X_init) starts nothing yet: a bad one is only
+ * refused. */
+static int amc_api_coll_go(amc_comm_t comm, amc_coll_args_t *a, int status, int own,
+                           amc_request_t *req_p, int mode)
+{
+    if (status == AMC_SUCCESS) {
+        return amc_api_coll_run(comm, a, req_p, mode);
+    }
+    if (own && (mode != AMC_API_PERSISTENT)) {
+        amc_coll_start_failed(comm, a, status);
+    }
+    return status;
+}
+
 #define AMC_API_REQ_CHECK(_req_p, _nb) \
     if ((_nb) && ((_req_p) == NULL)) { \
         return (amc_api_check_live() != AMC_SUCCESS) ? AMC_ERR_NOT_INITIALIZED : AMC_ERR_ARG; \
@@ -146,14 +181,15 @@ static int amc_api_bcast(void *buf, size_t count, amc_datatype_t dt, int root, a
 {
     amc_coll_args_t a;
     int             status;
+    int             own = 0;
 
     AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_BCAST, buf, buf, count, dt, -1, root);
     if (root == -1) {
         a.root = -2; /* -1 means unrooted to the checks */
     }
-    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_NEVER, 1, 0, 1);
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_NEVER, 1, 0, 1, &own);
+    return amc_api_coll_go(comm, &a, status, own, req, nb);
 }
 
 int amc_bcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm)
@@ -172,6 +208,7 @@ static int amc_api_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_
 {
     amc_coll_args_t a;
     int             status, is_root;
+    int             own = 0;
 
     AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_REDUCE, sendbuf, recvbuf, count, dt, op,
@@ -180,8 +217,8 @@ static int amc_api_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_
         a.op = -2; /* -1 means "no op" to the checks */
     }
     is_root = (amc_comm_check(comm) == AMC_SUCCESS) && (comm->rank == root);
-    status  = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND_AT_ROOT, 1, 1, is_root);
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
+    status  = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND_AT_ROOT, 1, 1, is_root, &own);
+    return amc_api_coll_go(comm, &a, status, own, req, nb);
 }
 
 int amc_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
@@ -201,12 +238,13 @@ static int amc_api_allreduce(const void *sendbuf, void *recvbuf, size_t count, a
 {
     amc_coll_args_t a;
     int             status;
+    int             own = 0;
 
     AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, (op == -1) ? -2 : op,
                       -1);
-    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 1, 1);
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 1, 1, &own);
+    return amc_api_coll_go(comm, &a, status, own, req, nb);
 }
 
 int amc_allreduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
@@ -227,6 +265,7 @@ static int amc_api_rooted(int coll, const void *sendbuf, void *recvbuf, size_t c
 {
     amc_coll_args_t a;
     int             status, is_root, gather = (coll == AMC_COLL_GATHER);
+    int             own = 0;
 
     AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, coll, sendbuf, recvbuf, count, dt, -1, (root == -1) ? -2 : root);
@@ -234,8 +273,8 @@ static int amc_api_rooted(int coll, const void *sendbuf, void *recvbuf, size_t c
     status  = amc_api_coll_check(comm, &a,
                                  gather ? AMC_IN_PLACE_SEND_AT_ROOT : AMC_IN_PLACE_RECV_AT_ROOT,
                                  is_root ? (size_t)comm->size : 1,
-                                 gather ? 1 : is_root, gather ? is_root : 1);
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
+                                 gather ? 1 : is_root, gather ? is_root : 1, &own);
+    return amc_api_coll_go(comm, &a, status, own, req, nb);
 }
 
 int amc_gather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, int root,
@@ -267,11 +306,12 @@ static int amc_api_all(int coll, const void *sendbuf, void *recvbuf, size_t coun
 {
     amc_coll_args_t a;
     int             status, size = (amc_comm_check(comm) == AMC_SUCCESS) ? comm->size : 1;
+    int             own = 0;
 
     AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, coll, sendbuf, recvbuf, count, dt, -1, -1);
-    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, (size_t)size, 1, 1);
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, (size_t)size, 1, 1, &own);
+    return amc_api_coll_go(comm, &a, status, own, req, nb);
 }
 
 int amc_allgather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
@@ -304,6 +344,7 @@ static int amc_api_reduce_any(int coll, const void *sendbuf, void *recvbuf, size
 {
     amc_coll_args_t a;
     int             status, live = (amc_comm_check(comm) == AMC_SUCCESS), recv_used = 1;
+    int             own = 0;
     size_t          blocks = 1;
 
     AMC_API_REQ_CHECK(req, nb);
@@ -314,8 +355,8 @@ static int amc_api_reduce_any(int coll, const void *sendbuf, void *recvbuf, size
     if (live && (coll == AMC_COLL_EXSCAN) && (comm->rank == 0) && (sendbuf != AMC_IN_PLACE)) {
         recv_used = 0; /* MPI: rank 0's result is undefined, its recvbuf not significant */
     }
-    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, blocks, 1, recv_used);
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, blocks, 1, recv_used, &own);
+    return amc_api_coll_go(comm, &a, status, own, req, nb);
 }
 
 int amc_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count,
@@ -421,6 +462,7 @@ static int amc_api_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
     amc_coll_args_t a;
     size_t          sbytes, rbytes;
     int             status;
+    int             own = 0;
 
     AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_GATHERV, sendbuf, recvbuf, 0, dt, -1,
@@ -428,7 +470,8 @@ static int amc_api_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
     a.scount  = sendcount;
     a.rcounts = recvcounts;
     a.rdispls = displs;
-    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND_AT_ROOT, 1, 0, 0);
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND_AT_ROOT, 1, 0, 0, &own);
+    own   |= (status == AMC_SUCCESS); /* what is checked below is this rank's own */
     if ((status == AMC_SUCCESS) && !a.in_place) {
         status = amc_api_count_check(comm, &a, sendcount, &sbytes);
         if (status == AMC_SUCCESS) {
@@ -444,7 +487,7 @@ static int amc_api_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
             status = amc_api_own_check(comm, &a, sendcount, recvcounts[root]);
         }
     }
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
+    return amc_api_coll_go(comm, &a, status, own, req, nb);
 }
 
 int amc_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t recvcounts[],
@@ -470,6 +513,7 @@ static int amc_api_scatterv(const void *sendbuf, const size_t sendcounts[],
     amc_coll_args_t a;
     size_t          sbytes, rbytes;
     int             status;
+    int             own = 0;
 
     AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_SCATTERV, sendbuf, recvbuf, 0, dt, -1,
@@ -477,7 +521,8 @@ static int amc_api_scatterv(const void *sendbuf, const size_t sendcounts[],
     a.scounts = sendcounts;
     a.sdispls = displs;
     a.rcount  = recvcount;
-    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_RECV_AT_ROOT, 1, 0, 0);
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_RECV_AT_ROOT, 1, 0, 0, &own);
+    own   |= (status == AMC_SUCCESS); /* what is checked below is this rank's own */
     if ((status == AMC_SUCCESS) && !a.in_place) {
         status = amc_api_count_check(comm, &a, recvcount, &rbytes);
         if (status == AMC_SUCCESS) {
@@ -493,7 +538,7 @@ static int amc_api_scatterv(const void *sendbuf, const size_t sendcounts[],
             status = amc_api_own_check(comm, &a, sendcounts[root], recvcount);
         }
     }
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
+    return amc_api_coll_go(comm, &a, status, own, req, nb);
 }
 
 int amc_scatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
@@ -518,13 +563,15 @@ static int amc_api_allgatherv(const void *sendbuf, size_t sendcount, void *recvb
     amc_coll_args_t a;
     size_t          sbytes, rbytes;
     int             status;
+    int             own = 0;
 
     AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_ALLGATHERV, sendbuf, recvbuf, 0, dt, -1, -1);
     a.scount  = sendcount;
     a.rcounts = recvcounts;
     a.rdispls = displs;
-    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 0, 0);
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 0, 0, &own);
+    own   |= (status == AMC_SUCCESS); /* what is checked below is this rank's own */
     if (status == AMC_SUCCESS) {
         status = amc_api_vector_check(comm, &a, recvcounts, displs, 1, &rbytes);
     }
@@ -540,7 +587,7 @@ static int amc_api_allgatherv(const void *sendbuf, size_t sendcount, void *recvb
             status = amc_api_own_check(comm, &a, sendcount, recvcounts[comm->rank]);
         }
     }
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
+    return amc_api_coll_go(comm, &a, status, own, req, nb);
 }
 
 int amc_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
@@ -567,6 +614,7 @@ static int amc_api_alltoallv(const void *sendbuf, const size_t sendcounts[],
     amc_coll_args_t a;
     size_t          sbytes, rbytes;
     int             status;
+    int             own = 0;
 
     AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_ALLTOALLV, sendbuf, recvbuf, 0, dt, -1, -1);
@@ -574,7 +622,8 @@ static int amc_api_alltoallv(const void *sendbuf, const size_t sendcounts[],
     a.sdispls = sdispls;
     a.rcounts = recvcounts;
     a.rdispls = rdispls;
-    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 0, 0);
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 0, 0, &own);
+    own   |= (status == AMC_SUCCESS); /* what is checked below is this rank's own */
     if (status == AMC_SUCCESS) {
         status = amc_api_vector_check(comm, &a, recvcounts, rdispls, 1, &rbytes);
     }
@@ -590,7 +639,7 @@ static int amc_api_alltoallv(const void *sendbuf, const size_t sendcounts[],
             status = amc_api_own_check(comm, &a, sendcounts[comm->rank], recvcounts[comm->rank]);
         }
     }
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
+    return amc_api_coll_go(comm, &a, status, own, req, nb);
 }
 
 int amc_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
@@ -617,12 +666,14 @@ static int amc_api_reduce_scatter(const void *sendbuf, void *recvbuf, const size
     amc_coll_args_t a;
     size_t          total, rbytes;
     int             status;
+    int             own = 0;
 
     AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, dt,
                       (op == -1) ? -2 : op, -1);
     a.rcounts = recvcounts;
-    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 0, 0);
+    status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 0, 0, &own);
+    own   |= (status == AMC_SUCCESS); /* what is checked below is this rank's own */
     if (status == AMC_SUCCESS) {
         status = amc_api_vector_check(comm, &a, recvcounts, NULL, 0, &total);
     }
@@ -633,7 +684,7 @@ static int amc_api_reduce_scatter(const void *sendbuf, void *recvbuf, const size
             status = amc_api_buf_check(sendbuf, total);
         }
     }
-    return (status == AMC_SUCCESS) ? amc_api_coll_run(comm, &a, req, nb) : status;
+    return amc_api_coll_go(comm, &a, status, own, req, nb);
 }
 
 int amc_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],

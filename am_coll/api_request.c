@@ -5,7 +5,9 @@
 #include "am_coll/request.h"
 #include "base/status.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int amc_api_check_request(amc_request_t req)
 {
@@ -33,9 +35,55 @@ static int amc_api_request_release(amc_request_t *req_p)
     return status;
 }
 
-static int amc_api_check_requests(int n, amc_request_t reqs[])
+static int amc_api_request_cmp(const void *pa, const void *pb)
 {
-    int i;
+    uintptr_t a = (uintptr_t)*(const amc_request_t *)pa;
+    uintptr_t b = (uintptr_t)*(const amc_request_t *)pb;
+
+    return (a > b) - (a < b);
+}
+
+/* Arrays up to this size are compared pairwise; larger ones are sorted. */
+#define AMC_API_DUP_PAIRWISE_MAX 32
+
+/* A request other than REQUEST_NULL that appears twice, or NULL. Completing
+ * the array would release it twice (a double free), and a persistent one
+ * would be handed back inactive in one slot while reported done in the other. */
+static amc_request_t amc_api_requests_repeat(int n, const amc_request_t reqs[])
+{
+    amc_request_t *sorted, repeat = NULL;
+    int            i, j;
+
+    if (n > AMC_API_DUP_PAIRWISE_MAX) {
+        sorted = malloc((size_t)n * sizeof(*sorted));
+        if (sorted != NULL) {
+            memcpy(sorted, reqs, (size_t)n * sizeof(*sorted));
+            qsort(sorted, (size_t)n, sizeof(*sorted), amc_api_request_cmp);
+            for (i = 1; (i < n) && (repeat == NULL); i++) {
+                if (sorted[i] == sorted[i - 1]) {
+                    repeat = sorted[i];
+                }
+            }
+            free(sorted);
+            return repeat;
+        }
+        /* no memory for the copy: the slow way still answers */
+    }
+    for (i = 0; (i < n) && (repeat == NULL); i++) {
+        for (j = i + 1; (j < n) && (reqs[i] != NULL); j++) {
+            if (reqs[i] == reqs[j]) {
+                repeat = reqs[i];
+                break;
+            }
+        }
+    }
+    return repeat;
+}
+
+static int amc_api_check_requests(const char *what, int n, amc_request_t reqs[])
+{
+    amc_request_t repeat;
+    int           i;
 
     if (amc_api_check_live() != AMC_SUCCESS) {
         return AMC_ERR_NOT_INITIALIZED;
@@ -47,6 +95,12 @@ static int amc_api_check_requests(int n, amc_request_t reqs[])
         if (amc_api_check_request(reqs[i]) != AMC_SUCCESS) {
             return AMC_ERR_ARG;
         }
+    }
+    /* before anything is progressed, completed or released */
+    if ((n > 1) && ((repeat = amc_api_requests_repeat(n, reqs)) != NULL)) {
+        amc_error(&repeat->comm->ctx->log, "%s: request %p appears more than once in the "
+                  "array; nothing was completed", what, (void *)repeat);
+        return AMC_ERR_ARG;
     }
     return AMC_SUCCESS;
 }
@@ -118,7 +172,7 @@ int amc_wait(amc_request_t *req_p)
 
 int amc_testall(int n, amc_request_t reqs[], int *flag)
 {
-    int status = amc_api_check_requests(n, reqs);
+    int status = amc_api_check_requests("amc_testall", n, reqs);
 
     if (status != AMC_SUCCESS) {
         return status;
@@ -156,7 +210,7 @@ int amc_waitany(int n, amc_request_t reqs[], int *index)
 {
     amc_context_t *ctx = NULL;
     amc_waiter_t   waiter;
-    int            status = amc_api_check_requests(n, reqs);
+    int            status = amc_api_check_requests("amc_waitany", n, reqs);
     int            i, progressed, entered;
 
     if (status != AMC_SUCCESS) {
@@ -202,7 +256,7 @@ int amc_waitall(int n, amc_request_t reqs[])
 {
     amc_context_t *ctx = NULL;
     amc_waiter_t   waiter;
-    int            status = amc_api_check_requests(n, reqs);
+    int            status = amc_api_check_requests("amc_waitall", n, reqs);
     int            i, progressed, entered;
 
     if (status != AMC_SUCCESS) {

@@ -30,9 +30,11 @@ static const char *amc_barrier_verdict_str(amc_barrier_verdict_t verdict)
     switch (verdict) {
     case AMC_BARRIER_OLDER:     return "sequence number of a barrier that already finished here";
     case AMC_BARRIER_DUPLICATE: return "duplicate message for this round";
-    case AMC_BARRIER_NO_ROOM:   return "too many instances ahead of this rank (AMC_EARLY_MAX)";
+    case AMC_BARRIER_NO_ROOM:   return "further ahead of this rank than any peer can be";
     case AMC_BARRIER_NO_MEMORY: return "out of memory for an early arrival";
-    case AMC_BARRIER_MISMATCH:  return "a barrier where this rank runs a data collective";
+    case AMC_BARRIER_MISMATCH:  return "a barrier where this rank runs a data collective "
+                                       "(or the barrier on the engine: AMC_BARRIER_ALG differs "
+                                       "between ranks)";
     default:                    return "accepted";
     }
 }
@@ -125,7 +127,14 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr)
     switch (amc_coll_ctrl_slot(ctrl, hdr->seq, comm, &slot)) {
     case AMC_CTRL_FOUND:
         if (slot->kind == AMC_WIRE_COLL) {
+            if (amc_coll_ctrl_was_aborted(ctrl, hdr->seq)) {
+                break; /* reported, and the others told: the rest is dropped */
+            }
+            /* this rank's part never reaches the sender's barrier, nor the
+             * ranks it passes it on to: tell them all */
             verdict = AMC_BARRIER_MISMATCH;
+            amc_coll_ctrl_note_aborted(ctrl, hdr->seq);
+            amc_coll_notify_abort(comm, hdr->seq, AMC_COLL_BARRIER, -1, AMC_ERR_PROTOCOL);
             break;
         }
         slot->kind = AMC_WIRE_BARRIER;
@@ -137,7 +146,9 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr)
         amc_barrier_advance(comm, slot, &first, &count);
         break;
     case AMC_CTRL_OLDER:
-        verdict = AMC_BARRIER_OLDER;
+        if (!amc_coll_ctrl_was_aborted(ctrl, hdr->seq)) {
+            verdict = AMC_BARRIER_OLDER; /* else the rest of an abandoned instance */
+        }
         break;
     case AMC_CTRL_NO_ROOM:
         verdict = AMC_BARRIER_NO_ROOM;
@@ -230,14 +241,29 @@ int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
     }
     if (slot->kind == AMC_WIRE_COLL) {
         /* peers run a data collective where this rank calls a barrier */
+        const amc_early_msg_t *msg;
+        int                    engine = 0, told = 1;
+
+        for (msg = slot->early; msg != NULL; msg = msg->next) {
+            engine |= (msg->hdr.coll == AMC_COLL_BARRIER);
+            told   &= !!(msg->hdr.flags & AMC_WIRE_FLAG_ABORT);
+        }
+        if (!told && !amc_coll_ctrl_was_aborted(ctrl, slot->seq)) {
+            /* the peers wait for this rank's part: tell them */
+            amc_coll_ctrl_note_aborted(ctrl, slot->seq);
+            amc_coll_notify_abort(comm, slot->seq, AMC_COLL_BARRIER, -1, AMC_ERR_PROTOCOL);
+        }
         amc_request_complete(req, AMC_ERR_PROTOCOL);
         slot->bitvec |= 1;
         amc_early_list_free(&slot->early, ctrl->drop_early, ctrl->drop_arg);
         amc_coll_ctrl_release(ctrl, slot);
         amc_spin_unlock(&ctrl->lock);
         amc_context_flush(comm->ctx); /* the early messages' descriptors */
-        amc_error(&comm->ctx->log, "barrier on communicator 0x%llx: peers run a data collective",
-                  (unsigned long long)comm->cid);
+        amc_error(&comm->ctx->log, "barrier on communicator 0x%llx: peers run %s",
+                  (unsigned long long)comm->cid,
+                  engine ? "the barrier on the engine, this rank on the fast path: "
+                           "AMC_BARRIER_ALG differs between ranks"
+                         : "a data collective");
         return AMC_SUCCESS;
     }
     slot->kind = AMC_WIRE_BARRIER;

@@ -136,6 +136,12 @@ int  amc_coll_start(struct amc_comm *comm, const amc_coll_args_t *args, struct a
 int  amc_coll_start_sched(struct amc_comm *comm, const amc_coll_args_t *args, amc_sched_t *sched,
                           struct amc_request *req);
 
+/* A call whose own arguments failed its checks with status (api_coll.c):
+ * it still takes its instance's place in comm's order, abandons it, and
+ * tells the other ranks (amc_coll_notify_abort), whose calls fail with
+ * status instead of waiting for this rank's part. */
+void amc_coll_start_failed(struct amc_comm *comm, const amc_coll_args_t *args, int status);
+
 /* Handler side: data of a binomial bcast this rank has not entered yet. Starts
  * an instance that forwards it to this rank's children at once (the patent's
  * third example); AMC_SUCCESS if it took the message. With ctrl->lock held. */
@@ -144,8 +150,9 @@ int  amc_coll_forward_start(struct amc_comm *comm, amc_coll_slot_t *slot,
 
 /* With ctrl->lock held: the call that finds a forwarding instance in its slot
  * takes it over (or fails it with AMC_ERR_PROTOCOL / AMC_ERR_TRUNCATE when
- * the call disagrees with what was forwarded). */
-void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_coll_args_t *args);
+ * the call, or the algorithm it chose, disagrees with what was forwarded). */
+void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_coll_args_t *args,
+                    const amc_alg_t *alg);
 
 /* The algorithm for a call (size, count, AMC_* overrides). */
 const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *args);
@@ -180,6 +187,16 @@ int  amc_coll_advance(amc_coll_inst_t *inst);
 
 /* Without the lock: posts the queued sends, until none is left. */
 void amc_coll_issue_sends(amc_coll_inst_t *inst);
+
+/* Abort notices (am_coll/coll_notice.c). Tells every other rank of comm that
+ * this rank gave up instance seq, which ends there with status instead of
+ * waiting for this rank; queued, sent by the next amc_context_flush (with or
+ * without ctrl->lock held). */
+void amc_coll_notify_abort(struct amc_comm *comm, uint64_t seq, uint8_t coll, int32_t root,
+                           int status);
+
+/* The error a received notice carries (AMC_ERR_PROTOCOL if it is none). */
+int  amc_coll_notice_status(const amc_wire_hdr_t *hdr);
 
 /* With ctrl->lock held: what the instance waits for, for a timeout message. */
 void amc_coll_describe(const amc_coll_inst_t *inst, char *buf, size_t len);

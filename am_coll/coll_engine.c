@@ -90,12 +90,21 @@ static void amc_coll_drop_msg(amc_comm_t comm, amc_early_msg_t *msg)
 
 /* Ranks run different collectives here: nothing this instance waits for
  * will come. Its request fails now; the instance lingers only until its
- * sends and pulls in flight complete (they use its memory). */
-static void amc_coll_abort(amc_coll_inst_t *inst, int status)
+ * sends and pulls in flight complete (they use its memory). notify: this
+ * rank found the cause itself, so it tells the others, some of whom would
+ * otherwise wait for its part for ever (am_coll/coll_notice.c). */
+static void amc_coll_abort(amc_coll_inst_t *inst, int status, int notify)
 {
     uint32_t i;
 
+    if (inst->aborted) {
+        return;
+    }
     amc_coll_set_status(inst, status);
+    amc_coll_ctrl_note_aborted(&inst->comm->ctrl, inst->slot->seq);
+    if (notify) {
+        amc_coll_notify_abort(inst->comm, inst->slot->seq, inst->coll, inst->root, status);
+    }
     if (inst->slot->req != NULL) {
         amc_request_complete(inst->slot->req, inst->status);
         inst->slot->req = NULL;
@@ -113,19 +122,52 @@ static void amc_coll_abort(amc_coll_inst_t *inst, int status)
     }
 }
 
-static int amc_coll_matches(amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
+/* A message that does not belong to this instance as this rank runs it:
+ * a peer's abort notice, another collective or root, another algorithm.
+ * The instance is aborted; returns 0. */
+static int amc_coll_mismatch(amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
 {
+    amc_log_t *log = &inst->comm->ctx->log;
+
+    if (hdr->flags & AMC_WIRE_FLAG_ABORT) {
+        amc_error(log, "%s seq %llu on communicator 0x%llx: rank %u gave up this collective "
+                  "(%s; its log says why), so this rank's call fails with %s",
+                  amc_coll_name(inst->coll), (unsigned long long)hdr->seq,
+                  (unsigned long long)inst->comm->cid, (unsigned)hdr->src,
+                  (amc_coll_notice_status(hdr) == AMC_ERR_PROTOCOL)
+                      ? "it found that the ranks' calls differ"
+                      : "its call failed its argument checks",
+                  amc_strerror(amc_coll_notice_status(hdr)));
+        amc_coll_abort(inst, amc_coll_notice_status(hdr), 0); /* it told everyone */
+        return 0;
+    }
     if ((hdr->coll == inst->coll) && (hdr->root == inst->root)) {
+        /* the same call, another algorithm: each side's messages are
+         * meaningless to the other, and some ranks would wait for ever */
+        amc_error(log, "algorithm mismatch on communicator 0x%llx seq %llu: rank %u runs %s "
+                  "with algorithm %s, this rank %s: %s",
+                  (unsigned long long)inst->comm->cid, (unsigned long long)hdr->seq,
+                  (unsigned)hdr->src, amc_coll_name(inst->coll),
+                  amc_alg_name(inst->coll, hdr->alg), amc_alg_name(inst->coll, inst->alg),
+                  amc_alg_config_hint(inst->coll));
+    } else {
+        amc_error(log, "collective mismatch on communicator 0x%llx seq %llu: rank %u runs %s "
+                  "(root %d), this rank %s (root %d)",
+                  (unsigned long long)inst->comm->cid, (unsigned long long)hdr->seq,
+                  (unsigned)hdr->src, amc_coll_name(hdr->coll), (int)hdr->root,
+                  amc_coll_name(inst->coll), (int)inst->root);
+    }
+    amc_coll_abort(inst, AMC_ERR_PROTOCOL, 1);
+    return 0;
+}
+
+static inline int amc_coll_matches(amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
+{
+    if ((hdr->coll == inst->coll) && (hdr->root == inst->root) && (hdr->alg == inst->alg) &&
+        !(hdr->flags & AMC_WIRE_FLAG_ABORT)) {
         return 1;
     }
-    amc_error(&inst->comm->ctx->log,
-              "collective mismatch on communicator 0x%llx seq %llu: rank %u runs %s "
-              "(root %d), this rank %s (root %d)",
-              (unsigned long long)inst->comm->cid, (unsigned long long)hdr->seq,
-              (unsigned)hdr->src, amc_coll_name(hdr->coll), (int)hdr->root,
-              amc_coll_name(inst->coll), (int)inst->root);
-    amc_coll_abort(inst, AMC_ERR_PROTOCOL);
-    return 0;
+    return amc_coll_mismatch(inst, hdr);
 }
 
 /* The data of a receive is in place (or in scratch, reduced now). */
@@ -348,6 +390,7 @@ static void amc_coll_prepare_send(amc_coll_inst_t *inst, uint32_t index)
     send->hdr.round   = act->tag;
     send->hdr.root    = inst->root;
     send->hdr.alg     = inst->alg;
+    send->hdr.flags   = 0;
     inst->sendq[inst->sendq_tail++] = index;
 }
 
@@ -510,6 +553,54 @@ static void amc_coll_reject(amc_comm_t comm, const amc_wire_hdr_t *hdr, const ch
                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
+/* With ctrl->lock held: a data message for an instance this rank runs as a
+ * fast-path barrier. The barrier waits for what the sender will not send,
+ * and so do the ranks it would have passed it on to: its request fails, and
+ * the first such message (not a peer's notice) makes this rank tell them
+ * all. The message is dropped; the barrier's slot stays (its rounds never
+ * come). */
+static void amc_coll_barrier_mismatch(amc_comm_t comm, amc_coll_slot_t *slot,
+                                      const amc_wire_hdr_t *hdr, void *desc)
+{
+    int notice = !!(hdr->flags & AMC_WIRE_FLAG_ABORT);
+    int status = notice ? amc_coll_notice_status(hdr) : AMC_ERR_PROTOCOL;
+
+    if (desc != NULL) {
+        amc_context_release_desc(comm->ctx, desc);
+    }
+    if (slot->req != NULL) {
+        amc_request_complete(slot->req, status);
+        slot->req = NULL;
+    }
+    if (notice || amc_coll_ctrl_was_aborted(&comm->ctrl, hdr->seq)) {
+        return; /* told, or already told the others */
+    }
+    amc_error(&comm->ctx->log, "%s message on communicator 0x%llx seq %llu from rank %u: %s",
+              amc_coll_name(hdr->coll), (unsigned long long)comm->cid,
+              (unsigned long long)hdr->seq, (unsigned)hdr->src,
+              (hdr->coll == AMC_COLL_BARRIER)
+                  ? "it runs the barrier on the engine, this rank on the fast path: "
+                    "AMC_BARRIER_ALG differs between ranks"
+                  : "it runs a data collective where this rank runs a barrier");
+    amc_coll_ctrl_note_aborted(&comm->ctrl, hdr->seq);
+    amc_coll_notify_abort(comm, hdr->seq, hdr->coll, hdr->root, AMC_ERR_PROTOCOL);
+}
+
+/* A message for an instance that already finished here that is no error:
+ * an abort notice that came after this rank's part was done, or the rest of
+ * an instance abandoned here. Its descriptor goes back (the token at out). */
+static int amc_coll_quiet_late(amc_comm_t comm, const amc_wire_hdr_t *hdr, void *desc)
+{
+    if (!(hdr->flags & AMC_WIRE_FLAG_ABORT) &&
+        !amc_coll_ctrl_was_aborted(&comm->ctrl, hdr->seq)) {
+        return 0;
+    }
+    if (desc != NULL) {
+        amc_context_release_desc(comm->ctx, desc);
+    }
+    return 1;
+}
+
 void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void *data,
                          size_t len, void *desc)
 {
@@ -518,7 +609,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     amc_coll_inst_t *inst = NULL;
     amc_early_msg_t *msg;
     const char      *why  = NULL;
-    int              sends = 0, index, held = 0;
+    int              sends = 0, index, held = 0, eager = (desc == NULL);
 
     if ((hdr->src >= (uint32_t)comm->size) || (hdr->coll == AMC_COLL_NONE) ||
         (hdr->coll >= AMC_COLL_LAST)) {
@@ -532,20 +623,27 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     case AMC_CTRL_FOUND:
         break;
     case AMC_CTRL_OLDER:
+        if (amc_coll_quiet_late(comm, hdr, desc)) {
+            goto out;
+        }
         why = "sequence number of a collective that already finished here";
         goto out;
     case AMC_CTRL_NO_ROOM:
-        why = "too many instances ahead of this rank (AMC_EARLY_MAX)";
+        why = "further ahead of this rank than any peer can be (2 (8 + AMC_EARLY_MAX) + "
+              "(N - 1) AMC_EAGER_TOKENS instances)";
         goto out;
     default:
         why = "out of memory";
         goto out;
     }
     if (slot->kind == AMC_WIRE_BARRIER) {
-        why = "a data collective where this rank runs a barrier";
+        amc_coll_barrier_mismatch(comm, slot, hdr, desc);
         goto out;
     }
     if (slot->done) {
+        if (amc_coll_quiet_late(comm, hdr, desc)) {
+            goto out;
+        }
         why = "message for a collective that already finished here";
         goto out;
     }
@@ -620,8 +718,9 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     sends = amc_coll_advance(inst);
 
 out:
-    if (!held && (desc == NULL) && (len > 0)) {
-        /* copied into place or dropped: the sender's token goes back */
+    if (!held && eager && (len > 0)) {
+        /* copied into place or dropped: the sender's token goes back (a
+         * rendezvous message took none, also when it was pulled in place) */
         amc_flow_release(&comm->ctx->flow, comm->peers[hdr->src]);
     }
     amc_spin_unlock(&ctrl->lock);
@@ -707,11 +806,19 @@ static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, amc_col
     if (slot->kind == AMC_WIRE_BARRIER) {
         /* peers entered a barrier where this rank calls a data collective */
         amc_spin_unlock(&ctrl->lock);
-        amc_error(&comm->ctx->log, "%s on communicator 0x%llx seq %llu: peers run a barrier",
+        amc_error(&comm->ctx->log, "%s on communicator 0x%llx seq %llu: peers run a barrier%s",
                   amc_coll_name(args->coll), (unsigned long long)comm->cid,
-                  (unsigned long long)slot->seq);
+                  (unsigned long long)slot->seq,
+                  (args->coll == AMC_COLL_BARRIER)
+                      ? " on the fast path, this rank on the engine: AMC_BARRIER_ALG differs "
+                        "between ranks" : "");
         amc_spin_lock(&ctrl->lock);
         amc_request_complete(req, AMC_ERR_PROTOCOL);
+        if (!amc_coll_ctrl_was_aborted(ctrl, slot->seq)) {
+            /* the peers' barrier waits for this rank's rounds */
+            amc_coll_ctrl_note_aborted(ctrl, slot->seq);
+            amc_coll_notify_abort(comm, slot->seq, args->coll, args->root, AMC_ERR_PROTOCOL);
+        }
         amc_coll_inst_free(inst);
         slot->bitvec |= 1; /* entered, so the slot can be released */
         amc_coll_ctrl_release(ctrl, slot);
@@ -723,7 +830,7 @@ static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, amc_col
         /* this rank already forwarded the bcast's data to its children */
         amc_coll_inst_t *fwd = slot->inst;
 
-        amc_coll_adopt(fwd, req, args);
+        amc_coll_adopt(fwd, req, args, alg);
         sends = amc_coll_advance(fwd); /* finishes it if it is done */
         amc_coll_inst_free(inst);
         amc_spin_unlock(&ctrl->lock);
@@ -745,6 +852,46 @@ static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, amc_col
     return AMC_SUCCESS;
 }
 
+void amc_coll_start_failed(amc_comm_t comm, const amc_coll_args_t *args, int status)
+{
+    amc_coll_ctrl_t   *ctrl = &comm->ctrl;
+    struct amc_request req;
+    amc_coll_slot_t   *slot;
+    amc_coll_inst_t   *fwd;
+    uint64_t           seq;
+
+    amc_request_init(&req, comm, 0);
+    if (amc_comm_enter(comm, &req, amc_coll_name(args->coll), &slot) != AMC_SUCCESS) {
+        return; /* logged: the others are not told, and may wait until AMC_TIMEOUT */
+    }
+    /* nobody waits for it: the caller returns status now */
+    seq       = slot->seq;
+    slot->req = NULL;
+    req.slot  = NULL;
+    fwd       = slot->inst;
+    if (fwd != NULL) {
+        /* a bcast this rank forwarded before its call: what it sent stands */
+        amc_coll_abort(fwd, status, 1);
+        (void)amc_coll_advance(fwd); /* finishes it once its sends are done */
+    } else {
+        /* a slot of peers' early messages, or of their fast-path barrier
+         * (which then keeps it: its rounds never come) */
+        if (slot->kind != AMC_WIRE_BARRIER) {
+            slot->kind = AMC_WIRE_COLL;
+            amc_early_list_free(&slot->early, ctrl->drop_early, ctrl->drop_arg);
+            amc_coll_ctrl_release(ctrl, slot);
+        }
+        amc_coll_ctrl_note_aborted(ctrl, seq);
+        amc_coll_notify_abort(comm, seq, args->coll, args->root, status);
+    }
+    amc_spin_unlock(&ctrl->lock);
+    amc_error(&comm->ctx->log, "%s on communicator 0x%llx seq %llu: this rank's arguments are "
+              "invalid (%s); the other ranks are told, and their call fails too",
+              amc_coll_name(args->coll), (unsigned long long)comm->cid,
+              (unsigned long long)seq, amc_strerror(status));
+    amc_context_flush(comm->ctx);
+}
+
 int amc_coll_forward_start(amc_comm_t comm, amc_coll_slot_t *slot, const amc_wire_hdr_t *hdr,
                            size_t len, amc_coll_inst_t **inst_p)
 {
@@ -758,7 +905,7 @@ int amc_coll_forward_start(amc_comm_t comm, amc_coll_slot_t *slot, const amc_wir
     /* the root never receives its own bcast: such a message is left for the
      * checks of the call */
     if ((hdr->alg != alg->id) || (hdr->root < 0) || (hdr->root >= comm->size) ||
-        (hdr->root == comm->rank)) {
+        (hdr->root == comm->rank) || (hdr->flags & AMC_WIRE_FLAG_ABORT)) {
         return AMC_ERR_UNSUPPORTED;
     }
     memset(&args, 0, sizeof(args));
@@ -795,7 +942,8 @@ int amc_coll_forward_start(amc_comm_t comm, amc_coll_slot_t *slot, const amc_wir
     return AMC_SUCCESS;
 }
 
-void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_coll_args_t *args)
+void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_coll_args_t *args,
+                    const amc_alg_t *alg)
 {
     size_t forwarded = fwd->sched->key.count; /* bytes */
     size_t bytes     = args->count * args->dt_size;
@@ -808,14 +956,26 @@ void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_col
                   "a bcast from root %d", amc_coll_name(args->coll), args->root,
                   (unsigned long long)fwd->comm->cid, (unsigned long long)fwd->slot->seq,
                   (int)fwd->root);
-        amc_coll_abort(fwd, AMC_ERR_PROTOCOL);
+        amc_coll_abort(fwd, AMC_ERR_PROTOCOL, 1);
         return;
     }
+
     if (bytes != forwarded) {
         amc_error(&fwd->comm->ctx->log,
                   "bcast seq %llu: %zu bytes arrived where this rank's call expects %zu",
                   (unsigned long long)fwd->slot->seq, forwarded, bytes);
         amc_coll_set_status(fwd, AMC_ERR_TRUNCATE);
+    } else if (alg->id != fwd->alg) {
+        /* the data is right, but for the same call this rank would have
+         * run another tree than its peers: their configurations differ */
+        amc_error(&fwd->comm->ctx->log,
+                  "algorithm mismatch on communicator 0x%llx seq %llu: this rank forwarded a "
+                  "bcast with algorithm %s before its call, which chose %s: %s",
+                  (unsigned long long)fwd->comm->cid, (unsigned long long)fwd->slot->seq,
+                  amc_alg_name(AMC_COLL_BCAST, fwd->alg), alg->name,
+                  amc_alg_config_hint(AMC_COLL_BCAST));
+        amc_coll_abort(fwd, AMC_ERR_PROTOCOL, 1);
+        return;
     }
     fwd->user_buf   = args->recvbuf;
     fwd->user_bytes = (bytes < forwarded) ? bytes : forwarded;

@@ -78,6 +78,8 @@ static void amc_comm_setup(amc_comm_t comm, int rank, int size, uint64_t cid)
     comm->cid     = cid;
     amc_coll_ctrl_init(&comm->ctrl, comm->ctx->cfg.early_max, comm->ctx->lock_live_p,
                        amc_comm_drop_early, comm);
+    comm->ctrl.ahead_max = amc_coll_ctrl_ahead_max(comm->ctx->cfg.early_max, size,
+                                                   comm->ctx->cfg.eager_tokens);
 }
 
 /* Gives back what amc_comm_alloc gave, set up or not. The struct becomes a
@@ -143,11 +145,17 @@ int amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,
                    amc_coll_slot_t **slot_p)
 {
     amc_coll_ctrl_t  *ctrl = &comm->ctrl;
-    amc_coll_lookup_t found;
+    amc_coll_lookup_t found = AMC_CTRL_NO_ROOM;
     amc_coll_slot_t  *slot;
+    uint64_t          seq, base;
+    int               logged;
 
     amc_spin_lock(&ctrl->lock);
-    found = amc_coll_ctrl_slot(ctrl, ctrl->seq_next, comm, &slot);
+    /* back-pressure: refused before the sequence number is taken, so the
+     * next start is this one again and the ranks stay in step */
+    if (amc_coll_ctrl_may_start(ctrl)) {
+        found = amc_coll_ctrl_slot(ctrl, ctrl->seq_next, comm, &slot);
+    }
     if ((found == AMC_CTRL_OLDER) || ((found == AMC_CTRL_FOUND) && slot->done)) {
         /* A handler finished this rank's next instance before its call: a
          * bcast it forwarded ended on a mismatch (am_coll/coll_engine.c,
@@ -162,13 +170,27 @@ int amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,
         return AMC_ERR_PROTOCOL;
     }
     if (found != AMC_CTRL_FOUND) {
+        seq    = ctrl->seq_next;
+        base   = ctrl->seq_base;
+        logged = ctrl->full_logged;
+        ctrl->full_logged = (found == AMC_CTRL_NO_ROOM);
         amc_spin_unlock(&ctrl->lock);
-        amc_error(&comm->ctx->log, "cannot start %s %llu on communicator 0x%llx: %s", what,
-                  (unsigned long long)ctrl->seq_next, (unsigned long long)comm->cid,
-                  (found == AMC_CTRL_NO_ROOM) ? "too many outstanding instances (AMC_EARLY_MAX)"
-                                              : "out of memory");
+        if (found != AMC_CTRL_NO_ROOM) {
+            amc_error(&comm->ctx->log, "cannot start %s %llu on communicator 0x%llx: out of "
+                      "memory", what, (unsigned long long)seq, (unsigned long long)comm->cid);
+        } else if (!logged) {
+            /* once until a start succeeds again: a caller that retries
+             * after completing requests would repeat it many times */
+            amc_error(&comm->ctx->log, "cannot start %s %llu on communicator 0x%llx: %llu "
+                      "instances from the oldest one not finished here (%llu), at most %u "
+                      "(8 + AMC_EARLY_MAX); nothing started: complete outstanding requests "
+                      "and make this call again", what, (unsigned long long)seq,
+                      (unsigned long long)comm->cid, (unsigned long long)(seq - base),
+                      (unsigned long long)base, AMC_CTRL_WINDOW + ctrl->early_max);
+        }
         return AMC_ERR_NO_MEMORY;
     }
+    ctrl->full_logged = 0;
     ctrl->seq_next++;
     req->slot = slot;
     slot->req = req;

@@ -151,8 +151,12 @@ static const amc_config_entry_t amc_config_table[] = {
       "a timeout is noticed.",
       offsetof(amc_config_t, wait.sleep_msec), AMC_CONFIG_UNSIGNED },
     { "AMC_EARLY_MAX", "4096",
-      "Collective instances a communicator holds beyond its control window "
-      "(early arrivals and far-ahead non-blocking calls); more is a protocol error.",
+      "Collectives a rank may have started on one communicator beyond its control "
+      "window of 8, counted from the oldest one not finished on this rank: a start "
+      "beyond returns AMC_ERR_NO_MEMORY and starts nothing (complete requests and "
+      "make the call again). Peers' messages that run ahead are held up to "
+      "2 x (8 + AMC_EARLY_MAX) + (N - 1) x AMC_EAGER_TOKENS instances ahead, as far "
+      "as a peer can get; further is a protocol error.",
       offsetof(amc_config_t, early_max), AMC_CONFIG_UNSIGNED },
     { "AMC_ORPHAN_MAX", "4096",
       "Messages held for communicators this rank has not created yet; more is "

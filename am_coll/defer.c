@@ -45,6 +45,16 @@ int amc_defer_fetch(amc_defer_queue_t *q, amc_defer_op_t *op, void *desc, void *
     return amc_defer_push(q, op);
 }
 
+int amc_defer_call(amc_defer_queue_t *q, amc_defer_op_t *op, amc_defer_call_fn_t call)
+{
+    op->kind = AMC_DEFER_CALL;
+    op->heap = 0;
+    op->desc = NULL;
+    op->comp = NULL;
+    op->call = call;
+    return amc_defer_push(q, op);
+}
+
 int amc_defer_release(amc_defer_queue_t *q, void *desc)
 {
     amc_defer_op_t *op = malloc(sizeof(*op));
@@ -109,6 +119,8 @@ void amc_defer_run(amc_defer_queue_t *q, amc_transport_t *tp)
             heap = op->heap;
             if (op->kind == AMC_DEFER_RELEASE) {
                 tp->ops->release(tp, op->desc);
+            } else if (op->kind == AMC_DEFER_CALL) {
+                op->call(op, tp); /* may free op: next and heap were read */
             } else {
                 status = tp->ops->fetch(tp, op->desc, op->buf, op->len, op->comp);
                 if (status != AMC_INPROGRESS) {
@@ -137,7 +149,9 @@ void amc_defer_close(amc_defer_queue_t *q)
      * communicators; running their completions now would send */
     for (; op != NULL; op = next) {
         next = op->next;
-        if (op->heap) {
+        if (op->kind == AMC_DEFER_CALL) {
+            op->call(op, NULL); /* its owner frees it */
+        } else if (op->heap) {
             free(op);
         }
     }

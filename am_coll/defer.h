@@ -20,10 +20,17 @@
 
 typedef enum {
     AMC_DEFER_FETCH,    /* pull data into buf; comp runs when it is there */
-    AMC_DEFER_RELEASE   /* drop a message's data unread */
+    AMC_DEFER_RELEASE,  /* drop a message's data unread */
+    AMC_DEFER_CALL      /* call(op, tp): sends of the caller's own making */
 } amc_defer_kind_t;
 
-typedef struct amc_defer_op {
+typedef struct amc_defer_op amc_defer_op_t;
+
+/* AMC_DEFER_CALL: makes the transport calls with tp, or with tp NULL only
+ * frees what op belongs to (the queue was closed: no transport is left). */
+typedef void (*amc_defer_call_fn_t)(amc_defer_op_t *op, amc_transport_t *tp);
+
+struct amc_defer_op {
     struct amc_defer_op *next;
     amc_defer_kind_t     kind;
     int                  heap;   /* allocated by the queue, freed after it ran */
@@ -31,7 +38,8 @@ typedef struct amc_defer_op {
     void                *buf;
     size_t               len;
     amc_completion_t    *comp;
-} amc_defer_op_t;
+    amc_defer_call_fn_t  call;
+};
 
 /* Releases queued without memory for a node (calling the transport under the
  * caller's lock instead could deadlock). */
@@ -53,6 +61,10 @@ void amc_defer_init(amc_defer_queue_t *q, const int *lock_live);
  * no transport call is left to make (closed): then comp never runs. */
 int  amc_defer_fetch(amc_defer_queue_t *q, amc_defer_op_t *op, void *desc, void *buf,
                      size_t len, amc_completion_t *comp);
+
+/* op is the caller's storage; call runs exactly once, op may be freed in it.
+ * AMC_ERR_TRANSPORT when closed: then call never runs. */
+int  amc_defer_call(amc_defer_queue_t *q, amc_defer_op_t *op, amc_defer_call_fn_t call);
 
 /* AMC_ERR_NO_MEMORY when neither a node nor a reserve slot is left; the
  * caller then still holds desc. */

@@ -8,11 +8,43 @@
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lock_live,
                         amc_early_release_fn_t drop_early, void *drop_arg)
 {
+    int i;
+
     memset(ctrl, 0, sizeof(*ctrl));
     amc_spinlock_init(&ctrl->lock, lock_live);
     ctrl->drop_early = drop_early;
     ctrl->drop_arg  = drop_arg;
     ctrl->early_max = early_max;
+    ctrl->ahead_max = amc_coll_ctrl_ahead_max(early_max, 1, 0); /* the communicator sets it */
+    for (i = 0; i < AMC_CTRL_ABORTED; i++) {
+        ctrl->aborted[i] = UINT64_MAX;
+    }
+}
+
+uint64_t amc_coll_ctrl_ahead_max(unsigned early_max, int size, unsigned tokens)
+{
+    uint64_t peers = (size > 1) ? (uint64_t)(size - 1) : 0;
+
+    return 2 * ((uint64_t)AMC_CTRL_WINDOW + early_max) + peers * tokens;
+}
+
+void amc_coll_ctrl_note_aborted(amc_coll_ctrl_t *ctrl, uint64_t seq)
+{
+    if (!amc_coll_ctrl_was_aborted(ctrl, seq)) {
+        ctrl->aborted[ctrl->aborted_next++ % AMC_CTRL_ABORTED] = seq;
+    }
+}
+
+int amc_coll_ctrl_was_aborted(const amc_coll_ctrl_t *ctrl, uint64_t seq)
+{
+    int i;
+
+    for (i = 0; i < AMC_CTRL_ABORTED; i++) {
+        if (ctrl->aborted[i] == seq) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static void amc_coll_slot_free(amc_coll_slot_t *slot, void (*drop)(amc_coll_slot_t *slot))
@@ -127,7 +159,11 @@ amc_coll_lookup_t amc_coll_ctrl_slot(amc_coll_ctrl_t *ctrl, uint64_t seq,
         *slot_p = *link;
         return AMC_CTRL_FOUND;
     }
-    if (ctrl->early_count >= ctrl->early_max) {
+    /* not a count: what peers may send ahead is bounded by the protocol
+     * (amc_coll_ctrl_ahead_max), and this rank's own starts by
+     * amc_coll_ctrl_may_start; refusing a message a peer may send would
+     * drop it, and its instance would never finish */
+    if (seq - ctrl->seq_base >= ctrl->ahead_max) {
         return AMC_CTRL_NO_ROOM;
     }
     slot = amc_coll_slot_alloc(ctrl, seq, comm);

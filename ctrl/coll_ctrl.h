@@ -25,6 +25,7 @@
 
 #define AMC_CTRL_WINDOW     8   /* power of two */
 #define AMC_CTRL_MAX_ROUNDS 32  /* ceil(log2 N) for any int N */
+#define AMC_CTRL_ABORTED    16  /* abandoned instances remembered (amc_coll_ctrl_note_aborted) */
 
 struct amc_request;
 struct amc_comm;
@@ -56,10 +57,14 @@ typedef struct amc_coll_ctrl {
     amc_coll_slot_t *window[AMC_CTRL_WINDOW];
     amc_coll_slot_t *early;        /* slots with seq >= seq_base + W, sorted */
     unsigned         early_count;
-    unsigned         early_max;
+    unsigned         early_max;    /* starts: seq_next < seq_base + W + early_max */
+    uint64_t         ahead_max;    /* arrivals: seq < seq_base + ahead_max */
+    int              full_logged;  /* a refused start was logged; a successful one clears it */
     amc_coll_slot_t *free_slots;
     unsigned         active;       /* slots in use */
     int              pending_err;  /* an error no instance could take */
+    uint64_t         aborted[AMC_CTRL_ABORTED]; /* recently abandoned instances, UINT64_MAX: none */
+    unsigned         aborted_next;
     amc_early_release_fn_t drop_early;  /* gives a dropped early message's descriptor or token back */
     void            *drop_arg;
 } amc_coll_ctrl_t;
@@ -75,9 +80,28 @@ void amc_coll_ctrl_cleanup(amc_coll_ctrl_t *ctrl, void (*drop)(amc_coll_slot_t *
 typedef enum {
     AMC_CTRL_FOUND,
     AMC_CTRL_OLDER,     /* seq < seq_base: that instance finished here */
-    AMC_CTRL_NO_ROOM,   /* the early-arrival store is full */
+    AMC_CTRL_NO_ROOM,   /* seq is further ahead than any peer can be (ahead_max) */
     AMC_CTRL_NO_MEMORY
 } amc_coll_lookup_t;
+
+/* How far ahead of this rank's oldest unfinished instance a peer's message
+ * can legitimately be, on a communicator of size ranks where a rank starts
+ * at most W + early_max instances from its own oldest unfinished one and
+ * has at most tokens eager messages unread at each peer (AMC_EAGER_TOKENS).
+ * A peer has finished an instance this rank has not started only if this
+ * rank still holds an eager message of it (a token): at most
+ * (size - 1) * tokens such instances; the others before the peer's oldest
+ * unfinished one this rank has started, at most W + early_max. The peer
+ * itself starts at most W + early_max beyond its oldest. So
+ * ahead_max = 2 (W + early_max) + (size - 1) tokens; further is garbage. */
+uint64_t amc_coll_ctrl_ahead_max(unsigned early_max, int size, unsigned tokens);
+
+/* Whether this rank may start another instance: at most W + early_max from
+ * its oldest unfinished one (doc/design.md, "Back-pressure"). */
+static inline int amc_coll_ctrl_may_start(const amc_coll_ctrl_t *ctrl)
+{
+    return ctrl->seq_next - ctrl->seq_base < (uint64_t)AMC_CTRL_WINDOW + ctrl->early_max;
+}
 
 /* The slot of instance seq, created empty if it has none yet. */
 amc_coll_lookup_t amc_coll_ctrl_slot(amc_coll_ctrl_t *ctrl, uint64_t seq,
@@ -89,6 +113,14 @@ amc_coll_slot_t *amc_coll_ctrl_find(amc_coll_ctrl_t *ctrl, uint64_t seq);
 /* Gives a finished instance's slot back and slides the window over every
  * finished instance at its base. */
 void amc_coll_ctrl_release(amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot);
+
+/* Instance seq was abandoned here (a mismatch, a failed call, a peer's
+ * abort): messages of it that peers sent before they learned of it keep
+ * coming after its slot is gone, and are dropped quietly instead of being
+ * reported as protocol errors against whatever runs next. The last
+ * AMC_CTRL_ABORTED are remembered. */
+void amc_coll_ctrl_note_aborted(amc_coll_ctrl_t *ctrl, uint64_t seq);
+int  amc_coll_ctrl_was_aborted(const amc_coll_ctrl_t *ctrl, uint64_t seq);
 
 /* Sets bit and recomputes cur_val; returns the old cur_val. */
 static inline int amc_coll_slot_set_bit(amc_coll_slot_t *slot, int bit)

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define AMC_WIRE_MAGIC   0xA7u
-#define AMC_WIRE_VERSION 2u
+#define AMC_WIRE_VERSION 3u
 
 enum {
     AMC_WIRE_BARRIER = 1,  /* the dissemination barrier's own fast path */
@@ -20,6 +20,12 @@ enum {
     AMC_WIRE_CREDIT  = 3,  /* eager tokens given back (am_coll/flow.h); src is the transport rank */
     AMC_WIRE_KINDS         /* the dispatch table's size (handlers/am_handler.h) */
 };
+
+/* A data collective's header only, no data: the sender gave up this instance
+ * (its call failed its own checks, or it found the ranks' calls differ) and
+ * sends nothing more for it. The receiver's instance ends with `status`
+ * instead of waiting for messages that will not come. */
+#define AMC_WIRE_FLAG_ABORT 0x1u
 
 typedef struct amc_wire_hdr {
     uint8_t  magic;    /* AMC_WIRE_MAGIC: rejects garbage and foreign senders */
@@ -33,7 +39,9 @@ typedef struct amc_wire_hdr {
     int32_t  root;     /* rooted collectives: the root; else -1 */
     uint8_t  alg;      /* the sender's algorithm id: a rank that has not entered
                         * yet can still forward along the same tree */
-    uint8_t  pad[3];
+    uint8_t  flags;    /* AMC_WIRE_FLAG_* */
+    uint8_t  status;   /* AMC_WIRE_FLAG_ABORT: the error the instance ends with */
+    uint8_t  pad;
     uint32_t credits;  /* eager tokens given back to the receiver (am_coll/flow.h) */
 } amc_wire_hdr_t;
 

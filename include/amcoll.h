@@ -65,6 +65,9 @@ enum {
 /* Environment */
 int         amc_init(int *argc, char ***argv);
 int         amc_init_thread(int *argc, char ***argv, int required, int *provided);
+/* Collectives still pending are abandoned (their handles die with the
+ * library); their peers may then wait for them, as for any rank that stops
+ * taking part. */
 int         amc_finalize(void);
 int         amc_initialized(int *flag);
 double      amc_wtime(void);
@@ -87,7 +90,18 @@ int amc_op_free(amc_op_t *op);
 int amc_barrier(amc_comm_t comm);
 int amc_ibarrier(amc_comm_t comm, amc_request_t *req);
 
-/* Data collectives: per-rank count, one datatype for both sides (api.md) */
+/* Data collectives: per-rank count, one datatype for both sides (api.md).
+ *
+ * Argument errors are AMC_ERR_ARG (or AMC_ERR_TRUNCATE for a rank's block to
+ * itself in a v-form). An invalid communicator, datatype, op, root or count
+ * is in every rank's call alike: every rank finds it, and the call starts
+ * nothing. An invalid argument only this rank's call carries (its buffers,
+ * AMC_IN_PLACE where it is not allowed, the root's counts, displacements and
+ * larger buffer, a v-form's counts) cannot be seen by the others: the call
+ * still takes its place in the communicator's order and tells the other
+ * ranks, whose calls return or complete with AMC_ERR_ARG instead of waiting
+ * for its part (or succeed, if their part was already done). The persistent
+ * forms (amc_X_init) only refuse such a call. */
 int amc_bcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm);
 int amc_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
                amc_op_t op, int root, amc_comm_t comm);
@@ -121,6 +135,12 @@ int amc_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t s
 int amc_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
                        amc_datatype_t dt, amc_op_t op, amc_comm_t comm);
 
+/* Non-blocking (and blocking) starts: a rank may have at most 8 + AMC_EARLY_MAX
+ * collectives started on one communicator counted from the oldest that has not
+ * finished on this rank. A start beyond that is AMC_ERR_NO_MEMORY and starts
+ * nothing, not even its place in the communicator's order: complete some
+ * requests and make the same call again (every rank must still make every
+ * call, in the same order). */
 int amc_ibcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm,
                amc_request_t *req);
 int amc_ireduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
@@ -198,7 +218,9 @@ int amc_alltoallv_init(const void *sendbuf, const size_t sendcounts[], const siz
 int amc_reduce_scatter_init(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
                             amc_datatype_t dt, amc_op_t op, amc_comm_t comm, amc_request_t *req);
 
-/* Requests */
+/* Requests. In the array forms a request other than AMC_REQUEST_NULL may
+ * appear only once: a repeat is AMC_ERR_ARG, and nothing in the array is
+ * completed, released or changed by that call. */
 int amc_test(amc_request_t *req, int *flag);
 int amc_wait(amc_request_t *req);
 int amc_testall(int n, amc_request_t reqs[], int *flag);

@@ -24,6 +24,7 @@ typedef struct amc_ucx_transport {
     ucp_ep_h        *eps;
     int              guarded;   /* AMC_UCX_THREADS_GUARDED */
     pthread_mutex_t  guard;     /* recursive: handlers inside progress send */
+    int              closing;   /* teardown began: no send, no handler (amc_ucx_destroy) */
 } amc_ucx_transport_t;
 
 /* GUARDED mode: the worker lock, taken only while threads may meet. Returns
@@ -49,6 +50,17 @@ static ucs_status_t amc_ucx_am_cb(void *arg, const void *header, size_t header_l
 {
     amc_ucx_transport_t *self = arg;
 
+    if (self->closing) {
+        /* finalize: nothing is dispatched to the collectives any more (a
+         * late message of a pending one would make it send on an endpoint
+         * about to close); rendezvous data is given back so that its
+         * sender's flush does not wait for it */
+        if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+            ucp_am_data_release(self->worker, data);
+            return UCS_INPROGRESS;
+        }
+        return UCS_OK;
+    }
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
         /* data is a descriptor: the handler fetches or releases it, now or
          * when its collective gets there; the sender completes after that */
@@ -83,6 +95,11 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
      * data is pulled by the receiver straight into place */
     param.flags        = (mode == AMC_SEND_RNDV) ? UCP_AM_SEND_FLAG_RNDV : UCP_AM_SEND_FLAG_EAGER;
 
+    if (self->closing) {
+        /* a send completion in the teardown's flush advanced a pending
+         * collective: it is abandoned, and the endpoint may be closed */
+        return AMC_ERR_TRANSPORT;
+    }
     held    = amc_ucx_enter(self);
     request = ucp_am_send_nbx(self->eps[dest], AMC_UCX_AM_ID, hdr, hdr_len, data, len, &param);
     amc_ucx_leave(self, held);
@@ -118,6 +135,10 @@ static int amc_ucx_fetch(amc_transport_t *tp, void *desc, void *buf, size_t len,
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.recv_am   = amc_ucx_fetch_cb;
     param.user_data    = comp;
+    if (self->closing) {
+        ucp_am_data_release(self->worker, desc); /* consumed either way */
+        return AMC_ERR_TRANSPORT;
+    }
     held    = amc_ucx_enter(self);
     request = ucp_am_recv_data_nbx(self->worker, desc, buf, len, &param);
     amc_ucx_leave(self, held);
@@ -216,24 +237,31 @@ static void amc_ucx_close_eps(amc_ucx_transport_t *self)
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     param.flags        = 0; /* flush: FORCE is invalid for endpoints without PEER error mode */
     for (i = 0; i < self->super.size; i++) {
-        if (self->eps[i] == NULL) {
+        ucp_ep_h ep = self->eps[i];
+
+        if (ep == NULL) {
             continue;
         }
-        status = amc_ucx_wait_request(self, ucp_ep_close_nbx(self->eps[i], &param));
+        self->eps[i] = NULL; /* before the wait progresses: no use of a closing endpoint */
+        status = amc_ucx_wait_request(self, ucp_ep_close_nbx(ep, &param));
         if (status != UCS_OK) {
             amc_warn(&self->log, "closing the endpoint to rank %d: %s", i,
                      ucs_status_string(status));
         }
-        self->eps[i] = NULL;
     }
 }
 
-/* Teardown that never leaves a peer stuck: flush, fence, close, fence. */
+/* Teardown that never leaves a peer stuck: flush, fence, close, fence.
+ * Collectives still pending stop here (amc_finalize): from the first step
+ * on, arrivals are dropped and sends refused. Progress goes on, for the
+ * flush and the fences; without this, a late message of a pending barrier
+ * handled in the second fence sent its next round on a closed endpoint. */
 static void amc_ucx_destroy(amc_transport_t *tp)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
     ucp_request_param_t  param;
 
+    self->closing = 1;
     if (self->eps != NULL) {
         param.op_attr_mask = 0;
         (void)amc_ucx_wait_request(self, ucp_worker_flush_nbx(self->worker, &param));

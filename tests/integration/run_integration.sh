@@ -341,6 +341,54 @@ else
     BIN=$SAVED_BIN
 fi
 
+# ---------------------------------------------------------------- reliability
+# tests/integration/test_reliability_mpi: the API's promise under misuse
+# (issue 14): a clear error, never a crash, a hang or a silent wrong answer.
+# algmismatch runs under tests/integration/rank_env.sh, which gives rank 1
+# other AMC_ALLREDUCE_ALG / AMC_BCAST_ALG values than the rest; rootarg has
+# scatterv / gatherv calls whose root (or one other rank) passes a bad
+# argument; flood starts 10,000 ibcasts per rank without waiting, retrying
+# the starts the bound on outstanding collectives refuses.
+# Knobs:
+#   AMCTEST_REL_BIN     program (default: ./tests/integration/test_reliability_mpi)
+#   AMCTEST_REL_NPROCS  rank counts (default: 2 4 8)
+#   AMCTEST_REL_FLOOD_NPROCS  rank counts of the flood (default: 2 4)
+REL_NPROCS=${AMCTEST_REL_NPROCS-"2 4 8"}
+REL_FLOOD_NPROCS=${AMCTEST_REL_FLOOD_NPROCS-"2 4"}
+REL_BIN=$(locate_program test_reliability_mpi "${AMCTEST_REL_BIN:-}")
+REL_WRAP=$srcdir/tests/integration/rank_env.sh
+if [ -z "$REL_BIN" ] || [ ! -x "$REL_BIN" ]; then
+    echo "FAIL: reliability test program not found (looked for" \
+         "./tests/integration/test_reliability_mpi; build it with" \
+         "'make tests/integration/test_reliability_mpi' or set AMCTEST_REL_BIN)"
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  test_reliability_mpi not found"
+else
+    SAVED_BIN=$BIN
+    REL_BIN=$(cd "$(dirname "$REL_BIN")" && pwd)/$(basename "$REL_BIN")
+    for np in $REL_NPROCS; do
+        BIN=$REL_WRAP
+        run_one "alg mismatch N=$np (rank 1: allreduce ring, bcast pipeline)" "$np" \
+            "$DEFAULT_TIMEOUT" algmismatch AMCTEST_WRAPPED="$REL_BIN" AMCTEST_ODD_RANK=1 \
+            "AMCTEST_ODD_ENV=AMC_ALLREDUCE_ALG=ring AMC_BCAST_ALG=pipeline AMC_BCAST_SEGMENT=1024" \
+            "AMCTEST_OTHER_ENV=AMC_ALLREDUCE_ALG=recursive_doubling AMC_BCAST_ALG=binomial"
+        BIN=$REL_BIN
+        run_one "root-only argument errors N=$np" "$np" "$DEFAULT_TIMEOUT" rootarg
+    done
+    for np in $REL_NPROCS; do
+        for try in 1 2 3; do
+            run_one "finalize with an ibarrier and an iallreduce pending N=$np (run $try)" \
+                "$np" "$DEFAULT_TIMEOUT" finalize
+        done
+    done
+    for np in $REL_FLOOD_NPROCS; do
+        run_one "flood of 10000 ibcasts N=$np" "$np" "$DEFAULT_TIMEOUT" flood
+        run_one "flood of 10000 ibcasts N=$np AMC_EARLY_MAX=64" "$np" "$DEFAULT_TIMEOUT" flood \
+            AMC_EARLY_MAX=64
+    done
+    BIN=$SAVED_BIN
+fi
+
 end=$(date +%s)
 if [ "$failed" -gt 0 ]; then
     printf "failed runs:%b\n" "$failed_list"

@@ -82,6 +82,15 @@ static void while_initialized(void)
     CHECK(amc_waitall(0, NULL) == AMC_SUCCESS, "waitall of nothing");
     CHECK(amc_testall(2, reqs, &flag) == AMC_SUCCESS && flag == 1, "testall of nulls");
 
+    /* the same handle twice would be released twice: refused, nothing freed */
+    CHECK(amc_ibarrier(world, &req) == AMC_SUCCESS, "ibarrier");
+    reqs[0] = reqs[1] = req;
+    CHECK(amc_waitall(2, reqs) == AMC_ERR_ARG, "waitall with a request twice");
+    CHECK(amc_testall(2, reqs, &flag) == AMC_ERR_ARG, "testall with a request twice");
+    CHECK(amc_waitany(2, reqs, &rank) == AMC_ERR_ARG, "waitany with a request twice");
+    CHECK(reqs[0] == req && reqs[1] == req, "refused calls leave the handles");
+    CHECK(amc_wait(&req) == AMC_SUCCESS && req == AMC_REQUEST_NULL, "then it waits once");
+
     /* and the library still works after all that */
     CHECK(amc_barrier(world) == AMC_SUCCESS, "singleton barrier");
     CHECK(amc_ibarrier(world, &reqs[0]) == AMC_SUCCESS, "ibarrier");

@@ -1,0 +1,107 @@
+/*
+ * Abort notices: a rank that gives up a data collective's instance (its
+ * call failed its own argument checks, or it found that the ranks' calls
+ * differ) tells every other rank of the communicator. Without it, a rank
+ * that waits for a message of the abandoned instance, and never sees the
+ * cause itself, would wait for ever (AMC_TIMEOUT is off by default): the
+ * children of a rank that stopped forwarding, the partners of a rank that
+ * runs another algorithm.
+ *
+ * A notice is one header-only message per peer (AMC_WIRE_FLAG_ABORT, the
+ * error in hdr.status). It is decided under the control structure's lock
+ * and sent by the next amc_context_flush, once no lock is held (defer.h).
+ * A rank that receives one does not pass it on: the rank that gave up told
+ * everyone itself.
+ */
+#include "am_coll/coll.h"
+#include "am_coll/comm.h"
+#include "base/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct amc_coll_notice {
+    amc_defer_op_t   op;     /* queued until no lock is held */
+    amc_completion_t comp;   /* every send of it completes here */
+    amc_wire_hdr_t   hdr;    /* one header for all: alive until the last send completes */
+    uint32_t         left;   /* sends not complete, plus one while they are posted */
+    int              ndest;
+    int              dest[]; /* transport ranks: the communicator may be gone by then */
+} amc_coll_notice_t;
+
+static void amc_coll_notice_put(amc_coll_notice_t *notice, uint32_t count)
+{
+    if (__atomic_sub_fetch(&notice->left, count, __ATOMIC_ACQ_REL) == 0) {
+        free(notice);
+    }
+}
+
+static void amc_coll_notice_on_complete(amc_completion_t *comp, int status)
+{
+    (void)status; /* a lost notice costs only what it would have saved */
+    amc_coll_notice_put(amc_container_of(comp, amc_coll_notice_t, comp), 1);
+}
+
+static void amc_coll_notice_send(amc_defer_op_t *op, amc_transport_t *tp)
+{
+    amc_coll_notice_t *notice = amc_container_of(op, amc_coll_notice_t, op);
+    uint32_t           done   = 0;
+    int                i, status;
+
+    for (i = 0; i < notice->ndest; i++) {
+        status = (tp == NULL) ? AMC_ERR_TRANSPORT
+                              : tp->ops->send(tp, notice->dest[i], &notice->hdr,
+                                              sizeof(notice->hdr), NULL, 0, AMC_SEND_EAGER,
+                                              &notice->comp);
+        done += (status != AMC_INPROGRESS);
+    }
+    amc_coll_notice_put(notice, done + 1);
+}
+
+void amc_coll_notify_abort(amc_comm_t comm, uint64_t seq, uint8_t coll, int32_t root,
+                           int status)
+{
+    amc_coll_notice_t *notice;
+    int                i, n = 0;
+
+    if (comm->size <= 1) {
+        return;
+    }
+    /* off the common path: a malloc under the lock is acceptable here */
+    notice = malloc(sizeof(*notice) + (size_t)(comm->size - 1) * sizeof(notice->dest[0]));
+    if (notice == NULL) {
+        amc_error(&comm->ctx->log, "out of memory for the abort notice of %s seq %llu: peers "
+                  "waiting for this rank's part wait until AMC_TIMEOUT",
+                  amc_coll_name(coll), (unsigned long long)seq);
+        return;
+    }
+    memset(&notice->hdr, 0, sizeof(notice->hdr));
+    notice->hdr.magic   = AMC_WIRE_MAGIC;
+    notice->hdr.version = AMC_WIRE_VERSION;
+    notice->hdr.kind    = AMC_WIRE_COLL;
+    notice->hdr.coll    = coll;
+    notice->hdr.src     = (uint32_t)comm->rank;
+    notice->hdr.cid     = comm->cid;
+    notice->hdr.seq     = seq;
+    notice->hdr.root    = root;
+    notice->hdr.flags   = AMC_WIRE_FLAG_ABORT;
+    notice->hdr.status  = (uint8_t)status;
+    notice->comp.fn     = amc_coll_notice_on_complete;
+    for (i = 0; i < comm->size; i++) {
+        if (i != comm->rank) {
+            notice->dest[n++] = comm->peers[i];
+        }
+    }
+    notice->ndest = n;
+    notice->left  = (uint32_t)n + 1;
+    if (amc_defer_call(&comm->ctx->defer, &notice->op, amc_coll_notice_send) != AMC_SUCCESS) {
+        free(notice); /* finalizing: nobody is left to tell */
+    }
+}
+
+int amc_coll_notice_status(const amc_wire_hdr_t *hdr)
+{
+    /* from the wire: only an error code is taken as one */
+    return ((hdr->status > AMC_SUCCESS) && (hdr->status < AMC_ERR_LAST)) ? hdr->status
+                                                                         : AMC_ERR_PROTOCOL;
+}
