@@ -732,7 +732,8 @@ out:
     amc_context_flush(comm->ctx);
 }
 
-static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, amc_coll_inst_t *inst,
+static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, const amc_alg_t *alg,
+                           amc_coll_inst_t *inst,
                            struct amc_request *req);
 
 int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_request *req)
@@ -764,7 +765,7 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     if (status != AMC_SUCCESS) {
         return status;
     }
-    return amc_coll_launch(comm, args, inst, req);
+    return amc_coll_launch(comm, args, alg, inst, req);
 }
 
 int amc_coll_start_sched(amc_comm_t comm, const amc_coll_args_t *args, amc_sched_t *sched,
@@ -784,11 +785,12 @@ int amc_coll_start_sched(amc_comm_t comm, const amc_coll_args_t *args, amc_sched
         amc_sched_free(sched);
         return status;
     }
-    return amc_coll_launch(comm, args, inst, req);
+    return amc_coll_launch(comm, args, &given, inst, req);
 }
 
 /* Enters the instance's slot and runs what is ready. */
-static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, amc_coll_inst_t *inst,
+static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, const amc_alg_t *alg,
+                           amc_coll_inst_t *inst,
                            struct amc_request *req)
 {
     amc_coll_ctrl_t *ctrl = &comm->ctrl;

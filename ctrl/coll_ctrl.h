@@ -100,7 +100,10 @@ uint64_t amc_coll_ctrl_ahead_max(unsigned early_max, int size, unsigned tokens);
  * its oldest unfinished one (doc/design.md, "Back-pressure"). */
 static inline int amc_coll_ctrl_may_start(const amc_coll_ctrl_t *ctrl)
 {
-    return ctrl->seq_next - ctrl->seq_base < (uint64_t)AMC_CTRL_WINDOW + ctrl->early_max;
+    /* the window may have slid past seq_next: a bcast this rank forwarded
+     * before its call finished (aborted) and was released */
+    return (ctrl->seq_next < ctrl->seq_base) ||
+           (ctrl->seq_next - ctrl->seq_base < (uint64_t)AMC_CTRL_WINDOW + ctrl->early_max);
 }
 
 /* The slot of instance seq, created empty if it has none yet. */
