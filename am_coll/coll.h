@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 struct amc_comm;
+struct amc_context;
 struct amc_request;
 
 typedef struct amc_coll_args {
@@ -194,6 +195,10 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst);
  * without ctrl->lock held). */
 void amc_coll_notify_abort(struct amc_comm *comm, uint64_t seq, uint8_t coll, int32_t root,
                            int status);
+
+/* At the context's destruction, after the transport's: notices whose sends
+ * never completed (a transport that dropped them) are freed. */
+void amc_coll_notices_free(struct amc_context *ctx);
 
 /* The error a received notice carries (AMC_ERR_PROTOCOL if it is none). */
 int  amc_coll_notice_status(const amc_wire_hdr_t *hdr);

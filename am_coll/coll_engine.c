@@ -129,6 +129,11 @@ static int amc_coll_mismatch(amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
 {
     amc_log_t *log = &inst->comm->ctx->log;
 
+    if ((hdr->flags & AMC_WIRE_FLAG_ABORT) && (hdr->src == (uint32_t)inst->comm->rank)) {
+        /* left by amc_coll_keep_failure: reported when it happened */
+        amc_coll_abort(inst, amc_coll_notice_status(hdr), 0);
+        return 0;
+    }
     if (hdr->flags & AMC_WIRE_FLAG_ABORT) {
         amc_error(log, "%s seq %llu on communicator 0x%llx: rank %u gave up this collective "
                   "(%s; its log says why), so this rank's call fails with %s",
@@ -340,6 +345,36 @@ static void amc_coll_act_done(amc_coll_inst_t *inst, uint32_t index)
     }
 }
 
+/* An instance abandoned before this rank entered it leaves its failure in
+ * its slot, as a notice of its own among the early messages: the call
+ * takes it (amc_coll_take_early) and fails with the same error. Releasing
+ * the slot instead would move the window past a sequence number this rank
+ * has not used yet, and every later start on the communicator would find
+ * its own instance "already finished". 0 without memory. */
+static int amc_coll_keep_failure(amc_coll_inst_t *inst)
+{
+    amc_wire_hdr_t   hdr;
+    amc_early_msg_t *msg;
+
+    memset(&hdr, 0, sizeof(hdr));
+    hdr.magic   = AMC_WIRE_MAGIC;
+    hdr.version = AMC_WIRE_VERSION;
+    hdr.kind    = AMC_WIRE_COLL;
+    hdr.coll    = inst->coll;
+    hdr.src     = (uint32_t)inst->comm->rank;
+    hdr.cid     = inst->comm->cid;
+    hdr.seq     = inst->slot->seq;
+    hdr.root    = inst->root;
+    hdr.flags   = AMC_WIRE_FLAG_ABORT;
+    hdr.status  = (uint8_t)((inst->status != AMC_SUCCESS) ? inst->status : AMC_ERR_PROTOCOL);
+    msg = amc_early_msg_new(&hdr, NULL, 0, NULL);
+    if (msg == NULL) {
+        return 0;
+    }
+    amc_early_list_append(&inst->slot->early, msg);
+    return 1;
+}
+
 static void amc_coll_finish(amc_coll_inst_t *inst)
 {
     amc_coll_slot_t *slot = inst->slot;
@@ -358,6 +393,16 @@ static void amc_coll_finish(amc_coll_inst_t *inst)
         /* the forwarded data held its sender's token until now */
         amc_flow_release(&comm->ctx->flow, inst->fwd_token_peer);
         inst->fwd_token_peer = -1;
+    }
+    if (inst->aborted && (slot->seq >= comm->ctrl.seq_next) && amc_coll_keep_failure(inst)) {
+        /* abandoned before this rank's call (a bcast it forwarded that a
+         * peer gave up): the slot stays for that call, which fails then */
+        slot->inst     = NULL;
+        inst->finished = 1;
+        if (inst->pins == 0) {
+            amc_coll_inst_free(inst);
+        }
+        return;
     }
 
     if (slot->req != NULL) {

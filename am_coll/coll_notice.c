@@ -21,6 +21,9 @@
 #include <string.h>
 
 typedef struct amc_coll_notice {
+    struct amc_coll_notice  *next;   /* the context's notices in flight */
+    struct amc_coll_notice **prev;
+    amc_context_t   *ctx;
     amc_defer_op_t   op;     /* queued until no lock is held */
     amc_completion_t comp;   /* every send of it completes here */
     amc_wire_hdr_t   hdr;    /* one header for all: alive until the last send completes */
@@ -29,9 +32,32 @@ typedef struct amc_coll_notice {
     int              dest[]; /* transport ranks: the communicator may be gone by then */
 } amc_coll_notice_t;
 
+static void amc_coll_notice_unlink(amc_coll_notice_t *notice)
+{
+    if (notice->next != NULL) {
+        notice->next->prev = notice->prev;
+    }
+    *notice->prev = notice->next;
+}
+
 static void amc_coll_notice_put(amc_coll_notice_t *notice, uint32_t count)
 {
+    amc_context_t *ctx = notice->ctx;
+
     if (__atomic_sub_fetch(&notice->left, count, __ATOMIC_ACQ_REL) == 0) {
+        amc_spin_lock(&ctx->notice_lock);
+        amc_coll_notice_unlink(notice);
+        amc_spin_unlock(&ctx->notice_lock);
+        free(notice);
+    }
+}
+
+void amc_coll_notices_free(amc_context_t *ctx)
+{
+    amc_coll_notice_t *notice;
+
+    while ((notice = ctx->notices) != NULL) {
+        amc_coll_notice_unlink(notice);
         free(notice);
     }
 }
@@ -94,8 +120,19 @@ void amc_coll_notify_abort(amc_comm_t comm, uint64_t seq, uint8_t coll, int32_t 
     }
     notice->ndest = n;
     notice->left  = (uint32_t)n + 1;
+    notice->ctx   = comm->ctx;
+    /* tracked until its sends complete: a transport torn down with them
+     * pending never completes them (amc_coll_notices_free) */
+    amc_spin_lock(&comm->ctx->notice_lock);
+    notice->next = comm->ctx->notices;
+    notice->prev = &comm->ctx->notices;
+    if (notice->next != NULL) {
+        notice->next->prev = &notice->next;
+    }
+    comm->ctx->notices = notice;
+    amc_spin_unlock(&comm->ctx->notice_lock);
     if (amc_defer_call(&comm->ctx->defer, &notice->op, amc_coll_notice_send) != AMC_SUCCESS) {
-        free(notice); /* finalizing: nobody is left to tell */
+        amc_coll_notice_put(notice, notice->left); /* finalizing: nobody is left to tell */
     }
 }
 

@@ -1,5 +1,6 @@
 #include "am_coll/context.h"
 #include "am_coll/alg.h"
+#include "am_coll/coll.h"
 #include "am_coll/comm.h"
 #include "am_coll/request.h"
 #include "am_coll/progress_thread.h"
@@ -64,6 +65,7 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     ctx->lock_live_p = ctx->threaded ? &ctx->lock_live : NULL;
     tp->lock_live    = ctx->lock_live_p;
     amc_spinlock_init(&ctx->lock, ctx->lock_live_p);
+    amc_spinlock_init(&ctx->notice_lock, ctx->lock_live_p);
     amc_defer_init(&ctx->defer, ctx->lock_live_p);
     amc_dispatch_init(ctx);
     amc_transport_set_recv(tp, amc_am_recv, &ctx->am);
@@ -93,6 +95,7 @@ err_world:
 err_flow:
     amc_flow_cleanup(&ctx->flow);
 err_free_ctx:
+    amc_spinlock_destroy(&ctx->notice_lock);
     amc_spinlock_destroy(&ctx->lock);
     /* the transport's teardown must not reach into the freed context */
     amc_transport_set_recv(tp, amc_context_drop_recv, NULL);
@@ -118,6 +121,7 @@ void amc_context_destroy(amc_context_t *ctx)
      * touch the communicators */
     ctx->tp->ops->destroy(ctx->tp);
     amc_defer_close(&ctx->defer); /* descriptors died with the transport */
+    amc_coll_notices_free(ctx);     /* and the completions of notices in flight */
 
     for (i = 0; i < AMC_CID_BUCKETS; i++) {
         while ((comm = ctx->table[i]) != NULL) {
@@ -132,6 +136,7 @@ void amc_context_destroy(amc_context_t *ctx)
     }
     amc_request_free_list(ctx); /* after the communicators: teardown drops requests into it */
     amc_flow_cleanup(&ctx->flow);
+    amc_spinlock_destroy(&ctx->notice_lock);
     amc_spinlock_destroy(&ctx->lock);
     free(ctx);
 }

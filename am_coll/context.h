@@ -65,6 +65,8 @@ typedef struct amc_context {
     amc_flow_t       flow;         /* eager tokens per peer */
     amc_defer_queue_t defer;       /* transport calls decided on under a lock */
     struct amc_progress_thread *pt; /* AMC_PROGRESS_THREAD=1, else NULL */
+    amc_spinlock_t   notice_lock;  /* a leaf: the abort notices in flight */
+    struct amc_coll_notice *notices; /* am_coll/coll_notice.c; freed at destruction */
     /* Tests only, NULL otherwise: told when an act of a scheduled collective
      * becomes ready and when it is done (AMC_ACT_TRACE_*, am_coll/coll.h),
      * so a test can check the order the engine runs a graph in. */

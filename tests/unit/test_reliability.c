@@ -712,6 +712,47 @@ static void test_arrival_bound(void)
     amc_test_world_destroy(&w);
 }
 
+/* N=8: rank 4 forwarded the bcast before its call; then rank 5, its child,
+ * calls with a NULL buffer and tells everyone. Rank 4's forwarding is
+ * abandoned before rank 4 called: its call must fail with AMC_ERR_ARG when
+ * it comes, and its later calls must work (the abandoned instance must not
+ * take the slot of a call this rank has not made yet). */
+static void test_forwarded_then_told(uint64_t seed)
+{
+    enum { N = 8, COUNT = 6, LATE = 4, BAD = 5 };
+    amc_test_world_t w;
+    amc_request_t    reqs[N];
+    int              status[N], buf[N][COUNT], rank, i, flag, st;
+
+    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL) == AMC_SUCCESS, "w");
+    for (rank = 0; rank < N; rank++) {
+        for (i = 0; i < COUNT; i++) {
+            buf[rank][i] = (rank == 0) ? 1000 + i : -1;
+        }
+        reqs[rank] = AMC_REQUEST_NULL;
+        if ((rank != LATE) && (rank != BAD)) {
+            CHECK(amc_ibcast(buf[rank], COUNT, AMC_INT, 0, amc_test_world_comm(&w, rank),
+                             &reqs[rank]) == AMC_SUCCESS, "ibcast");
+        }
+    }
+    drive_all(&w, reqs, status, seed);
+    CHECK(amc_ibcast(NULL, COUNT, AMC_INT, 0, amc_test_world_comm(&w, BAD), &reqs[BAD]) ==
+          AMC_ERR_ARG, "rank 5's bad call");
+    deliver_all(&w);
+    CHECK(amc_ibcast(buf[LATE], COUNT, AMC_INT, 0, amc_test_world_comm(&w, LATE), &reqs[LATE]) ==
+          AMC_SUCCESS, "the late rank's call");
+    st = amc_test(&reqs[LATE], &flag);
+    CHECK(flag && (st == AMC_ERR_ARG), "seed %llu: the late rank's call ends at once with "
+          "AMC_ERR_ARG: %s", (unsigned long long)seed, flag ? amc_strerror(st) : "running");
+    if (!flag) {
+        amc_request_free(&reqs[LATE]);
+    }
+    deliver_all(&w);
+    CHECK(works_after(&w, seed, AMC_COLL_NONE), "seed %llu: the communicator works afterwards",
+          (unsigned long long)seed);
+    amc_test_world_destroy(&w);
+}
+
 int main(void)
 {
     uint64_t seed;
@@ -731,6 +772,7 @@ int main(void)
             test_own_arguments(seed, kind, 1);
         }
         test_own_arguments_forwarded(seed);
+        test_forwarded_then_told(seed);
         if (seed <= 8) {
             test_flood(seed, 64);
             test_flood(seed, 2);
