@@ -138,7 +138,7 @@ static inline void amc_spin_unlock(amc_spinlock_t *l)
  * touches them, and plain loads and stores do.
  */
 #ifdef AMC_SPINLOCK_IS_MUTEX
-#define AMC_LIVE(_live) 1 /* TSan checks the atomic forms */
+#define AMC_LIVE(_live) ((void)(_live), 1) /* TSan checks the atomic forms */
 #else
 #define AMC_LIVE(_live) amc_lock_live(_live)
 #endif
