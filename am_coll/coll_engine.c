@@ -193,22 +193,29 @@ static void amc_coll_fetch_done(amc_coll_inst_t *inst, int index, int status)
     }
 }
 
-static void amc_coll_on_fetch_complete(amc_completion_t *comp, int status)
+/* The end of a completion handler: runs what became ready, unlocks, posts
+ * the sends it queued, and makes what was deferred under the lock. */
+static void amc_coll_advance_unlock(amc_coll_inst_t *inst, amc_comm_t comm)
 {
-    amc_coll_xfer_t *xfer = amc_container_of(comp, amc_coll_xfer_t, comp);
-    amc_coll_inst_t *inst = xfer->inst;
-    amc_comm_t       comm = inst->comm;
-    int              sends;
+    int sends = amc_coll_advance(inst); /* inst may be gone: not read after */
 
-    amc_spin_lock(&comm->ctrl.lock);
-    inst->fetch_busy--;
-    amc_coll_fetch_done(inst, (int)(xfer - inst->xfers), status);
-    sends = amc_coll_advance(inst);
     amc_spin_unlock(&comm->ctrl.lock);
     if (sends) {
         amc_coll_issue_sends(inst);
     }
     amc_context_flush(comm->ctx);
+}
+
+static void amc_coll_on_fetch_complete(amc_completion_t *comp, int status)
+{
+    amc_coll_xfer_t *xfer = amc_container_of(comp, amc_coll_xfer_t, comp);
+    amc_coll_inst_t *inst = xfer->inst;
+    amc_comm_t       comm = inst->comm;
+
+    amc_spin_lock(&comm->ctrl.lock);
+    inst->fetch_busy--;
+    amc_coll_fetch_done(inst, (int)(xfer - inst->xfers), status);
+    amc_coll_advance_unlock(inst, comm);
 }
 
 /* Data left at the sender: pulled straight into its place, or into scratch
@@ -564,7 +571,6 @@ static void amc_coll_on_send_complete(amc_completion_t *comp, int status)
     amc_coll_xfer_t *send = amc_container_of(comp, amc_coll_xfer_t, comp);
     amc_coll_inst_t *inst = send->inst;
     amc_comm_t       comm = inst->comm;
-    int              sends;
 
     amc_spin_lock(&comm->ctrl.lock);
     inst->send_busy--;
@@ -574,12 +580,7 @@ static void amc_coll_on_send_complete(amc_completion_t *comp, int status)
     if (!inst->aborted) {
         amc_coll_act_done(inst, (uint32_t)(send - inst->xfers));
     }
-    sends = amc_coll_advance(inst);
-    amc_spin_unlock(&comm->ctrl.lock);
-    if (sends) {
-        amc_coll_issue_sends(inst);
-    }
-    amc_context_flush(comm->ctx);
+    amc_coll_advance_unlock(inst, comm);
 }
 
 static void amc_coll_reject(amc_comm_t comm, const amc_wire_hdr_t *hdr, const char *why,
