@@ -203,6 +203,15 @@ void amc_coll_notices_free(struct amc_context *ctx);
 /* The error a received notice carries (AMC_ERR_PROTOCOL if it is none). */
 int  amc_coll_notice_status(const amc_wire_hdr_t *hdr);
 
+/* With ctrl->lock held: the call gives up its running instance with status
+ * (its timeout passed, an error was left on the communicator). The caller's
+ * buffers are never touched after the request completes: the instance is
+ * aborted (late messages for it are dropped, the other ranks are told, and
+ * their calls fail with status too), and the request completes once no
+ * pull into them is in flight. Flush the context after unlocking (the
+ * notices). */
+void amc_coll_cancel(amc_coll_inst_t *inst, int status);
+
 /* With ctrl->lock held: what the instance waits for, for a timeout message. */
 void amc_coll_describe(const amc_coll_inst_t *inst, char *buf, size_t len);
 

@@ -88,11 +88,25 @@ static void amc_coll_drop_msg(amc_comm_t comm, amc_early_msg_t *msg)
     free(msg);
 }
 
-/* Ranks run different collectives here: nothing this instance waits for
- * will come. Its request fails now; the instance lingers only until its
- * sends and pulls in flight complete (they use its memory). notify: this
- * rank found the cause itself, so it tells the others, some of whom would
- * otherwise wait for its part for ever (am_coll/coll_notice.c). */
+/* An aborted instance's request completes once no pull is in flight: a
+ * pull writes into the caller's buffers, which are the caller's again as
+ * soon as the call returns. Sends in flight may still be read by their
+ * receivers (a rendezvous send from the caller's buffer), never written. */
+static void amc_coll_abort_complete(amc_coll_inst_t *inst)
+{
+    if ((inst->fetch_busy == 0) && (inst->slot->req != NULL)) {
+        amc_request_complete(inst->slot->req, inst->status);
+        inst->slot->req = NULL;
+    }
+}
+
+/* Nothing this instance waits for will come (the ranks run different
+ * collectives, a peer gave up, the call timed out). Its request fails as
+ * soon as no pull writes into its buffers; late messages for it are
+ * dropped; the instance lingers only until its sends and pulls in flight
+ * complete (they use its memory). notify: this rank found the cause
+ * itself, so it tells the others, some of whom would otherwise wait for
+ * its part for ever (am_coll/coll_notice.c). */
 static void amc_coll_abort(amc_coll_inst_t *inst, int status, int notify)
 {
     uint32_t i;
@@ -105,10 +119,7 @@ static void amc_coll_abort(amc_coll_inst_t *inst, int status, int notify)
     if (notify) {
         amc_coll_notify_abort(inst->comm, inst->slot->seq, inst->coll, inst->root, status);
     }
-    if (inst->slot->req != NULL) {
-        amc_request_complete(inst->slot->req, inst->status);
-        inst->slot->req = NULL;
-    }
+    amc_coll_abort_complete(inst);
     inst->aborted    = 1;
     inst->nready     = 0;
     inst->sendq_head = inst->sendq_tail; /* never posted */
@@ -119,6 +130,25 @@ static void amc_coll_abort(amc_coll_inst_t *inst, int status, int notify)
             amc_coll_drop_msg(inst->comm, inst->early[i]);
             inst->early[i] = NULL;
         }
+    }
+}
+
+/* Why a rank that sent an abort notice with status gave up. */
+static const char *amc_coll_notice_reason(int status)
+{
+    switch (status) {
+    case AMC_ERR_PROTOCOL:
+        return "it found that the ranks' calls differ";
+    case AMC_ERR_TRUNCATE:
+        return "its counts or datatypes disagree (its own checks, or the data it got)";
+    case AMC_ERR_ARG:
+        return "its call failed its argument checks";
+    case AMC_ERR_TIMEOUT:
+        return "its call timed out (AMC_TIMEOUT)";
+    case AMC_ERR_PEER:
+        return "it lost a peer";
+    default:
+        return "its call failed";
     }
 }
 
@@ -139,9 +169,7 @@ static int amc_coll_mismatch(amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
                   "(%s; its log says why), so this rank's call fails with %s",
                   amc_coll_name(inst->coll), (unsigned long long)hdr->seq,
                   (unsigned long long)inst->comm->cid, (unsigned)hdr->src,
-                  (amc_coll_notice_status(hdr) == AMC_ERR_PROTOCOL)
-                      ? "it found that the ranks' calls differ"
-                      : "its call failed its argument checks",
+                  amc_coll_notice_reason(amc_coll_notice_status(hdr)),
                   amc_strerror(amc_coll_notice_status(hdr)));
         amc_coll_abort(inst, amc_coll_notice_status(hdr), 0); /* it told everyone */
         return 0;
@@ -253,6 +281,25 @@ static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t 
     }
 }
 
+/* The sender's message stream to this rank ends before or after this
+ * rank's: their counts differ (messages of the expected size, more or
+ * fewer of them: a pipelined bcast). Waiting would hang for the missing
+ * ones or leave the extra ones to a later call: the instance is aborted,
+ * and the others are told. */
+static void amc_coll_count_mismatch(amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr,
+                                    void *desc)
+{
+    amc_error(&inst->comm->ctx->log,
+              "%s seq %llu on communicator 0x%llx: rank %u sends %s messages than this rank "
+              "expects (count or datatype differ)", amc_coll_name(inst->coll),
+              (unsigned long long)hdr->seq, (unsigned long long)inst->comm->cid,
+              (unsigned)hdr->src, (hdr->flags & AMC_WIRE_FLAG_LAST) ? "fewer" : "more");
+    if (desc != NULL) {
+        amc_context_release_desc(inst->comm->ctx, desc);
+    }
+    amc_coll_abort(inst, AMC_ERR_TRUNCATE, 1);
+}
+
 /* A message for a ready receive: into its place. Never writes past the
  * posted length; a length that disagrees is the instance's error. */
 static void amc_coll_deliver(amc_coll_inst_t *inst, int index, const amc_wire_hdr_t *hdr,
@@ -262,6 +309,10 @@ static void amc_coll_deliver(amc_coll_inst_t *inst, int index, const amc_wire_hd
     unsigned char         *target;
     size_t                 n = len;
 
+    if (!(hdr->flags & AMC_WIRE_FLAG_LAST) != !act->last) {
+        amc_coll_count_mismatch(inst, hdr, desc);
+        return;
+    }
     if (desc != NULL) {
         amc_coll_fetch(inst, index, desc, len);
         return;
@@ -442,7 +493,7 @@ static void amc_coll_prepare_send(amc_coll_inst_t *inst, uint32_t index)
     send->hdr.round   = act->tag;
     send->hdr.root    = inst->root;
     send->hdr.alg     = inst->alg;
-    send->hdr.flags   = 0;
+    send->hdr.flags   = act->last ? AMC_WIRE_FLAG_LAST : 0;
     inst->sendq[inst->sendq_tail++] = index;
 }
 
@@ -477,6 +528,7 @@ static int amc_coll_run(amc_coll_inst_t *inst)
         }
     }
     if (inst->aborted) {
+        amc_coll_abort_complete(inst);
         if ((inst->send_busy == 0) && (inst->fetch_busy == 0) && !inst->finished) {
             amc_coll_finish(inst);
         }
@@ -632,19 +684,30 @@ static void amc_coll_barrier_mismatch(amc_comm_t comm, amc_coll_slot_t *slot,
     amc_coll_notify_abort(comm, hdr->seq, hdr->coll, hdr->root, AMC_ERR_PROTOCOL);
 }
 
-/* A message for an instance that already finished here that is no error:
- * an abort notice that came after this rank's part was done, or the rest of
- * an instance abandoned here. Its descriptor goes back (the token at out). */
-static int amc_coll_quiet_late(amc_comm_t comm, const amc_wire_hdr_t *hdr, void *desc)
+/* A message for an instance that already finished here. An abort notice
+ * that came after this rank's part was done, or the rest of an instance
+ * abandoned here, is no news. Anything else means the ranks' calls
+ * differed (another root, more data than this rank took) although this
+ * rank's call found nothing wrong and returned: that call cannot fail any
+ * more, and a later, correct one must not fail for it. So it is logged,
+ * once per instance (noted as abandoned, so the rest is quiet), and
+ * dropped. Its descriptor goes back (the token at out). */
+static void amc_coll_late(amc_comm_t comm, const amc_wire_hdr_t *hdr, void *desc)
 {
     if (!(hdr->flags & AMC_WIRE_FLAG_ABORT) &&
         !amc_coll_ctrl_was_aborted(&comm->ctrl, hdr->seq)) {
-        return 0;
+        amc_error(&comm->ctx->log,
+                  "%s message on communicator 0x%llx (seq=%llu round=%u src=%u, root %d) "
+                  "after this rank's call of that instance returned: the ranks' calls "
+                  "differed (collective, root or count), and this rank could not see it in "
+                  "time; dropped", amc_coll_name(hdr->coll), (unsigned long long)comm->cid,
+                  (unsigned long long)hdr->seq, (unsigned)hdr->round, (unsigned)hdr->src,
+                  (int)hdr->root);
+        amc_coll_ctrl_note_aborted(&comm->ctrl, hdr->seq);
     }
     if (desc != NULL) {
         amc_context_release_desc(comm->ctx, desc);
     }
-    return 1;
 }
 
 void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void *data,
@@ -669,10 +732,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
     case AMC_CTRL_FOUND:
         break;
     case AMC_CTRL_OLDER:
-        if (amc_coll_quiet_late(comm, hdr, desc)) {
-            goto out;
-        }
-        why = "sequence number of a collective that already finished here";
+        amc_coll_late(comm, hdr, desc);
         goto out;
     case AMC_CTRL_NO_ROOM:
         why = "further ahead of this rank than any peer can be (2 (8 + AMC_EARLY_MAX) + "
@@ -687,10 +747,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
         goto out;
     }
     if (slot->done) {
-        if (amc_coll_quiet_late(comm, hdr, desc)) {
-            goto out;
-        }
-        why = "message for a collective that already finished here";
+        amc_coll_late(comm, hdr, desc);
         goto out;
     }
     slot->kind = AMC_WIRE_COLL;
@@ -730,8 +787,11 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
         }
         index = amc_coll_find_recv(inst, hdr);
         if (index < 0) {
-            amc_coll_set_status(inst, AMC_ERR_PROTOCOL);
-            why = "no such message in this rank's schedule";
+            /* the same collective, root and algorithm, and a message this
+             * rank does not expect: the sender's count makes more of them */
+            amc_coll_count_mismatch(inst, hdr, desc);
+            desc  = NULL;
+            sends = amc_coll_advance(inst); /* frees it if nothing is in flight */
             goto out;
         }
         if (inst->state[index] & AMC_ACT_SEEN) {
@@ -1027,6 +1087,12 @@ void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_col
     }
     fwd->user_buf   = args->recvbuf;
     fwd->user_bytes = (bytes < forwarded) ? bytes : forwarded;
+}
+
+void amc_coll_cancel(amc_coll_inst_t *inst, int status)
+{
+    amc_coll_abort(inst, status, 1);
+    (void)amc_coll_advance(inst); /* aborted: posts nothing; finishes it if nothing is in flight */
 }
 
 void amc_coll_describe(const amc_coll_inst_t *inst, char *buf, size_t len)

@@ -165,27 +165,43 @@ int amc_request_is_complete(const struct amc_request *req)
     return __atomic_load_n(&req->complete, __ATOMIC_ACQUIRE);
 }
 
-/* Completes the request with an error; its instance runs on detached, so the
- * sequence numbers stay in step with the peers and the library stays usable. */
+/* Completes the request with an error. A data collective's instance is
+ * cancelled (amc_coll_cancel): its other ranks fail too, and nothing writes
+ * into the caller's buffers once the request is complete, which may be a
+ * little later (a pull in flight). A fast-path barrier has no buffers: its
+ * slot runs on detached, so the sequence numbers stay in step. */
 static void amc_request_fail(struct amc_request *req, int status, int timed_out)
 {
     amc_coll_ctrl_t *ctrl = &req->comm->ctrl;
+    amc_coll_inst_t *inst = NULL;
     char             why[512];
 
     why[0] = '\0';
     amc_spin_lock(&ctrl->lock);
     if (!req->complete) {
-        if (req->slot != NULL) {
-            if (timed_out && (req->slot->inst != NULL)) {
-                amc_coll_describe(req->slot->inst, why, sizeof(why));
-            } else if (timed_out) {
-                amc_barrier_describe(req->comm, req->slot, why, sizeof(why));
+        if ((req->slot != NULL) && ((inst = req->slot->inst) != NULL)) {
+            if (inst->aborted) {
+                inst = NULL; /* cancelled already: waits for its pulls */
+            } else {
+                if (timed_out) {
+                    amc_coll_describe(inst, why, sizeof(why));
+                }
+                amc_coll_cancel(inst, status);
             }
-            req->slot->req = NULL;
+        } else {
+            if (req->slot != NULL) {
+                if (timed_out) {
+                    amc_barrier_describe(req->comm, req->slot, why, sizeof(why));
+                }
+                req->slot->req = NULL;
+            }
+            amc_request_complete(req, status);
         }
-        amc_request_complete(req, status);
     }
     amc_spin_unlock(&ctrl->lock);
+    if (inst != NULL) {
+        amc_context_flush(req->comm->ctx); /* the abort notices */
+    }
 
     if (timed_out && (why[0] != '\0')) {
         amc_error(&req->comm->ctx->log, "timed out after %g s (AMC_TIMEOUT): %s",
@@ -206,19 +222,16 @@ int amc_request_poll(struct amc_request *req)
     status = amc_comm_take_error(req->comm);
     if (status != AMC_SUCCESS) {
         amc_request_fail(req, status, 0);
-        return req->status;
-    }
-
-    if (timeout > 0.0) {
+    } else if (timeout > 0.0) {
         now = amc_clock_sec();
         if (req->deadline == 0.0) {
             req->deadline = now + timeout;
         } else if (now > req->deadline) {
             amc_request_fail(req, AMC_ERR_TIMEOUT, 1);
-            return req->status;
         }
     }
-    return AMC_INPROGRESS;
+    /* a failed request whose pull is in flight completes a little later */
+    return amc_request_is_complete(req) ? req->status : AMC_INPROGRESS;
 }
 
 static int amc_request_wait_loop(struct amc_request *req);
@@ -268,9 +281,10 @@ static int amc_request_wait_loop(struct amc_request *req)
                 return req->status;
             }
             waiter.idle_passes = 0;
-            if (__atomic_load_n(&req->comm->ctrl.pending_err, __ATOMIC_RELAXED) ||
-                __atomic_load_n(&ctx->pending_err, __ATOMIC_RELAXED)) {
-                return amc_request_poll(req);
+            if ((__atomic_load_n(&req->comm->ctrl.pending_err, __ATOMIC_RELAXED) ||
+                 __atomic_load_n(&ctx->pending_err, __ATOMIC_RELAXED)) &&
+                ((status = amc_request_poll(req)) != AMC_INPROGRESS)) {
+                return status;
             }
             continue;
         }

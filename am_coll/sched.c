@@ -299,6 +299,13 @@ static int amc_sched_number_messages(amc_sched_t *s)
             s->nrecv++;
         }
     }
+    for (i = 0; i < s->nacts; i++) {
+        if (s->acts[i].type == AMC_ACT_SEND) {
+            s->acts[i].last = (s->acts[i].tag + 1 == sends[s->acts[i].peer]);
+        } else if (amc_act_is_recv(&s->acts[i])) {
+            s->acts[i].last = (s->acts[i].tag + 1 == recvs[s->acts[i].peer]);
+        }
+    }
     if (s->nrecv > 0) {
         s->recv_by_key = malloc((size_t)s->nrecv * sizeof(*s->recv_by_key));
         if (s->recv_by_key == NULL) {

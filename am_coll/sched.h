@@ -67,7 +67,11 @@ typedef enum {
 
 typedef struct amc_sched_act {
     uint8_t  type;
-    uint8_t  pad[3];
+    uint8_t  last;   /* SEND / RECV*: the last message between this rank and peer in
+                      * that direction; the sender flags it (AMC_WIRE_FLAG_LAST), so
+                      * a receiver whose count disagrees with its sender's learns it
+                      * even when every message has the size it expects */
+    uint8_t  pad[2];
     uint32_t ndeps;  /* acts it requires (GOAL's requires edges) */
     uint32_t succ;   /* sched->succ[succ .. succ+nsucc): the acts that require it */
     uint32_t nsucc;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define AMC_WIRE_MAGIC   0xA7u
-#define AMC_WIRE_VERSION 3u
+#define AMC_WIRE_VERSION 4u
 
 enum {
     AMC_WIRE_BARRIER = 1,  /* the dissemination barrier's own fast path */
@@ -26,6 +26,11 @@ enum {
  * sends nothing more for it. The receiver's instance ends with `status`
  * instead of waiting for messages that will not come. */
 #define AMC_WIRE_FLAG_ABORT 0x1u
+
+/* The sender's last message to this receiver in this instance. A receiver
+ * that expects more, or no more, learns that the two calls' counts differ
+ * (a pipelined bcast's segments all have the expected size). */
+#define AMC_WIRE_FLAG_LAST  0x2u
 
 typedef struct amc_wire_hdr {
     uint8_t  magic;    /* AMC_WIRE_MAGIC: rejects garbage and foreign senders */

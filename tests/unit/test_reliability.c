@@ -438,6 +438,106 @@ static void test_alg_mismatch_barrier(uint64_t seed)
     amc_test_world_destroy(&w);
 }
 
+/* ---------------------------------------------------------------- counts and roots */
+
+/* N=5, pipelined bcast from root 0 in 32-byte segments: the root's count is
+ * root_count, the others' count. Every segment has the size its receiver
+ * expects; only their number differs. The root's children learn it from
+ * the last-message flag, stop forwarding and tell everyone: every non-root
+ * fails with AMC_ERR_TRUNCATE (none waits for segments that never come,
+ * none returns a prefix as success), and the next call works at once. */
+static void test_pipeline_count_mismatch(uint64_t seed, int root_count, int count, int rndv)
+{
+    enum { N = 5, MAXC = 64 };
+    amc_test_world_t w;
+    amc_config_t     cfgs[N];
+    amc_request_t    reqs[N];
+    int              status[N], buf[N][MAXC + 4], rank, i;
+    const char      *log;
+
+    for (rank = 0; rank < N; rank++) {
+        config_quiet_defaults(&cfgs[rank]);
+        cfgs[rank].bcast_segment = 32;
+        cfgs[rank].rndv_thresh   = rndv ? 1 : (1u << 30);
+        strcpy(cfgs[rank].alg[AMC_COLL_BCAST], "pipeline");
+    }
+    CHECK(world_create_configs(&w, N, cfgs) == AMC_SUCCESS, "world");
+    capture_begin();
+    for (rank = 0; rank < N; rank++) {
+        for (i = 0; i < MAXC + 4; i++) {
+            buf[rank][i] = (rank == 0) ? i : -1;
+        }
+        CHECK(amc_ibcast(buf[rank], (size_t)((rank == 0) ? root_count : count), AMC_INT, 0,
+                         amc_test_world_comm(&w, rank), &reqs[rank]) == AMC_SUCCESS, "ibcast");
+    }
+    drive_all(&w, reqs, status, seed);
+    deliver_all(&w);
+    log = capture_end();
+    /* the root only sends: told before its sends completed, it fails too */
+    CHECK((status[0] == AMC_SUCCESS) || (status[0] == AMC_ERR_TRUNCATE),
+          "seed %llu: the root got %s", (unsigned long long)seed,
+          (status[0] == -1) ? "nothing" : amc_strerror(status[0]));
+    for (rank = 1; rank < N; rank++) {
+        CHECK(status[rank] == AMC_ERR_TRUNCATE, "seed %llu: root count %d, rank %d count %d: %s",
+              (unsigned long long)seed, root_count, rank, count,
+              (status[rank] == -1) ? "never completes" : amc_strerror(status[rank]));
+        for (i = count; i < MAXC + 4; i++) {
+            CHECK(buf[rank][i] == -1, "rank %d: written past its %d elements", rank, count);
+        }
+    }
+    CHECK(strstr(log, "messages than this rank expects") != NULL, "the log says why:\n%s", log);
+    CHECK(amc_fake_rndv_pending(w.fabric) == 0, "descriptors left unreleased");
+    CHECK(works_after(&w, seed, -1), "seed %llu: the next calls work at once",
+          (unsigned long long)seed);
+    amc_test_world_destroy(&w);
+}
+
+/* N=4: rank 0 bcasts as root 0, the others as root 1. Bcast roots only
+ * send, so a rank may be done before the foreign message comes: then its
+ * call has returned, and the message is logged and dropped. Each rank's
+ * call either fails with AMC_ERR_PROTOCOL or returns; the mismatch is seen
+ * (a failed call or the log); and it never fails a later, correct call. */
+static void test_root_mismatch(uint64_t seed)
+{
+    enum { N = 4, COUNT = 16 };
+    amc_test_world_t w;
+    amc_config_t     cfgs[N];
+    amc_request_t    reqs[N];
+    int              status[N], buf[N][COUNT], rank, i, failed = 0;
+    const char      *log;
+
+    for (rank = 0; rank < N; rank++) {
+        config_quiet_defaults(&cfgs[rank]);
+    }
+    CHECK(world_create_configs(&w, N, cfgs) == AMC_SUCCESS, "world");
+    capture_begin();
+    for (rank = 0; rank < N; rank++) {
+        for (i = 0; i < COUNT; i++) {
+            buf[rank][i] = (rank <= 1) ? rank * 100 + i : -1;
+        }
+        CHECK(amc_ibcast(buf[rank], COUNT, AMC_INT, (rank == 0) ? 0 : 1,
+                         amc_test_world_comm(&w, rank), &reqs[rank]) == AMC_SUCCESS, "ibcast");
+    }
+    drive_all(&w, reqs, status, seed);
+    deliver_all(&w);
+    log = capture_end();
+    for (rank = 0; rank < N; rank++) {
+        CHECK((status[rank] == AMC_SUCCESS) || (status[rank] == AMC_ERR_PROTOCOL),
+              "seed %llu: rank %d got %s", (unsigned long long)seed, rank,
+              (status[rank] == -1) ? "nothing" : amc_strerror(status[rank]));
+        failed += (status[rank] == AMC_ERR_PROTOCOL);
+        if ((rank >= 2) && (status[rank] == AMC_SUCCESS)) {
+            CHECK(buf[rank][COUNT - 1] == 100 + COUNT - 1, "rank %d: success with data not of "
+                  "the root it named", rank);
+        }
+    }
+    CHECK((failed > 0) || (strstr(log, "after this rank's call") != NULL),
+          "seed %llu: nobody saw the root mismatch:\n%s", (unsigned long long)seed, log);
+    CHECK(works_after(&w, seed, -1), "seed %llu: a later call failed for the mismatch",
+          (unsigned long long)seed);
+    amc_test_world_destroy(&w);
+}
+
 /* ---------------------------------------------------------------- own arguments */
 
 enum {
@@ -773,6 +873,9 @@ int main(void)
         }
         test_own_arguments_forwarded(seed);
         test_forwarded_then_told(seed);
+        test_root_mismatch(seed);
+        test_pipeline_count_mismatch(seed, 64, 32, (int)(seed & 1));
+        test_pipeline_count_mismatch(seed, 32, 64, (int)(seed & 1));
         if (seed <= 8) {
             test_flood(seed, 64);
             test_flood(seed, 2);
