@@ -101,7 +101,14 @@ int amc_ibarrier(amc_comm_t comm, amc_request_t *req);
  * still takes its place in the communicator's order and tells the other
  * ranks, whose calls return or complete with AMC_ERR_ARG instead of waiting
  * for its part (or succeed, if their part was already done). The persistent
- * forms (amc_X_init) only refuse such a call. */
+ * forms (amc_X_init) only refuse such a call.
+ *
+ * A call that fails (a timeout, calls that disagree, a peer's error) never
+ * touches its buffers after it returned or its request completed: the
+ * collective is abandoned on every rank, whose calls fail with the same
+ * error unless their part was already done. Calls that disagree in a way
+ * no rank sees before its call returns (a bcast root that only sends) are
+ * logged when the stray message arrives; they never fail a later call. */
 int amc_bcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm);
 int amc_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
                amc_op_t op, int root, amc_comm_t comm);
