@@ -162,6 +162,12 @@ static int amc_api_coll_run(amc_comm_t comm, amc_coll_args_t *a, amc_request_t *
 static int amc_api_coll_go(amc_comm_t comm, amc_coll_args_t *a, int status, int own,
                            amc_request_t *req_p, int mode)
 {
+    if ((status == AMC_SUCCESS) && (mode != AMC_API_BLOCKING) && (req_p == NULL)) {
+        /* only this rank's call carries its handle: the others are told */
+        amc_error(&comm->ctx->log, "%s: NULL request pointer", amc_coll_name(a->coll));
+        status = AMC_ERR_ARG;
+        own    = (mode != AMC_API_PERSISTENT);
+    }
     if (status == AMC_SUCCESS) {
         return amc_api_coll_run(comm, a, req_p, mode);
     }
@@ -171,11 +177,6 @@ static int amc_api_coll_go(amc_comm_t comm, amc_coll_args_t *a, int status, int 
     return status;
 }
 
-#define AMC_API_REQ_CHECK(_req_p, _nb) \
-    if ((_nb) && ((_req_p) == NULL)) { \
-        return (amc_api_check_live() != AMC_SUCCESS) ? AMC_ERR_NOT_INITIALIZED : AMC_ERR_ARG; \
-    }
-
 static int amc_api_bcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm,
                          amc_request_t *req, int nb)
 {
@@ -183,7 +184,6 @@ static int amc_api_bcast(void *buf, size_t count, amc_datatype_t dt, int root, a
     int             status;
     int             own = 0;
 
-    AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_BCAST, buf, buf, count, dt, -1, root);
     if (root == -1) {
         a.root = -2; /* -1 means unrooted to the checks */
@@ -210,7 +210,6 @@ static int amc_api_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_
     int             status, is_root;
     int             own = 0;
 
-    AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_REDUCE, sendbuf, recvbuf, count, dt, op,
                       (root == -1) ? -2 : root);
     if (op == -1) {
@@ -240,7 +239,6 @@ static int amc_api_allreduce(const void *sendbuf, void *recvbuf, size_t count, a
     int             status;
     int             own = 0;
 
-    AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt, (op == -1) ? -2 : op,
                       -1);
     status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 1, 1, &own);
@@ -267,7 +265,6 @@ static int amc_api_rooted(int coll, const void *sendbuf, void *recvbuf, size_t c
     int             status, is_root, gather = (coll == AMC_COLL_GATHER);
     int             own = 0;
 
-    AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, coll, sendbuf, recvbuf, count, dt, -1, (root == -1) ? -2 : root);
     is_root = (amc_comm_check(comm) == AMC_SUCCESS) && (comm->rank == root);
     status  = amc_api_coll_check(comm, &a,
@@ -308,7 +305,6 @@ static int amc_api_all(int coll, const void *sendbuf, void *recvbuf, size_t coun
     int             status, size = (amc_comm_check(comm) == AMC_SUCCESS) ? comm->size : 1;
     int             own = 0;
 
-    AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, coll, sendbuf, recvbuf, count, dt, -1, -1);
     status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, (size_t)size, 1, 1, &own);
     return amc_api_coll_go(comm, &a, status, own, req, nb);
@@ -347,7 +343,6 @@ static int amc_api_reduce_any(int coll, const void *sendbuf, void *recvbuf, size
     int             own = 0;
     size_t          blocks = 1;
 
-    AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, coll, sendbuf, recvbuf, count, dt, (op == -1) ? -2 : op, -1);
     if (live && (coll == AMC_COLL_REDUCE_SCATTER_BLOCK)) {
         blocks = (size_t)comm->size; /* the input: one block per rank */
@@ -464,7 +459,6 @@ static int amc_api_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
     int             status;
     int             own = 0;
 
-    AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_GATHERV, sendbuf, recvbuf, 0, dt, -1,
                       (root == -1) ? -2 : root);
     a.scount  = sendcount;
@@ -515,7 +509,6 @@ static int amc_api_scatterv(const void *sendbuf, const size_t sendcounts[],
     int             status;
     int             own = 0;
 
-    AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_SCATTERV, sendbuf, recvbuf, 0, dt, -1,
                       (root == -1) ? -2 : root);
     a.scounts = sendcounts;
@@ -565,7 +558,6 @@ static int amc_api_allgatherv(const void *sendbuf, size_t sendcount, void *recvb
     int             status;
     int             own = 0;
 
-    AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_ALLGATHERV, sendbuf, recvbuf, 0, dt, -1, -1);
     a.scount  = sendcount;
     a.rcounts = recvcounts;
@@ -616,7 +608,6 @@ static int amc_api_alltoallv(const void *sendbuf, const size_t sendcounts[],
     int             status;
     int             own = 0;
 
-    AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_ALLTOALLV, sendbuf, recvbuf, 0, dt, -1, -1);
     a.scounts = sendcounts;
     a.sdispls = sdispls;
@@ -668,7 +659,6 @@ static int amc_api_reduce_scatter(const void *sendbuf, void *recvbuf, const size
     int             status;
     int             own = 0;
 
-    AMC_API_REQ_CHECK(req, nb);
     amc_api_args_init(&a, AMC_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, dt,
                       (op == -1) ? -2 : op, -1);
     a.rcounts = recvcounts;

@@ -113,6 +113,17 @@ int amc_ibarrier(amc_comm_t comm, amc_request_t *req_p)
         return status;
     }
     if (req_p == NULL) {
+        /* only this rank's call carries its handle: the others are told,
+         * and their barrier fails instead of waiting for this rank */
+        amc_coll_args_t args;
+
+        memset(&args, 0, sizeof(args));
+        args.coll = AMC_COLL_BARRIER;
+        args.root = -1;
+        amc_error(&comm->ctx->log, "amc_ibarrier: NULL request pointer");
+        if (comm->size > 1) {
+            amc_coll_start_failed(comm, &args, AMC_ERR_ARG);
+        }
         return AMC_ERR_ARG;
     }
     req = amc_request_alloc(comm);

@@ -97,7 +97,8 @@ int amc_ibarrier(amc_comm_t comm, amc_request_t *req);
  * is in every rank's call alike: every rank finds it, and the call starts
  * nothing. An invalid argument only this rank's call carries (its buffers,
  * AMC_IN_PLACE where it is not allowed, the root's counts, displacements and
- * larger buffer, a v-form's counts) cannot be seen by the others: the call
+ * larger buffer, a v-form's counts, a non-blocking call's NULL request
+ * pointer, amc_ibarrier's included) cannot be seen by the others: the call
  * still takes its place in the communicator's order and tells the other
  * ranks, whose calls return or complete with AMC_ERR_ARG instead of waiting
  * for its part (or succeed, if their part was already done). The persistent

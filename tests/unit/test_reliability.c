@@ -546,13 +546,16 @@ enum {
     BAD_GATHERV_ROOT,    /* gatherv: the root's recvbuf is NULL */
     BAD_LEAF_BUFFER,     /* scatterv: rank 2's recvbuf is NULL, its count not 0 */
     BAD_REDUCE_ROOT,     /* reduce: the root's recvbuf is NULL */
+    BAD_ROOT_REQUEST,    /* scatterv: the root passes no request pointer */
+    BAD_BARRIER_REQUEST, /* ibarrier: the root passes no request pointer */
     BAD_KINDS
 };
 
 static const char *bad_name[BAD_KINDS] = {
     "scatterv, root's count overflows", "scatterv, root's sendbuf NULL",
     "gatherv, root's recvbuf NULL", "scatterv, rank 2's recvbuf NULL",
-    "reduce, root's recvbuf NULL"
+    "reduce, root's recvbuf NULL", "scatterv, root's request pointer NULL",
+    "ibarrier, rank 1's request pointer NULL"
 };
 
 /* N=4, root 1. rndv: every message by rendezvous (the sender's part is done
@@ -590,11 +593,16 @@ static void test_own_arguments(uint64_t seed, int kind, int rndv)
         case BAD_ROOT_COUNT:
         case BAD_ROOT_BUFFER:
         case BAD_LEAF_BUFFER:
+        case BAD_ROOT_REQUEST:
             start[rank] = amc_iscatterv((bad && (kind == BAD_ROOT_BUFFER)) ? NULL : sbuf,
                                         (bad && (kind == BAD_ROOT_COUNT)) ? bad_counts : counts,
                                         displs,
                                         (bad && (kind == BAD_LEAF_BUFFER)) ? NULL : rbuf[rank], 2,
-                                        AMC_INT, ROOT, c, &reqs[rank]);
+                                        AMC_INT, ROOT, c,
+                                        (bad && (kind == BAD_ROOT_REQUEST)) ? NULL : &reqs[rank]);
+            break;
+        case BAD_BARRIER_REQUEST:
+            start[rank] = amc_ibarrier(c, bad ? NULL : &reqs[rank]);
             break;
         case BAD_GATHERV_ROOT:
             start[rank] = amc_igatherv(&sbuf[rank], 1, bad ? NULL : rbuf[rank], counts, displs,
@@ -618,7 +626,9 @@ static void test_own_arguments(uint64_t seed, int kind, int rndv)
         /* nobody finishes a scatterv without the root; elsewhere a rank
          * may be done before the notice comes */
         CHECK((status[rank] == AMC_ERR_ARG) ||
-              ((status[rank] == AMC_SUCCESS) && (bad_rank != ROOT || kind >= BAD_GATHERV_ROOT)),
+              ((status[rank] == AMC_SUCCESS) && (bad_rank != ROOT ||
+                                                 (kind >= BAD_GATHERV_ROOT &&
+                                                  kind != BAD_ROOT_REQUEST))),
               "seed %llu rndv %d, %s: rank %d got %s", (unsigned long long)seed, rndv,
               bad_name[kind], rank,
               (status[rank] == -1) ? "nothing (it waits for ever)" : amc_strerror(status[rank]));
