@@ -435,6 +435,12 @@ static void test_alg_mismatch_barrier(uint64_t seed)
     deliver_all(&w);
     CHECK(works_after(&w, seed, AMC_COLL_NONE), "seed %llu: the communicator works afterwards",
           (unsigned long long)seed);
+    /* and keeps working: the abandoned barrier does not pin the window
+     * (W + AMC_EARLY_MAX instances from the oldest unfinished one) */
+    for (rank = 0; rank < 12; rank++) {
+        CHECK(works_after(&w, seed + (uint64_t)rank, AMC_COLL_NONE),
+              "seed %llu: round %d after the mismatch", (unsigned long long)seed, rank);
+    }
     amc_test_world_destroy(&w);
 }
 
