@@ -44,7 +44,7 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
     amc_config_t     cfg;
     amc_pmix_boot_t *boot;
     amc_transport_t *tp;
-    amc_ucx_threads_t threads;
+    amc_ucx_params_t params;
     int              granted, status;
 
     (void)argc;
@@ -74,10 +74,12 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
      * on, worker MULTI) or with the progress thread alone (locks and a worker
      * guard only while it is not parked: doc/design.md, Locking and threads). */
     granted  = (required == AMC_THREAD_SINGLE + 1) ? AMC_THREAD_SERIALIZED : required;
-    threads  = (granted == AMC_THREAD_MULTIPLE) ? AMC_UCX_THREADS_MULTI
-               : cfg.progress_thread            ? AMC_UCX_THREADS_GUARDED
-               : (granted == AMC_THREAD_SINGLE) ? AMC_UCX_THREADS_SINGLE
-                                                 : AMC_UCX_THREADS_SERIALIZED;
+    params.threads = (granted == AMC_THREAD_MULTIPLE) ? AMC_UCX_THREADS_MULTI
+                     : cfg.progress_thread            ? AMC_UCX_THREADS_GUARDED
+                     : (granted == AMC_THREAD_SINGLE) ? AMC_UCX_THREADS_SINGLE
+                                                       : AMC_UCX_THREADS_SERIALIZED;
+    params.err_mode_peer    = (int)cfg.ucx_err_mode_peer;
+    params.finalize_timeout = cfg.finalize_timeout;
 
     status = amc_pmix_boot_init(&boot);
     if (status != AMC_SUCCESS) {
@@ -85,7 +87,7 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
     }
     log.rank = amc_pmix_boot_rank(boot);
 
-    status = amc_ucx_transport_create(boot, threads, &log, &tp);
+    status = amc_ucx_transport_create(boot, &params, &log, &tp);
     if (status != AMC_SUCCESS) {
         goto err; /* the transport owns boot from here, also on failure */
     }

@@ -88,13 +88,31 @@ static void amc_coll_drop_msg(amc_comm_t comm, amc_early_msg_t *msg)
     free(msg);
 }
 
+/* Whether a pull in flight may still write: one from a live sender. A dead
+ * sender's never completes with data (UCX fails it, or never ends it, with
+ * the sender gone), so the request need not wait for it; the instance stays
+ * until its completion, which may still come. Off the common path. */
+static int amc_coll_pulls_live(const amc_coll_inst_t *inst)
+{
+    const amc_peer_set_t *dead = &inst->comm->ctx->tp->dead;
+    uint32_t              i;
+
+    for (i = 0; i < inst->sched->nacts; i++) {
+        if ((inst->state[i] & AMC_ACT_PULL) &&
+            !amc_peer_set_test(dead, inst->comm->peers[inst->sched->acts[i].peer])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* An aborted instance's request completes once no pull is in flight: a
  * pull writes into the caller's buffers, which are the caller's again as
  * soon as the call returns. Sends in flight may still be read by their
  * receivers (a rendezvous send from the caller's buffer), never written. */
 static void amc_coll_abort_complete(amc_coll_inst_t *inst)
 {
-    if ((inst->fetch_busy == 0) && (inst->slot->req != NULL)) {
+    if ((inst->slot->req != NULL) && ((inst->fetch_busy == 0) || !amc_coll_pulls_live(inst))) {
         amc_request_complete(inst->slot->req, inst->status);
         inst->slot->req = NULL;
     }
@@ -242,6 +260,7 @@ static void amc_coll_on_fetch_complete(amc_completion_t *comp, int status)
 
     amc_spin_lock(&comm->ctrl.lock);
     inst->fetch_busy--;
+    inst->state[xfer - inst->xfers] &= (uint8_t)~AMC_ACT_PULL;
     amc_coll_fetch_done(inst, (int)(xfer - inst->xfers), status);
     amc_coll_advance_unlock(inst, comm);
 }
@@ -274,9 +293,11 @@ static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t 
     xfer->comp.fn = amc_coll_on_fetch_complete;
     xfer->inst    = inst;
     inst->fetch_busy++;
+    inst->state[index] |= AMC_ACT_PULL;
     if (amc_defer_fetch(&inst->comm->ctx->defer, &xfer->fetch, desc, target, len,
                         &xfer->comp) != AMC_SUCCESS) {
         inst->fetch_busy--; /* finalizing: the data is gone with the transport */
+        inst->state[index] &= (uint8_t)~AMC_ACT_PULL;
         amc_coll_fetch_done(inst, index, AMC_ERR_TRANSPORT);
     }
 }

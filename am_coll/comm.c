@@ -1,6 +1,7 @@
 #include "am_coll/comm.h"
 #include "am_coll/request.h"
 #include "am_coll/coll.h"
+#include "am_coll/peer_watch.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -80,6 +81,9 @@ static void amc_comm_setup(amc_comm_t comm, int rank, int size, uint64_t cid)
                        amc_comm_drop_early, comm);
     comm->ctrl.ahead_max = amc_coll_ctrl_ahead_max(comm->ctx->cfg.early_max, size,
                                                    comm->ctx->cfg.eager_tokens);
+    comm->broken    = 0;
+    comm->dead_rank = -1;
+    amc_peer_watch_comm_new(comm);
 }
 
 /* Gives back what amc_comm_alloc gave, set up or not. The struct becomes a
@@ -150,6 +154,17 @@ int amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,
     uint64_t          seq, base;
     int               logged;
 
+    if (amc_peer_watch_news(comm->ctx)) {
+        amc_peer_watch_apply(comm->ctx);
+    }
+    if (__atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE)) {
+        /* nothing started, no sequence number taken: the peers that are
+         * left fail the same call the same way */
+        amc_error(&comm->ctx->log, "%s on communicator 0x%llx: rank %d (job rank %d) died; "
+                  "AMC_ERR_PEER", what, (unsigned long long)comm->cid, comm->dead_rank,
+                  comm->peers[comm->dead_rank]);
+        return AMC_ERR_PEER;
+    }
     amc_spin_lock(&ctrl->lock);
     /* back-pressure: refused before the sequence number is taken, so the
      * next start is this one again and the ranks stay in step */

@@ -29,6 +29,8 @@ struct amc_comm {
     struct amc_comm *next;         /* context hash chain */
     struct amc_comm *list_next;    /* zombie or tombstone list */
     unsigned         in_handlers;  /* arrivals being dispatched to it (context.h) */
+    int              broken;       /* a member died: AMC_ERR_PEER for good (peer_watch.h) */
+    int              dead_rank;    /* that member's rank here, once broken */
 };
 
 /* amc_early_release_fn_t of every communicator's control structure: gives a
@@ -47,7 +49,8 @@ int  amc_comm_take_error(amc_comm_t comm);
 
 /* Gives req the slot of comm's next instance and locks the control
  * structure: AMC_SUCCESS with ctrl->lock held, or an error with it released
- * and the reason (what could not start) logged: AMC_ERR_NO_MEMORY, or
+ * and the reason (what could not start) logged: AMC_ERR_PEER when a member
+ * died (am_coll/peer_watch.h), AMC_ERR_NO_MEMORY, or
  * AMC_ERR_PROTOCOL when the instance already failed here (a bcast this
  * rank forwarded before its call ended on a mismatch). */
 int  amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,

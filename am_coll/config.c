@@ -207,6 +207,18 @@ static const amc_config_entry_t amc_config_table[] = {
       "core it holds while idle is taken from the computation it is there to "
       "overlap, or from a peer rank sharing the core.",
       offsetof(amc_config_t, progress_yield_usec), AMC_CONFIG_UNSIGNED },
+    { "AMC_FINALIZE_TIMEOUT", "5",
+      "Seconds amc_finalize may wait for the other ranks (the flush of what this "
+      "rank sent and the two PMIx fences of the teardown), so that it returns "
+      "whatever happened to them; a rank known dead is not waited for at all. "
+      "0: no bound.",
+      offsetof(amc_config_t, finalize_timeout), AMC_CONFIG_SECONDS },
+    { "AMC_UCX_ERR_MODE_PEER", "0",
+      "1: UCX endpoints use UCP_ERR_HANDLING_MODE_PEER, so that UCX reports peers it "
+      "loses (keepalive: UCX_KEEPALIVE_INTERVAL) as dead. Costly here: shared-memory "
+      "transports lack it, and traffic moves to TCP unless UCX_MM_ERROR_HANDLING=y. "
+      "Peers on this node are watched by process id either way.",
+      offsetof(amc_config_t, ucx_err_mode_peer), AMC_CONFIG_UNSIGNED },
     { "AMC_BARRIER_ALG", "auto",
       "barrier: auto runs the dedicated fast path (am_coll/barrier.c); "
       "dissemination runs the same algorithm as a schedule on the engine. Every rank "
@@ -290,6 +302,11 @@ int amc_config_read(amc_config_t *cfg, const amc_log_t *log)
             amc_warn(log, "unused environment variable %.*s (see amc_info for the list)",
                      (int)(eq - *env), *env);
         }
+    }
+    if (cfg->ucx_err_mode_peer > 1) {
+        amc_error(log, "invalid value %u for AMC_UCX_ERR_MODE_PEER: 0 or 1",
+                  cfg->ucx_err_mode_peer);
+        status = AMC_ERR_ARG;
     }
     if (cfg->progress_thread > 1) {
         amc_error(log, "invalid value %u for AMC_PROGRESS_THREAD: 0 or 1",

@@ -30,6 +30,8 @@ typedef struct amc_config {
     unsigned          eager_tokens;         /* eager data messages in flight per peer */
     unsigned          progress_thread;      /* 1: a thread per context runs the handlers */
     unsigned          progress_yield_usec;  /* the thread's yielding before it sleeps */
+    double            finalize_timeout;     /* seconds the teardown may wait for peers */
+    unsigned          ucx_err_mode_peer;    /* 1: UCX endpoints in PEER error mode */
 } amc_config_t;
 
 void amc_config_defaults(amc_config_t *cfg);

@@ -62,6 +62,8 @@ typedef struct amc_context {
     uint64_t         dead_cids[AMC_DEAD_CIDS];
     unsigned         dead_next;
     int              pending_err;  /* an error no communicator could take */
+    unsigned         dead_seen;    /* tp->dead's count when last applied (peer_watch.c) */
+    uint64_t         peer_check_next; /* usec: the idle paths' next look for dead peers */
     amc_flow_t       flow;         /* eager tokens per peer */
     amc_defer_queue_t defer;       /* transport calls decided on under a lock */
     struct amc_progress_thread *pt; /* AMC_PROGRESS_THREAD=1, else NULL */

@@ -1,5 +1,6 @@
 #include "am_coll/progress_thread.h"
 #include "am_coll/context.h"
+#include "am_coll/peer_watch.h"
 #include "base/status.h"
 
 #include <stdlib.h>
@@ -81,6 +82,8 @@ static void *amc_progress_thread_main(void *arg)
         amc_context_flush(ctx);
         if (progressed) {
             __atomic_add_fetch(&pt->passes, 1, __ATOMIC_RELAXED);
+        } else {
+            amc_peer_watch_poll(ctx); /* idle: a look for dead peers now and then */
         }
         amc_waiter_pass(&waiter, progressed, amc_context_sleep, ctx);
     }

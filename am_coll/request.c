@@ -3,6 +3,7 @@
 #include "am_coll/coll.h"
 #include "base/clock.h"
 #include "am_coll/comm.h"
+#include "am_coll/peer_watch.h"
 #include "am_coll/progress_thread.h"
 #include "base/status.h"
 
@@ -130,6 +131,11 @@ void amc_request_end_start(struct amc_request *req, int start_status)
 
 void amc_request_complete(struct amc_request *req, int status)
 {
+    if (status == AMC_ERR_TRANSPORT) {
+        /* what a dead peer's absence looks like to UCX (a pull from a
+         * process that is gone): told as what it is */
+        status = amc_peer_watch_transport_error(req->comm);
+    }
     req->status = status;
     req->slot   = NULL;
     amc_request_untrack(req);
@@ -209,7 +215,9 @@ static void amc_request_fail(struct amc_request *req, int status, int timed_out)
     }
 }
 
-int amc_request_poll(struct amc_request *req)
+/* amc_request_poll without the look for dead peers (a clock read): the
+ * first check of a blocking wait, which every collective pays. */
+static int amc_request_check(struct amc_request *req)
 {
     double timeout = req->comm->ctx->cfg.timeout_sec;
     double now;
@@ -217,6 +225,16 @@ int amc_request_poll(struct amc_request *req)
 
     if (amc_request_is_complete(req)) {
         return req->status;
+    }
+
+    if (amc_peer_watch_news(req->comm->ctx)) {
+        amc_peer_watch_apply(req->comm->ctx);
+    }
+    if (__atomic_load_n(&req->comm->broken, __ATOMIC_ACQUIRE)) {
+        /* every request of a broken communicator, not only the first
+         * (a pending error is taken once) */
+        amc_request_fail(req, AMC_ERR_PEER, 0);
+        return amc_request_is_complete(req) ? req->status : AMC_INPROGRESS;
     }
 
     status = amc_comm_take_error(req->comm);
@@ -232,6 +250,15 @@ int amc_request_poll(struct amc_request *req)
     }
     /* a failed request whose pull is in flight completes a little later */
     return amc_request_is_complete(req) ? req->status : AMC_INPROGRESS;
+}
+
+int amc_request_poll(struct amc_request *req)
+{
+    if (amc_request_is_complete(req)) {
+        return req->status;
+    }
+    amc_peer_watch_poll(req->comm->ctx);
+    return amc_request_check(req);
 }
 
 static int amc_request_wait_loop(struct amc_request *req);
@@ -266,7 +293,7 @@ static int amc_request_wait_loop(struct amc_request *req)
     unsigned         idle_checks = 0;
     int              status;
 
-    status = amc_request_poll(req);
+    status = amc_request_check(req);
     if (status != AMC_INPROGRESS) {
         return status;
     }
@@ -281,10 +308,13 @@ static int amc_request_wait_loop(struct amc_request *req)
                 return req->status;
             }
             waiter.idle_passes = 0;
-            if ((__atomic_load_n(&req->comm->ctrl.pending_err, __ATOMIC_RELAXED) ||
-                 __atomic_load_n(&ctx->pending_err, __ATOMIC_RELAXED)) &&
-                ((status = amc_request_poll(req)) != AMC_INPROGRESS)) {
-                return status;
+            if (__atomic_load_n(&req->comm->ctrl.pending_err, __ATOMIC_RELAXED) ||
+                __atomic_load_n(&ctx->pending_err, __ATOMIC_RELAXED) ||
+                amc_peer_watch_news(ctx)) {
+                status = amc_request_check(req);
+                if (status != AMC_INPROGRESS) {
+                    return status;
+                }
             }
             continue;
         }
@@ -295,8 +325,9 @@ static int amc_request_wait_loop(struct amc_request *req)
             waiter.idle_passes++;
             continue;
         }
-        /* the timeout has second granularity: look now and then */
-        if ((++idle_checks % AMC_REQUEST_IDLE_CHECK_EVERY) == 0) {
+        /* the timeout has second granularity: look now and then; a death
+         * that woke the sleep is looked at on the next pass */
+        if (((++idle_checks % AMC_REQUEST_IDLE_CHECK_EVERY) == 0) || amc_peer_watch_news(ctx)) {
             if ((__atomic_load_n(&ctx->zombies, __ATOMIC_RELAXED) != NULL) ||
                 amc_defer_pending(&ctx->defer)) {
                 amc_context_progress(ctx);

@@ -62,7 +62,9 @@ int  amc_request_is_complete(const struct amc_request *req);
 
 /* Checks a request once (no progress): its final status once complete,
  * AMC_INPROGRESS while running. A handler error left on its communicator or
- * the passing of AMC_TIMEOUT completes it with that error. */
+ * the passing of AMC_TIMEOUT completes it with that error, and so does the
+ * death of a member of its communicator (AMC_ERR_PEER, am_coll/peer_watch.h;
+ * the transport is asked to look for dead peers now and then). */
 int  amc_request_poll(struct amc_request *req);
 
 /* Waits for one request without releasing it; the error of a failed wait

@@ -652,11 +652,12 @@ static int amc_bench_pingpong(amc_bench_t *b, long iters)
 
 /* ------------------------------------------------------------------ UCX setup */
 
-static void amc_bench_progress_cb(void *arg)
+static int amc_bench_progress_cb(void *arg)
 {
     amc_bench_t *b = arg;
 
     ucp_worker_progress(b->worker);
+    return 0;
 }
 
 static int amc_bench_ucx_init(amc_bench_t *b)
@@ -798,7 +799,7 @@ static int amc_bench_ucx_fini(amc_bench_t *b)
         rc = -1;
     }
 
-    if (amc_pmix_boot_fence(b->boot, amc_bench_progress_cb, b) != 0) {
+    if (amc_pmix_boot_fence(b->boot, amc_bench_progress_cb, b, 0.0) != 0) {
         fprintf(stderr, "barrier_bench: rank %d: amc_pmix_boot_fence before closing endpoints failed\n",
                 b->rank);
         rc = -1;
@@ -820,7 +821,7 @@ static int amc_bench_ucx_fini(amc_bench_t *b)
     free(b->eps);
     b->eps = NULL;
 
-    if (amc_pmix_boot_fence(b->boot, amc_bench_progress_cb, b) != 0) {
+    if (amc_pmix_boot_fence(b->boot, amc_bench_progress_cb, b, 0.0) != 0) {
         fprintf(stderr, "barrier_bench: rank %d: amc_pmix_boot_fence after closing endpoints failed\n",
                 b->rank);
         rc = -1;

@@ -148,6 +148,9 @@ static int amc_fake_send(amc_transport_t *tp, int dest, const void *hdr, size_t 
     if ((dest < 0) || (dest >= fabric->nranks) || (hdr_len > AMC_FAKE_HDR_MAX)) {
         return AMC_ERR_TRANSPORT;
     }
+    if (amc_peer_set_test(&tp->dead, dest)) {
+        return AMC_SUCCESS; /* dropped, as the UCX transport does */
+    }
     amc_fake_worker_lock(fabric, tp->rank);
     status = amc_fake_send_locked(self, dest, hdr, hdr_len, data, len, mode, comp);
     amc_fake_worker_unlock(fabric, tp->rank);
@@ -420,6 +423,7 @@ static void amc_fake_destroy(amc_transport_t *tp)
     amc_fake_lock(self->fabric);
     self->fabric->ranks[tp->rank] = NULL;
     amc_fake_unlock(self->fabric);
+    amc_peer_set_cleanup(&tp->dead);
     free(self);
 }
 
@@ -556,6 +560,10 @@ int amc_fake_transport_create(amc_fake_fabric_t *fabric, int rank, amc_transport
     self->super.size = fabric->nranks;
     self->super.local_size = 1; /* the test drives delivery; nobody waits */
     self->fabric     = fabric;
+    if (amc_peer_set_init(&self->super.dead, fabric->nranks) != AMC_SUCCESS) {
+        free(self);
+        return AMC_ERR_NO_MEMORY;
+    }
     fabric->ranks[rank] = self;
     *tp_p = &self->super;
     return AMC_SUCCESS;
@@ -726,4 +734,16 @@ unsigned long amc_fake_rndv_pending(const amc_fake_fabric_t *fabric)
 unsigned long amc_fake_delivered(const amc_fake_fabric_t *fabric)
 {
     return fabric->delivered;
+}
+
+void amc_fake_kill(amc_fake_fabric_t *fabric, int rank)
+{
+    int i;
+
+    for (i = 0; i < fabric->nranks; i++) {
+        if ((i != rank) && (fabric->ranks[i] != NULL)) {
+            (void)amc_peer_set_mark(&fabric->ranks[i]->super.dead, rank);
+            amc_fake_wake(&fabric->ranks[i]->super);
+        }
+    }
 }

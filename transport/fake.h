@@ -69,6 +69,12 @@ int  amc_fake_event(const amc_fake_fabric_t *fabric, size_t index, amc_fake_even
 /* Holds back (or releases) every message addressed to rank. */
 void amc_fake_hold(amc_fake_fabric_t *fabric, int rank, int hold);
 
+/* rank dies: every other rank's transport marks it dead (as a detector of
+ * the UCX transport would) and drops what it sends to it from then on.
+ * What is already queued stays: messages in flight when a process dies may
+ * still arrive. */
+void amc_fake_kill(amc_fake_fabric_t *fabric, int rank);
+
 /* Queues raw bytes as a message from src to dst, as a broken peer would. */
 int  amc_fake_inject(amc_fake_fabric_t *fabric, int src, int dst,
                      const void *hdr, size_t hdr_len);

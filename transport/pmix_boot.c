@@ -1,4 +1,5 @@
 #include "transport/pmix_boot.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "amcoll.h"
 
@@ -15,7 +16,15 @@ struct amc_pmix_boot {
     int         singleton;   /* no PMIx server: a job of one */
     int         initialized; /* PMIx_Init succeeded and needs PMIx_Finalize */
     amc_log_t   log;
+    amc_boot_dead_fn_t dead_fn;  /* amc_pmix_boot_watch */
+    void       *dead_arg;
+    size_t      evhdlr_ref;
+    int         watching;
 };
+
+/* PMIx calls an event handler without a user argument, and its events are
+ * the process's anyway (one PMIx client per process): the watching boot. */
+static amc_pmix_boot_t *amc_pmix_watched;
 
 /* Job-level integer keys live on the wildcard rank only (ucx-pmix-notes §4). */
 static int amc_pmix_get_job_int(amc_pmix_boot_t *boot, const char *key, int *size_p)
@@ -215,35 +224,162 @@ void amc_pmix_boot_free_addrs(amc_pmix_boot_t *boot, void **addrs, size_t *lens)
     free(lens);
 }
 
+/* A fence in flight. On the heap, not the waiter's stack: a fence given up
+ * at its deadline may still complete later, on PMIx's thread, and its
+ * callback must find memory that is still there (it is then left behind:
+ * a few bytes, once, at the end of a job that lost a process). */
+typedef struct amc_pmix_fence_op {
+    int         done;      /* 0 running, 1 done, -1 failed */
+    pmix_info_t info;
+} amc_pmix_fence_op_t;
+
 static void amc_pmix_fence_done(pmix_status_t status, void *cbdata)
 {
-    int *done = cbdata;
+    amc_pmix_fence_op_t *op = cbdata;
 
     /* runs on PMIx's own thread */
-    __atomic_store_n(done, (status == PMIX_SUCCESS) ? 1 : -1, __ATOMIC_RELEASE);
+    __atomic_store_n(&op->done, (status == PMIX_SUCCESS) ? 1 : -1, __ATOMIC_RELEASE);
 }
 
-int amc_pmix_boot_fence(amc_pmix_boot_t *boot, amc_boot_progress_fn_t progress, void *arg)
+int amc_pmix_boot_fence(amc_pmix_boot_t *boot, amc_boot_progress_fn_t progress, void *arg,
+                        double deadline)
 {
-    pmix_status_t rc;
-    int           done = 0;
+    amc_pmix_fence_op_t *op;
+    pmix_status_t        rc;
+    double               now;
+    int                  done, seconds;
 
     if (boot->singleton) {
         return AMC_SUCCESS;
     }
-    rc = PMIx_Fence_nb(NULL, 0, NULL, 0, amc_pmix_fence_done, &done);
+    op = calloc(1, sizeof(*op));
+    if (op == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    if (deadline > 0.0) {
+        /* the server may give up too, and tell the others */
+        now     = amc_clock_sec();
+        seconds = (deadline > now) ? (int)(deadline - now) + 1 : 1;
+        PMIX_INFO_LOAD(&op->info, PMIX_TIMEOUT, &seconds, PMIX_INT);
+    }
+    rc = PMIx_Fence_nb(NULL, 0, (deadline > 0.0) ? &op->info : NULL, (deadline > 0.0) ? 1 : 0,
+                       amc_pmix_fence_done, op);
     if (rc != PMIX_SUCCESS) {
         amc_error(&boot->log, "PMIx_Fence_nb failed: %s", PMIx_Error_string(rc));
+        free(op);
         return AMC_ERR_TRANSPORT;
     }
     /* peers may need our progress (e.g. to flush) before they reach the fence */
-    while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) == 0) {
-        if (progress != NULL) {
-            progress(arg);
+    while ((done = __atomic_load_n(&op->done, __ATOMIC_ACQUIRE)) == 0) {
+        if ((progress != NULL) && progress(arg)) {
+            return AMC_ERR_PEER; /* op stays: the callback may still come */
+        }
+        if ((deadline > 0.0) && (amc_clock_sec() > deadline)) {
+            amc_warn(&boot->log, "PMIx fence: no answer by the deadline "
+                     "(AMC_FINALIZE_TIMEOUT); going on without it");
+            return AMC_ERR_TIMEOUT; /* op stays: the callback may still come */
         }
         sched_yield();
     }
-    return (__atomic_load_n(&done, __ATOMIC_ACQUIRE) == 1) ? AMC_SUCCESS : AMC_ERR_TRANSPORT;
+    free(op); /* the info holds an int: nothing to destruct */
+    return (done == 1) ? AMC_SUCCESS : AMC_ERR_TRANSPORT;
+}
+
+/* Where the terminated process is named: the affected proc(s), else the
+ * source of the event. */
+static void amc_pmix_event_procs(amc_pmix_boot_t *boot, const pmix_proc_t *source,
+                                 const pmix_info_t *info, size_t ninfo)
+{
+    const pmix_proc_t *procs = NULL;
+    size_t             nprocs = 0, i;
+
+    for (i = 0; i < ninfo; i++) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) &&
+            (info[i].value.type == PMIX_PROC) && (info[i].value.data.proc != NULL)) {
+            procs  = info[i].value.data.proc;
+            nprocs = 1;
+            break;
+        }
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROCS) &&
+            (info[i].value.type == PMIX_DATA_ARRAY) && (info[i].value.data.darray != NULL) &&
+            (info[i].value.data.darray->type == PMIX_PROC)) {
+            procs  = info[i].value.data.darray->array;
+            nprocs = info[i].value.data.darray->size;
+            break;
+        }
+    }
+    if ((procs == NULL) && (source != NULL)) {
+        procs  = source;
+        nprocs = 1;
+    }
+    for (i = 0; i < nprocs; i++) {
+        /* another job's process, the launcher, a wildcard, or this one: not a peer */
+        if (!PMIX_CHECK_NSPACE(procs[i].nspace, boot->myproc.nspace) ||
+            (procs[i].rank >= (pmix_rank_t)boot->size) ||
+            (procs[i].rank == boot->myproc.rank)) {
+            continue;
+        }
+        boot->dead_fn(boot->dead_arg, (int)procs[i].rank);
+    }
+}
+
+/* Runs on PMIx's thread: records through dead_fn, which only marks and wakes. */
+static void amc_pmix_event(size_t evhdlr_registration_id, pmix_status_t status,
+                           const pmix_proc_t *source, pmix_info_t info[], size_t ninfo,
+                           pmix_info_t *results, size_t nresults,
+                           pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    amc_pmix_boot_t *boot = __atomic_load_n(&amc_pmix_watched, __ATOMIC_ACQUIRE);
+
+    (void)evhdlr_registration_id;
+    (void)status;
+    (void)results;
+    (void)nresults;
+    if ((boot != NULL) && (boot->dead_fn != NULL)) {
+        amc_pmix_event_procs(boot, source, info, ninfo);
+    }
+    if (cbfunc != NULL) {
+        /* not ACTION_COMPLETE: other handlers (Open MPI's) still get it */
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+    }
+}
+
+void amc_pmix_boot_watch(amc_pmix_boot_t *boot, amc_boot_dead_fn_t fn, void *arg)
+{
+    pmix_status_t codes[] = { PMIX_ERR_PROC_ABORTED, PMIX_ERR_PROC_ABORTING,
+                              PMIX_PROC_TERMINATED, PMIX_ERR_PROC_TERM_WO_SYNC,
+                              PMIX_EVENT_PROC_TERMINATED, PMIX_ERR_PROC_KILLED_BY_CMD,
+                              PMIX_ERR_PROC_ABORTED_BY_SIG, PMIX_ERR_EXIT_NONZERO_TERM };
+    pmix_status_t rc;
+
+    if (boot->singleton || !boot->initialized || boot->watching) {
+        return;
+    }
+    boot->dead_fn  = fn;
+    boot->dead_arg = arg;
+    __atomic_store_n(&amc_pmix_watched, boot, __ATOMIC_RELEASE);
+    /* no callback: a blocking call that returns the handler's reference */
+    rc = PMIx_Register_event_handler(codes, sizeof(codes) / sizeof(codes[0]), NULL, 0,
+                                     amc_pmix_event, NULL, NULL);
+    if (rc < 0) {
+        amc_warn(&boot->log, "PMIx_Register_event_handler failed: %s; peer failures are "
+                 "found by the other detectors only", PMIx_Error_string(rc));
+        __atomic_store_n(&amc_pmix_watched, NULL, __ATOMIC_RELEASE);
+        return;
+    }
+    boot->evhdlr_ref = (size_t)rc;
+    boot->watching   = 1;
+}
+
+void amc_pmix_boot_unwatch(amc_pmix_boot_t *boot)
+{
+    if ((boot == NULL) || !boot->watching) {
+        return;
+    }
+    /* blocking without a callback: no event runs dead_fn after this */
+    (void)PMIx_Deregister_event_handler(boot->evhdlr_ref, NULL, NULL);
+    __atomic_store_n(&amc_pmix_watched, NULL, __ATOMIC_RELEASE);
+    boot->watching = 0;
 }
 
 void amc_pmix_boot_finalize(amc_pmix_boot_t *boot)
@@ -251,6 +387,7 @@ void amc_pmix_boot_finalize(amc_pmix_boot_t *boot)
     if (boot == NULL) {
         return;
     }
+    amc_pmix_boot_unwatch(boot);
     if (boot->initialized) {
         PMIx_Finalize(NULL, 0);
     }

@@ -9,8 +9,9 @@
 
 typedef struct amc_pmix_boot amc_pmix_boot_t;
 
-/* Called while a fence is in flight, so the caller's transport keeps moving. */
-typedef void (*amc_boot_progress_fn_t)(void *arg);
+/* Called while a fence is in flight, so the caller's transport keeps moving;
+ * non-zero gives the fence up (a peer that will never join it died). */
+typedef int (*amc_boot_progress_fn_t)(void *arg);
 
 int  amc_pmix_boot_init(amc_pmix_boot_t **boot_p);
 int  amc_pmix_boot_rank(const amc_pmix_boot_t *boot);
@@ -25,8 +26,23 @@ int  amc_pmix_boot_exchange(amc_pmix_boot_t *boot, const char *key,
                             void ***addrs_p, size_t **lens_p);
 void amc_pmix_boot_free_addrs(amc_pmix_boot_t *boot, void **addrs, size_t *lens);
 
-/* A barrier over PMIx that calls progress(arg) while it waits. */
-int  amc_pmix_boot_fence(amc_pmix_boot_t *boot, amc_boot_progress_fn_t progress, void *arg);
+/* A barrier over PMIx that calls progress(arg) while it waits, until
+ * deadline (amc_clock_sec; 0: none): AMC_ERR_TIMEOUT then, or AMC_ERR_PEER
+ * when progress says to give up; the fence is then left to PMIx. */
+int  amc_pmix_boot_fence(amc_pmix_boot_t *boot, amc_boot_progress_fn_t progress, void *arg,
+                         double deadline);
+
+/* Told, on PMIx's own thread, the rank of a process of this job that PMIx
+ * reports terminated or aborted: it may only record and wake, never call
+ * into the transport. */
+typedef void (*amc_boot_dead_fn_t)(void *arg, int rank);
+
+/* Registers for PMIx's process-termination events (delivered by PRRTE and
+ * Slurm; Open MPI 4.1's ORTE sends none). Until unwatch, fn(arg, rank) may
+ * run at any time on PMIx's thread. A failure is only logged: the other
+ * detectors still work. */
+void amc_pmix_boot_watch(amc_pmix_boot_t *boot, amc_boot_dead_fn_t fn, void *arg);
+void amc_pmix_boot_unwatch(amc_pmix_boot_t *boot);
 
 void amc_pmix_boot_finalize(amc_pmix_boot_t *boot);
 

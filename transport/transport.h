@@ -7,6 +7,8 @@
 #ifndef AMC_TRANSPORT_H
 #define AMC_TRANSPORT_H
 
+#include "transport/peer_set.h"
+
 #include <stddef.h>
 
 typedef struct amc_transport amc_transport_t;
@@ -56,7 +58,12 @@ typedef struct amc_transport_ops {
     void (*sleep)(amc_transport_t *tp, int timeout_ms);
     /* Ends a sleep in another thread (any thread may call it). */
     void (*wake)(amc_transport_t *tp);
-    /* Orderly teardown of this rank's side (may talk to peers). */
+    /* Looks for dead peers now, without blocking, and marks them in
+     * tp->dead; returns how many it newly marked. Any thread; the caller
+     * limits how often (it may cost system calls). NULL: nothing to look at. */
+    int  (*check_peers)(amc_transport_t *tp);
+    /* Teardown of this rank's side: talks to the peers that are alive, and
+     * returns within a bound whatever happened to the others. */
     void (*destroy)(amc_transport_t *tp);
 } amc_transport_ops_t;
 
@@ -69,6 +76,10 @@ struct amc_transport {
     amc_recv_cb_t              recv_cb;
     void                      *recv_arg;
     const int                 *lock_live;   /* set by the context: threads may meet now */
+    /* Ranks known dead, marked by the transport's detectors (and by
+     * check_peers). A send to a dead rank is dropped, never queued: it would
+     * never complete. The collectives read it (am_coll/peer_watch.c). */
+    amc_peer_set_t             dead;
 };
 
 static inline void amc_transport_set_recv(amc_transport_t *tp, amc_recv_cb_t cb, void *arg)

@@ -1,4 +1,6 @@
 #include "transport/ucx.h"
+#include "transport/proc_watch.h"
+#include "base/clock.h"
 #include "base/status.h"
 
 #include "base/spinlock.h"
@@ -14,6 +16,16 @@
 /* The UCX active-message id all amcoll traffic uses. */
 #define AMC_UCX_AM_ID 0
 
+/* Longest sleep while a detector needs looking at (peers checked by pid,
+ * UCX keepalive in PEER mode): nothing wakes the sleeper when they fire. */
+#define AMC_UCX_DEAD_POLL_MSEC 250
+
+/* Watched peers whose pidfds a sleep adds to its poll set. */
+#define AMC_UCX_SLEEP_PIDFDS 64
+
+/* How often the teardown's waits look for peers that died meanwhile. */
+#define AMC_UCX_TEARDOWN_CHECK_SEC 0.05
+
 typedef struct amc_ucx_transport {
     amc_transport_t  super;
     amc_log_t        log;
@@ -25,7 +37,18 @@ typedef struct amc_ucx_transport {
     int              guarded;   /* AMC_UCX_THREADS_GUARDED */
     pthread_mutex_t  guard;     /* recursive: handlers inside progress send */
     int              closing;   /* teardown began: no send, no handler (amc_ucx_destroy) */
+    int              err_peer;  /* endpoints in UCP_ERR_HANDLING_MODE_PEER */
+    double           fin_timeout;
+    amc_proc_watch_t *watch;    /* peers on this node, by pid */
+    double           next_check; /* teardown: the next look for dead peers */
 } amc_ucx_transport_t;
+
+/* What each rank publishes: who it is (for the pid watch), then its worker
+ * address. */
+typedef struct amc_ucx_blob {
+    amc_proc_ident_t ident;
+    unsigned char    addr[];
+} amc_ucx_blob_t;
 
 /* GUARDED mode: the worker lock, taken only while threads may meet. Returns
  * whether it was taken, for amc_ucx_leave. */
@@ -99,6 +122,12 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
         /* a send completion in the teardown's flush advanced a pending
          * collective: it is abandoned, and the endpoint may be closed */
         return AMC_ERR_TRANSPORT;
+    }
+    if (amc_peer_set_test(&tp->dead, dest)) {
+        /* it would wait in UCX for ever (a full FIFO, a pull that never
+         * comes) and hold up the teardown; the message is lost, as it
+         * would have been a moment later */
+        return AMC_SUCCESS;
     }
     held    = amc_ucx_enter(self);
     request = ucp_am_send_nbx(self->eps[dest], AMC_UCX_AM_ID, hdr, hdr_len, data, len, &param);
@@ -176,9 +205,10 @@ static int amc_ucx_progress(amc_transport_t *tp)
 static void amc_ucx_sleep(amc_transport_t *tp, int timeout_ms)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
-    struct pollfd        pfd  = { .fd = self->efd, .events = POLLIN };
+    struct pollfd        pfd[1 + AMC_UCX_SLEEP_PIDFDS];
+    int                  ranks[AMC_UCX_SLEEP_PIDFDS];
     ucs_status_t         status;
-    int                  held = amc_ucx_enter(self);
+    int                  held = amc_ucx_enter(self), npid;
 
     status = ucp_worker_arm(self->worker);
     amc_ucx_leave(self, held);
@@ -189,7 +219,25 @@ static void amc_ucx_sleep(amc_transport_t *tp, int timeout_ms)
         amc_error(&self->log, "ucp_worker_arm failed: %s", ucs_status_string(status));
         return;
     }
-    (void)poll(&pfd, 1, timeout_ms);
+    /* a local peer's exit wakes us too: its pidfd becomes readable */
+    pfd[0].fd      = self->efd;
+    pfd[0].events  = POLLIN;
+    pfd[0].revents = 0;
+    npid = amc_proc_watch_pollfds(self->watch, &tp->dead, pfd + 1, ranks, AMC_UCX_SLEEP_PIDFDS);
+    if ((self->err_peer || amc_proc_watch_needs_polling(self->watch)) &&
+        ((timeout_ms < 0) || (timeout_ms > AMC_UCX_DEAD_POLL_MSEC))) {
+        timeout_ms = AMC_UCX_DEAD_POLL_MSEC;
+    }
+    if ((poll(pfd, (nfds_t)(1 + npid), timeout_ms) > 0) && (npid > 0)) {
+        (void)amc_proc_watch_mark(pfd + 1, ranks, npid, &tp->dead);
+    }
+}
+
+static int amc_ucx_check_peers(amc_transport_t *tp)
+{
+    amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+
+    return amc_proc_watch_check(self->watch, &tp->dead);
 }
 
 static void amc_ucx_wake(amc_transport_t *tp)
@@ -203,8 +251,23 @@ static void amc_ucx_wake(amc_transport_t *tp)
     }
 }
 
-/* Progresses a request of ours until it completes. */
-static ucs_status_t amc_ucx_wait_request(amc_ucx_transport_t *self, ucs_status_ptr_t request)
+/* Teardown: looks for dead peers now and then; returns non-zero if any is known. */
+static int amc_ucx_teardown_any_dead(amc_ucx_transport_t *self)
+{
+    double now = amc_clock_sec();
+
+    if (now >= self->next_check) {
+        self->next_check = now + AMC_UCX_TEARDOWN_CHECK_SEC;
+        (void)amc_ucx_check_peers(&self->super);
+    }
+    return amc_peer_set_count(&self->super.dead) > 0;
+}
+
+/* Progresses a request of ours until it completes, deadline passes (0:
+ * none) or peer (-1: none) is found dead; a request given up is freed (its
+ * callback is then not called). */
+static ucs_status_t amc_ucx_wait_request(amc_ucx_transport_t *self, ucs_status_ptr_t request,
+                                         double deadline, int peer)
 {
     ucs_status_t status;
 
@@ -216,58 +279,110 @@ static ucs_status_t amc_ucx_wait_request(amc_ucx_transport_t *self, ucs_status_p
     }
     while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS) {
         ucp_worker_progress(self->worker);
+        if ((deadline > 0.0) && (amc_clock_sec() > deadline)) {
+            status = UCS_ERR_TIMED_OUT;
+            break;
+        }
+        if ((peer >= 0) && amc_ucx_teardown_any_dead(self) &&
+            amc_peer_set_test(&self->super.dead, peer)) {
+            status = UCS_ERR_CONNECTION_RESET;
+            break;
+        }
     }
     ucp_request_free(request);
     return status;
 }
 
-static void amc_ucx_fence_progress(void *arg)
+static int amc_ucx_fence_progress(void *arg)
 {
     amc_ucx_transport_t *self = arg;
 
     ucp_worker_progress(self->worker);
+    /* a peer that died will never join the fence */
+    return amc_ucx_teardown_any_dead(self);
 }
 
-static void amc_ucx_close_eps(amc_ucx_transport_t *self)
+static void amc_ucx_close_eps(amc_ucx_transport_t *self, double deadline)
 {
     ucp_request_param_t param;
     ucs_status_t        status;
-    int                 i;
+    int                 i, dead;
 
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags        = 0; /* flush: FORCE is invalid for endpoints without PEER error mode */
     for (i = 0; i < self->super.size; i++) {
         ucp_ep_h ep = self->eps[i];
 
         if (ep == NULL) {
             continue;
         }
+        dead = amc_peer_set_test(&self->super.dead, i);
+        if (dead && !self->err_peer) {
+            /* a flush would wait for a peer that is gone, and FORCE is
+             * invalid without PEER error mode: ucp_worker_destroy discards it */
+            continue;
+        }
+        /* flush: FORCE is invalid for endpoints without PEER error mode */
+        param.flags  = dead ? UCP_EP_CLOSE_FLAG_FORCE : 0;
         self->eps[i] = NULL; /* before the wait progresses: no use of a closing endpoint */
-        status = amc_ucx_wait_request(self, ucp_ep_close_nbx(ep, &param));
-        if (status != UCS_OK) {
+        status = amc_ucx_wait_request(self, ucp_ep_close_nbx(ep, &param), deadline, i);
+        if ((status != UCS_OK) && !amc_peer_set_test(&self->super.dead, i)) {
             amc_warn(&self->log, "closing the endpoint to rank %d: %s", i,
                      ucs_status_string(status));
         }
     }
 }
 
-/* Teardown that never leaves a peer stuck: flush, fence, close, fence.
+/* Flushes what this rank sent to the peers that are alive (a worker flush
+ * would also wait for sends to the dead, which never complete). */
+static void amc_ucx_flush_live(amc_ucx_transport_t *self, double deadline)
+{
+    ucp_request_param_t param;
+    int                 i;
+
+    param.op_attr_mask = 0;
+    for (i = 0; i < self->super.size; i++) {
+        if ((self->eps[i] != NULL) && !amc_peer_set_test(&self->super.dead, i) &&
+            (amc_ucx_wait_request(self, ucp_ep_flush_nbx(self->eps[i], &param), deadline, i) ==
+             UCS_ERR_TIMED_OUT)) {
+            amc_warn(&self->log, "finalize: the flush to rank %d did not end within "
+                     "AMC_FINALIZE_TIMEOUT; going on without it", i);
+        }
+    }
+}
+
+/* Teardown that never leaves a live peer stuck and never waits for a dead
+ * one: flush, fence, close, fence, each bounded by AMC_FINALIZE_TIMEOUT.
  * Collectives still pending stop here (amc_finalize): from the first step
  * on, arrivals are dropped and sends refused. Progress goes on, for the
  * flush and the fences; without this, a late message of a pending barrier
- * handled in the second fence sent its next round on a closed endpoint. */
+ * handled in the second fence sent its next round on a closed endpoint.
+ * With a peer known dead the fences are skipped (it never joins them; a
+ * fence with it hung finalize, issue 14 item 9), and one that a death
+ * interrupts is given up. */
 static void amc_ucx_destroy(amc_transport_t *tp)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
-    ucp_request_param_t  param;
+    double               deadline = 0.0;
+    int                  fenced;
 
+    /* no PMIx event may signal the worker once it is gone */
+    amc_pmix_boot_unwatch(self->boot);
+    if (self->fin_timeout > 0.0) {
+        deadline = amc_clock_sec() + self->fin_timeout;
+    }
     self->closing = 1;
     if (self->eps != NULL) {
-        param.op_attr_mask = 0;
-        (void)amc_ucx_wait_request(self, ucp_worker_flush_nbx(self->worker, &param));
-        (void)amc_pmix_boot_fence(self->boot, amc_ucx_fence_progress, self);
-        amc_ucx_close_eps(self);
-        (void)amc_pmix_boot_fence(self->boot, amc_ucx_fence_progress, self);
+        /* a peer that died since the idle paths last looked: not waited for */
+        self->next_check = 0.0;
+        (void)amc_ucx_teardown_any_dead(self);
+        amc_ucx_flush_live(self, deadline);
+        fenced = !amc_ucx_teardown_any_dead(self) &&
+                 (amc_pmix_boot_fence(self->boot, amc_ucx_fence_progress, self, deadline) ==
+                  AMC_SUCCESS);
+        amc_ucx_close_eps(self, deadline);
+        if (fenced) {
+            (void)amc_pmix_boot_fence(self->boot, amc_ucx_fence_progress, self, deadline);
+        }
         free(self->eps);
     }
     if (self->worker != NULL) {
@@ -279,6 +394,8 @@ static void amc_ucx_destroy(amc_transport_t *tp)
     if (self->guarded) {
         pthread_mutex_destroy(&self->guard);
     }
+    amc_proc_watch_destroy(self->watch);
+    amc_peer_set_cleanup(&tp->dead);
     amc_pmix_boot_finalize(self->boot);
     free(self);
 }
@@ -290,6 +407,7 @@ static const amc_transport_ops_t amc_ucx_ops = {
     .progress = amc_ucx_progress,
     .sleep    = amc_ucx_sleep,
     .wake     = amc_ucx_wake,
+    .check_peers = amc_ucx_check_peers,
     .destroy  = amc_ucx_destroy,
 };
 
@@ -357,38 +475,92 @@ static int amc_ucx_init_worker(amc_ucx_transport_t *self, amc_ucx_threads_t thre
     return AMC_SUCCESS;
 }
 
+/* Runs inside progress: records only. */
+static void amc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    amc_ucx_transport_t *self = arg;
+    int                  i;
+
+    for (i = 0; i < self->super.size; i++) {
+        if ((self->eps != NULL) && (self->eps[i] == ep)) {
+            if (amc_peer_set_mark(&self->super.dead, i)) {
+                amc_info(&self->log, "UCX reports the endpoint to rank %d failed: %s", i,
+                         ucs_status_string(status));
+            }
+            return;
+        }
+    }
+}
+
+/* On PMIx's thread: record, and wake a sleeper (ucp_worker_signal is
+ * thread-safe); never anything else of UCX's. */
+static void amc_ucx_pmix_dead(void *arg, int rank)
+{
+    amc_ucx_transport_t *self = arg;
+
+    if (amc_peer_set_mark(&self->super.dead, rank)) {
+        (void)ucp_worker_signal(self->worker);
+    }
+}
+
 static int amc_ucx_connect(amc_ucx_transport_t *self)
 {
-    ucp_address_t   *addr;
-    size_t           addr_len, *lens = NULL;
-    void           **addrs = NULL;
-    ucp_ep_params_t  eparams;
-    ucs_status_t     status;
-    int              result, i;
+    ucp_address_t    *addr;
+    size_t            addr_len, *lens = NULL;
+    void            **addrs = NULL;
+    amc_ucx_blob_t   *blob;
+    const amc_proc_ident_t **idents = NULL;
+    ucp_ep_params_t   eparams;
+    ucs_status_t      status;
+    int               result, i;
 
     status = ucp_worker_get_address(self->worker, &addr, &addr_len);
     if (status != UCS_OK) {
         amc_error(&self->log, "ucp_worker_get_address failed: %s", ucs_status_string(status));
         return AMC_ERR_TRANSPORT;
     }
-    result = amc_pmix_boot_exchange(self->boot, AMC_UCX_ADDR_KEY, addr, addr_len, &addrs, &lens);
+    blob = malloc(sizeof(*blob) + addr_len);
+    if (blob == NULL) {
+        ucp_worker_release_address(self->worker, addr);
+        return AMC_ERR_NO_MEMORY;
+    }
+    amc_proc_ident_self(&blob->ident);
+    memcpy(blob->addr, addr, addr_len);
     ucp_worker_release_address(self->worker, addr);
+    result = amc_pmix_boot_exchange(self->boot, AMC_UCX_ADDR_KEY, blob,
+                                    sizeof(*blob) + addr_len, &addrs, &lens);
+    free(blob);
     if (result != AMC_SUCCESS) {
         return result;
     }
 
     self->eps = calloc((size_t)self->super.size, sizeof(*self->eps));
-    if (self->eps == NULL) {
+    idents    = calloc((size_t)self->super.size, sizeof(*idents));
+    if ((self->eps == NULL) || (idents == NULL)) {
         result = AMC_ERR_NO_MEMORY;
         goto out;
     }
     for (i = 0; i < self->super.size; i++) {
+        if (lens[i] <= sizeof(*blob)) {
+            amc_error(&self->log, "rank %d published %zu bytes, no address", i, lens[i]);
+            result = AMC_ERR_TRANSPORT;
+            goto out;
+        }
+        blob      = addrs[i];
+        idents[i] = &blob->ident;
         memset(&eparams, 0, sizeof(eparams));
         eparams.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
                              UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-        eparams.address    = addrs[i];
-        /* PEER mode would move shared-memory traffic to TCP (ucx-pmix-notes §1) */
+        eparams.address    = (const ucp_address_t *)blob->addr;
+        /* PEER mode moves shared-memory traffic to TCP (ucx-pmix-notes §1):
+         * only when asked for (AMC_UCX_ERR_MODE_PEER) */
         eparams.err_mode   = UCP_ERR_HANDLING_MODE_NONE;
+        if (self->err_peer) {
+            eparams.field_mask    |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+            eparams.err_mode       = UCP_ERR_HANDLING_MODE_PEER;
+            eparams.err_handler.cb  = amc_ucx_ep_error;
+            eparams.err_handler.arg = self;
+        }
         status = ucp_ep_create(self->worker, &eparams, &self->eps[i]);
         if (status != UCS_OK) {
             amc_error(&self->log, "ucp_ep_create to rank %d failed: %s", i,
@@ -397,16 +569,22 @@ static int amc_ucx_connect(amc_ucx_transport_t *self)
             goto out;
         }
     }
-    result = AMC_SUCCESS;
+    result = amc_proc_watch_create(idents, self->super.size, self->super.rank, &self->watch);
+    if (result != AMC_SUCCESS) {
+        goto out;
+    }
+    amc_pmix_boot_watch(self->boot, amc_ucx_pmix_dead, self);
 out:
+    free(idents);
     amc_pmix_boot_free_addrs(self->boot, addrs, lens);
     return result;
 }
 
-int amc_ucx_transport_create(amc_pmix_boot_t *boot, amc_ucx_threads_t threads,
+int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *params,
                              const amc_log_t *log, amc_transport_t **tp_p)
 {
     amc_ucx_transport_t *self;
+    amc_ucx_threads_t    threads = params->threads;
     int                  status;
 
     self = calloc(1, sizeof(*self));
@@ -422,6 +600,8 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, amc_ucx_threads_t threads,
     self->log        = *log;
     self->boot       = boot;
     self->efd        = -1;
+    self->err_peer   = params->err_mode_peer;
+    self->fin_timeout = params->finalize_timeout;
     if (threads == AMC_UCX_THREADS_GUARDED) {
         pthread_mutexattr_t attr;
 
@@ -432,6 +612,10 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, amc_ucx_threads_t threads,
         self->guarded = 1;
     }
 
+    status = amc_peer_set_init(&self->super.dead, self->super.size);
+    if (status != AMC_SUCCESS) {
+        goto err;
+    }
     status = amc_ucx_init_worker(self, threads);
     if (status != AMC_SUCCESS) {
         goto err;

@@ -19,9 +19,19 @@ typedef enum {
     AMC_UCX_THREADS_GUARDED
 } amc_ucx_threads_t;
 
+typedef struct amc_ucx_params {
+    amc_ucx_threads_t threads;
+    /* AMC_UCX_ERR_MODE_PEER: endpoints with UCP_ERR_HANDLING_MODE_PEER, whose
+     * failures UCX reports (keepalive); it moves shared-memory traffic to TCP
+     * unless UCX_MM_ERROR_HANDLING=y (doc/design.md, "Dead peers") */
+    int               err_mode_peer;
+    /* AMC_FINALIZE_TIMEOUT: seconds the teardown may wait for peers; 0: no bound */
+    double            finalize_timeout;
+} amc_ucx_params_t;
+
 /* Takes ownership of boot: finalized when the transport is destroyed, or at
  * once if creation fails. */
-int amc_ucx_transport_create(amc_pmix_boot_t *boot, amc_ucx_threads_t threads,
+int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *params,
                              const amc_log_t *log, amc_transport_t **tp_p);
 
 #endif

@@ -389,6 +389,84 @@ else
     BIN=$SAVED_BIN
 fi
 
+# ---------------------------------------------------------------- dead peers
+# tests/integration/test_peer_mpi (issue 14, items 8 and 9): the last rank
+# dies (SIGKILL, or abort()) in a loop of barriers or allreduces, under
+# mpirun --mca orte_enable_recovery 1 (the job survives it) and without
+# AMC_TIMEOUT. Each survivor must get AMC_ERR_PEER within 2 s of the death
+# (the loop, and a non-blocking collective outstanding on a dup), then at once
+# from every later call on communicators with the dead rank, keep working on
+# the half of the world without it, and return from amc_finalize within 10 s;
+# "finalize": the survivors finalize with collectives pending right after the
+# death. mpirun's exit status reports the dead rank, so the survivors' result
+# files are checked instead, one per rank.
+# Knobs:
+#   AMCTEST_PEER_BIN     program (default: ./tests/integration/test_peer_mpi)
+#   AMCTEST_PEER_NPROCS  rank counts (default: 2 4)
+PEER_NPROCS=${AMCTEST_PEER_NPROCS-"2 4"}
+PEER_BIN=$(locate_program test_peer_mpi "${AMCTEST_PEER_BIN:-}")
+
+# run_peer DESC NPROCS SUBTEST DEATH OP
+run_peer() {
+    local desc=$1 np=$2 sub=$3 death=$4 op=$5
+    local dir log="$WORK/peer.log" rc t0 t1 secs r bad="" notes=""
+
+    dir=$(mktemp -d "$WORK/peer.XXXXXX") || return
+    t0=$(date +%s.%N)
+    env -u AMC_TIMEOUT AMCTEST_DEATH="$death" AMCTEST_OP="$op" \
+        timeout -k 10 "$PEER_RUN_LIMIT" "$MPIRUN" "${MPIRUN_ARGS[@]}" \
+        --mca orte_enable_recovery 1 -x AMCTEST_DEATH -x AMCTEST_OP \
+        -np "$np" "$PEER_BIN" "$sub" "$dir" </dev/null >"$log" 2>&1
+    rc=$?
+    t1=$(date +%s.%N)
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    # a launcher killed on a hang may leave its ranks behind: this run's own
+    # (the result directory in their arguments is unique to it)
+    pgrep -f -- "$PEER_BIN $sub $dir" | xargs -r kill -9 2>/dev/null
+    for ((r = 0; r < np - 1; r++)); do
+        if [ ! -f "$dir/rank.$r" ] || ! head -n 1 "$dir/rank.$r" | grep -q '^ok '; then
+            bad="$bad $r"
+        else
+            notes="$notes; rank $r: $(tail -n 1 "$dir/rank.$r")"
+        fi
+    done
+    if [ -z "$bad" ]; then
+        echo "PASS: $desc (${secs} s)"
+        echo "    ${notes#; }"
+        passed=$((passed + 1))
+    else
+        echo "FAIL: $desc (survivors without a result:$bad; mpirun status $rc" \
+             "$([ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "(killed after $PEER_RUN_LIMIT s: hang)"), ${secs} s)"
+        for r in $bad; do
+            [ -f "$dir/rank.$r" ] && sed "s/^/    | rank $r: /" "$dir/rank.$r"
+        done
+        tail -n 30 "$log" | sed 's/^/    | /'
+        failed=$((failed + 1))
+        failed_list="$failed_list\n  $desc"
+    fi
+    rm -rf "$dir"
+}
+
+if [ -z "$PEER_BIN" ] || [ ! -x "$PEER_BIN" ]; then
+    echo "FAIL: dead-peer test program not found (looked for ./tests/integration/test_peer_mpi;" \
+         "build it with 'make tests/integration/test_peer_mpi' or set AMCTEST_PEER_BIN)"
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  test_peer_mpi not found"
+else
+    PEER_RUN_LIMIT=60
+    peer_start=$(date +%s)
+    for np in $PEER_NPROCS; do
+        run_peer "dead peer N=$np: SIGKILL in a barrier loop" "$np" loop sigkill barrier
+        run_peer "dead peer N=$np: abort() in an allreduce loop" "$np" loop abort allreduce
+        if [ "$np" -ge 4 ]; then
+            run_peer "dead peer N=$np: SIGKILL in an allreduce loop" "$np" loop sigkill allreduce
+            run_peer "dead peer N=$np: abort() in a barrier loop" "$np" loop abort barrier
+        fi
+        run_peer "finalize after a SIGKILL, collectives pending N=$np" "$np" finalize sigkill barrier
+    done
+    echo "integration: dead peers took $(($(date +%s) - peer_start)) s"
+fi
+
 end=$(date +%s)
 if [ "$failed" -gt 0 ]; then
     printf "failed runs:%b\n" "$failed_list"

@@ -1,0 +1,348 @@
+/*
+ * Integration test of dead peers (issue 14, items 8 and 9): one rank dies
+ * (SIGKILL or abort()) in the middle of a loop of collectives, under
+ * `mpirun --mca orte_enable_recovery 1` so that the job survives it, with
+ * AMC_TIMEOUT unset. Every survivor must
+ *
+ *   - get AMC_ERR_PEER (not AMC_ERR_TIMEOUT, not a hang) from its loop within
+ *     2 s of the death (the victim writes its death time to a shared file;
+ *     CLOCK_MONOTONIC is one clock for the whole node),
+ *   - get AMC_ERR_PEER from a non-blocking collective that was outstanding on
+ *     another communicator containing the dead rank (the victim never joined
+ *     it), within the same bound,
+ *   - get AMC_ERR_PEER at once from later calls on communicators containing
+ *     it (blocking, non-blocking, persistent start, dup, split),
+ *   - keep working on a communicator that does not contain it (the half of
+ *     the world without the victim),
+ *   - return from amc_finalize within 10 s.
+ *
+ *   test_peer_mpi loop RESULT_DIR      the scenario above
+ *   test_peer_mpi finalize RESULT_DIR  the victim dies after a barrier, the
+ *                                      survivors start an ibarrier and a
+ *                                      4 KiB iallreduce and finalize
+ *                                      AMCTEST_PAUSE_MS (default 300) later
+ *                                      without waiting (item 9: finalize hung
+ *                                      in the PMIx fence)
+ *
+ * Knobs (environment): AMCTEST_DEATH=sigkill|abort (default sigkill),
+ * AMCTEST_OP=barrier|allreduce (the loop's collective, default barrier),
+ * AMCTEST_VICTIM (default: the last rank), AMCTEST_DEATH_ITER (loop
+ * iteration the victim dies at, default 200).
+ *
+ * Each survivor writes RESULT_DIR/rank.<r>: "ok ..." with its measurements,
+ * or its failures. The launcher's exit status says nothing useful here (it
+ * reports the killed rank), so the script checks these files instead.
+ */
+#define _GNU_SOURCE
+
+#include "amcoll.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TP_LATENCY_MAX   2.0   /* seconds from the death to AMC_ERR_PEER */
+#define TP_FINALIZE_MAX 10.0   /* seconds amc_finalize may take */
+#define TP_AT_ONCE       0.5   /* a call on a broken communicator, seconds */
+
+static int  tp_rank, tp_size, tp_victim;
+static int  tp_failures;
+static char tp_log[8192];
+static size_t tp_log_len;
+
+static double tp_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void tp_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void tp_note(const char *fmt, ...)
+{
+    va_list ap;
+    int     n;
+
+    if (tp_log_len >= sizeof(tp_log)) {
+        return;
+    }
+    va_start(ap, fmt);
+    n = vsnprintf(tp_log + tp_log_len, sizeof(tp_log) - tp_log_len, fmt, ap);
+    va_end(ap);
+    if (n > 0) {
+        tp_log_len += (size_t)n;
+        if (tp_log_len > sizeof(tp_log)) {
+            tp_log_len = sizeof(tp_log);
+        }
+    }
+}
+
+#define TP_CHECK(_cond, ...)                                                    \
+    do {                                                                        \
+        if (!(_cond)) {                                                         \
+            tp_note("FAIL rank %d/%d line %d: ", tp_rank, tp_size, __LINE__);    \
+            tp_note(__VA_ARGS__);                                               \
+            tp_note("\n");                                                      \
+            fprintf(stderr, "FAIL rank %d/%d %s:%d\n", tp_rank, tp_size,        \
+                    __FILE__, __LINE__);                                        \
+            tp_failures++;                                                      \
+        }                                                                       \
+    } while (0)
+
+static const char *tp_env(const char *name, const char *dflt)
+{
+    const char *v = getenv(name);
+
+    return ((v != NULL) && (v[0] != '\0')) ? v : dflt;
+}
+
+static void tp_death_path(const char *dir, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/death", dir);
+}
+
+/* The victim: its death time where the survivors find it, then the death. */
+static void tp_die(const char *dir)
+{
+    char          path[4096];
+    struct rlimit no_core = { 0, 0 };
+    double        t;
+    FILE         *f;
+
+    tp_death_path(dir, path, sizeof(path));
+    t = tp_now();
+    f = fopen(path, "w");
+    if (f != NULL) {
+        fprintf(f, "%.9f\n", t);
+        fclose(f);
+    }
+    if (strcmp(tp_env("AMCTEST_DEATH", "sigkill"), "abort") == 0) {
+        (void)setrlimit(RLIMIT_CORE, &no_core); /* no core file to write first */
+        abort();
+    }
+    raise(SIGKILL);
+    _exit(99); /* not reached */
+}
+
+static double tp_death_time(const char *dir)
+{
+    char   path[4096];
+    double t = 0.0;
+    FILE  *f;
+
+    tp_death_path(dir, path, sizeof(path));
+    f = fopen(path, "r");
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &t) != 1) {
+            t = 0.0;
+        }
+        fclose(f);
+    }
+    return t;
+}
+
+static int tp_op(amc_comm_t comm, int iter)
+{
+    int32_t in[4], out[4];
+    int     i, rc, n;
+
+    if (strcmp(tp_env("AMCTEST_OP", "barrier"), "allreduce") != 0) {
+        return amc_barrier(comm);
+    }
+    amc_comm_size(comm, &n);
+    for (i = 0; i < 4; i++) {
+        in[i] = iter + i;
+    }
+    rc = amc_allreduce(in, out, 4, AMC_INT32, AMC_SUM, comm);
+    if ((rc == AMC_SUCCESS) && (out[3] != n * (iter + 3))) {
+        TP_CHECK(0, "allreduce %d: %d, expected %d", iter, (int)out[3], n * (iter + 3));
+    }
+    return rc;
+}
+
+/* A call on a communicator that contains the dead rank: AMC_ERR_PEER, now. */
+#define TP_BROKEN(_call)                                                        \
+    do {                                                                        \
+        double _t0 = tp_now();                                                  \
+        int    _rc = (_call);                                                   \
+        double _dt = tp_now() - _t0;                                            \
+        TP_CHECK(_rc == AMC_ERR_PEER, "%s on a broken communicator: %s", #_call, \
+                 amc_strerror(_rc));                                            \
+        TP_CHECK(_dt < TP_AT_ONCE, "%s took %.3f s", #_call, _dt);              \
+    } while (0)
+
+/* Collectives on the half of the world without the victim. */
+static void tp_check_half(amc_comm_t half)
+{
+    int32_t one = 1, sum = 0;
+    int     n, i, rc;
+
+    amc_comm_size(half, &n);
+    for (i = 0; i < 50; i++) {
+        rc = amc_allreduce(&one, &sum, 1, AMC_INT32, AMC_SUM, half);
+        TP_CHECK((rc == AMC_SUCCESS) && (sum == n), "allreduce %d on the live half: %s, %d "
+                 "of %d", i, amc_strerror(rc), (int)sum, n);
+        rc = amc_barrier(half);
+        TP_CHECK(rc == AMC_SUCCESS, "barrier %d on the live half: %s", i, amc_strerror(rc));
+        if (tp_failures > 0) {
+            break;
+        }
+    }
+}
+
+static void tp_write_result(const char *dir, const char *what)
+{
+    char  path[4096];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/rank.%d", dir, tp_rank);
+    f = fopen(path, "w");
+    if (f == NULL) {
+        return;
+    }
+    if (tp_failures == 0) {
+        fprintf(f, "ok %s\n", what);
+    }
+    fputs(tp_log, f);
+    fclose(f);
+}
+
+static void tp_loop(const char *dir, double *finalize_s)
+{
+    amc_comm_t    half = AMC_COMM_NULL, dupw = AMC_COMM_NULL, other = AMC_COMM_NULL;
+    amc_request_t nb   = AMC_REQUEST_NULL, req = AMC_REQUEST_NULL, pers = AMC_REQUEST_NULL;
+    int           die_at = atoi(tp_env("AMCTEST_DEATH_ITER", "200"));
+    int           live_half = (tp_victim < tp_size / 2) ? 1 : 0;
+    int           color = (tp_rank < tp_size / 2) ? 0 : 1;
+    int32_t       one = 1, sum = 0;
+    double        t_err, t_death, t_nb, t0;
+    int           i, rc = AMC_SUCCESS;
+
+    TP_CHECK(amc_comm_split(amc_comm_world(), color, tp_rank, &half) == AMC_SUCCESS, "split");
+    TP_CHECK(amc_comm_dup(amc_comm_world(), &dupw) == AMC_SUCCESS, "dup");
+    for (i = 0; i < 5; i++) {
+        TP_CHECK(tp_op(amc_comm_world(), i) == AMC_SUCCESS, "warm-up %d", i);
+    }
+    if (tp_rank == tp_victim) {
+        for (i = 0; i < die_at; i++) {
+            (void)tp_op(amc_comm_world(), i);
+        }
+        tp_die(dir);
+    }
+    /* outstanding on dupw when the victim dies: it never joins */
+    TP_CHECK(amc_ibarrier(dupw, &nb) == AMC_SUCCESS, "ibarrier on the dup");
+
+    for (i = 0; i < 100000000; i++) {
+        rc = tp_op(amc_comm_world(), i);
+        if (rc != AMC_SUCCESS) {
+            break;
+        }
+    }
+    t_err   = tp_now();
+    t_death = tp_death_time(dir);
+    TP_CHECK(rc == AMC_ERR_PEER, "the loop ended at iteration %d with %s", i, amc_strerror(rc));
+    TP_CHECK(t_death > 0.0, "no death time in %s", dir);
+    TP_CHECK(t_err - t_death < TP_LATENCY_MAX, "AMC_ERR_PEER %.3f s after the death",
+             t_err - t_death);
+    tp_note("loop ended at %d, %.3f s after the death\n", i, t_err - t_death);
+
+    rc   = amc_wait(&nb);
+    t_nb = tp_now();
+    TP_CHECK(rc == AMC_ERR_PEER, "the outstanding ibarrier on the dup: %s", amc_strerror(rc));
+    TP_CHECK(t_nb - t_death < TP_LATENCY_MAX, "the outstanding ibarrier ended %.3f s after "
+             "the death", t_nb - t_death);
+
+    /* later calls on communicators that contain the dead rank */
+    TP_BROKEN(amc_barrier(amc_comm_world()));
+    TP_BROKEN(amc_allreduce(&one, &sum, 1, AMC_INT32, AMC_SUM, amc_comm_world()));
+    TP_BROKEN(amc_iallreduce(&one, &sum, 1, AMC_INT32, AMC_SUM, dupw, &req));
+    TP_BROKEN(amc_bcast(&one, 1, AMC_INT32, 0, dupw));
+    TP_BROKEN(amc_comm_dup(amc_comm_world(), &other));
+    TP_BROKEN(amc_comm_split(dupw, 0, 0, &other));
+    TP_CHECK(amc_barrier_init(amc_comm_world(), &pers) == AMC_SUCCESS, "barrier_init");
+    TP_BROKEN(amc_start(&pers));
+    amc_request_free(&pers);
+    if (color != live_half) {
+        TP_BROKEN(amc_barrier(half)); /* the victim's half */
+    } else {
+        tp_check_half(half);          /* keeps working */
+    }
+    amc_comm_free(&dupw);
+    amc_comm_free(&half);
+
+    t0 = tp_now();
+    TP_CHECK(amc_finalize() == AMC_SUCCESS, "amc_finalize");
+    *finalize_s = tp_now() - t0;
+    TP_CHECK(*finalize_s < TP_FINALIZE_MAX, "amc_finalize took %.3f s", *finalize_s);
+    tp_note("latency %.3f s, outstanding %.3f s, finalize %.3f s\n", t_err - t_death,
+            t_nb - t_death, *finalize_s);
+}
+
+static void tp_finalize_only(const char *dir, double *finalize_s)
+{
+    long            ms = atol(tp_env("AMCTEST_PAUSE_MS", "300"));
+    struct timespec pause = { ms / 1000, (ms % 1000) * 1000000L };
+    amc_request_t   req[2];
+    int32_t         in[1024], out[1024];
+    double          t0;
+
+    memset(in, 0, sizeof(in));
+    TP_CHECK(amc_barrier(amc_comm_world()) == AMC_SUCCESS, "barrier");
+    if (tp_rank == tp_victim) {
+        tp_die(dir);
+    }
+    /* pending at finalize, never to complete: a barrier and a large
+     * allreduce (its rendezvous messages to the dead rank are never pulled) */
+    TP_CHECK(amc_ibarrier(amc_comm_world(), &req[0]) == AMC_SUCCESS, "ibarrier");
+    TP_CHECK(amc_iallreduce(in, out, 1024, AMC_INT32, AMC_SUM, amc_comm_world(), &req[1]) ==
+             AMC_SUCCESS, "iallreduce");
+    nanosleep(&pause, NULL); /* the victim is gone before anyone finalizes */
+    t0 = tp_now();
+    TP_CHECK(amc_finalize() == AMC_SUCCESS, "amc_finalize");
+    *finalize_s = tp_now() - t0;
+    TP_CHECK(*finalize_s < TP_FINALIZE_MAX, "amc_finalize took %.3f s", *finalize_s);
+    tp_note("finalize %.3f s\n", *finalize_s);
+}
+
+int main(int argc, char **argv)
+{
+    const char *sub = (argc > 1) ? argv[1] : "?";
+    const char *dir = (argc > 2) ? argv[2] : ".";
+    const char *tmo = getenv("AMC_TIMEOUT");
+    double      fin = 0.0;
+    char        what[256];
+
+    if (amc_init(&argc, &argv) != AMC_SUCCESS) {
+        fprintf(stderr, "amc_init failed\n");
+        return 1;
+    }
+    amc_comm_rank(amc_comm_world(), &tp_rank);
+    amc_comm_size(amc_comm_world(), &tp_size);
+    tp_victim = atoi(tp_env("AMCTEST_VICTIM", "-1"));
+    if ((tp_victim < 0) || (tp_victim >= tp_size)) {
+        tp_victim = tp_size - 1;
+    }
+    TP_CHECK((tmo == NULL) || (atof(tmo) == 0.0), "AMC_TIMEOUT=%s: the test needs it unset", tmo);
+    TP_CHECK(tp_size >= 2, "needs at least 2 ranks");
+    if (tp_size < 2) {
+        tp_write_result(dir, "");
+        return 1;
+    }
+
+    if (strcmp(sub, "loop") == 0) {
+        tp_loop(dir, &fin);
+    } else if (strcmp(sub, "finalize") == 0) {
+        tp_finalize_only(dir, &fin);
+    } else {
+        TP_CHECK(0, "unknown subtest %s", sub);
+    }
+    snprintf(what, sizeof(what), "%s rank %d of %d", sub, tp_rank, tp_size);
+    tp_write_result(dir, what);
+    return tp_failures ? 1 : 0;
+}
