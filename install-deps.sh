@@ -3,7 +3,8 @@
 # if any is missing. Needs root (or sudo) only when something must be installed.
 set -euo pipefail
 
-packages=(build-essential autoconf automake libtool pkg-config
+# clang: the fuzz target (tests/fuzz/build.sh, libFuzzer) needs it
+packages=(build-essential autoconf automake libtool pkg-config clang
           libucx-dev ucx-utils libpmix-dev openmpi-bin libopenmpi-dev gnuplot-nox)
 
 missing=()

@@ -239,6 +239,28 @@ int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
     if (status != AMC_SUCCESS) {
         return status;
     }
+    if ((slot->kind == AMC_WIRE_COLL) && (slot->inst != NULL)) {
+        /* a bcast this rank forwarded before this call: the instance may
+         * still have sends in flight, so releasing the slot here left it
+         * behind, pointing at a slot the next instance reuses. The engine
+         * fails it as it fails a data call that differs (the peers told),
+         * and frees it and the slot once its sends are done. */
+        amc_coll_inst_t *fwd = slot->inst;
+        amc_coll_args_t  args;
+        int              sends;
+
+        memset(&args, 0, sizeof(args));
+        args.coll = AMC_COLL_BARRIER;
+        args.root = -1;
+        amc_coll_adopt(fwd, req, &args, NULL); /* a mismatch: no algorithm is looked at */
+        sends = amc_coll_advance(fwd);
+        amc_spin_unlock(&ctrl->lock);
+        if (sends) {
+            amc_coll_issue_sends(fwd);
+        }
+        amc_context_flush(comm->ctx);
+        return AMC_SUCCESS;
+    }
     if (slot->kind == AMC_WIRE_COLL) {
         /* peers run a data collective where this rank calls a barrier */
         const amc_early_msg_t *msg;

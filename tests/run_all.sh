@@ -3,7 +3,8 @@
 # builds with -Wall -Wextra -Werror, runs the unit tests (fake transport) and
 # the integration tests (real UCX under mpirun), then rebuilds with
 # AddressSanitizer + UBSan and runs the unit tests again, and with
-# ThreadSanitizer for the threaded ones. Ends with one line
+# ThreadSanitizer for the threaded ones, runs the fuzz target for a minute
+# (tests/fuzz/, clang + libFuzzer). Ends with one line
 # "N passed, N failed".
 set -uo pipefail
 
@@ -58,6 +59,30 @@ if [ -f build-tsan/Makefile ]; then
         make -j1 check TESTS="tests/unit/test_threads" ); rc=$?
     tally build-tsan/test-suite.log
     [ $rc -eq 0 ] || tail -n 60 build-tsan/tests/unit/test_threads.log
+fi
+
+step "fuzz target (libFuzzer, ASan + UBSan): forged messages beside legitimate collectives, 60 s"
+# The seeds (tests/fuzz/corpus, earlier findings among them) run first; new
+# inputs go to a scratch corpus, a crashing one to build-fuzz/ (replay it:
+# build-fuzz/fuzz_coll FILE, with AMC_FUZZ_TRACE=1 for its story).
+if tests/fuzz/build.sh >build-fuzz.log 2>&1; then
+    scratch=$(mktemp -d)
+    if ASAN_OPTIONS=malloc_context_size=5 build-fuzz/fuzz_coll -max_total_time=60 -max_len=128 \
+           -entropic=0 -timeout=10 -print_final_stats=1 -artifact_prefix=build-fuzz/ \
+           "$scratch" tests/fuzz/corpus >build-fuzz/fuzz.log 2>&1 &&
+       grep -q "^Done [0-9]* runs" build-fuzz/fuzz.log; then
+        echo "PASS: fuzz_coll ($(grep -o "^Done [0-9]* runs in [0-9]* second(s)" build-fuzz/fuzz.log))"
+        passed=$((passed + 1))
+    else
+        echo "FAIL: fuzz_coll (last lines of build-fuzz/fuzz.log follow)"
+        grep -v "^\"\|# Uses" build-fuzz/fuzz.log | tail -n 40
+        failed=$((failed + 1))
+    fi
+    rm -rf "$scratch"
+else
+    echo "FAIL: fuzz target build (last lines of build-fuzz.log follow)"
+    tail -n 30 build-fuzz.log
+    failed=$((failed + 1))
 fi
 
 step "make distcheck (tarball builds, tests pass from a read-only source tree)"

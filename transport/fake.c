@@ -716,6 +716,40 @@ int amc_fake_inject(amc_fake_fabric_t *fabric, int src, int dst,
     return amc_fake_enqueue(fabric, &msg);
 }
 
+int amc_fake_inject_data(amc_fake_fabric_t *fabric, int src, int dst, const void *hdr,
+                         size_t hdr_len, const void *data, size_t len, unsigned mode)
+{
+    amc_fake_msg_t msg;
+    int            status;
+
+    if ((dst < 0) || (dst >= fabric->nranks) || (hdr_len > AMC_FAKE_HDR_MAX) ||
+        ((len > 0) && (data == NULL))) {
+        return AMC_ERR_ARG;
+    }
+    memset(&msg, 0, sizeof(msg));
+    msg.src     = src;
+    msg.dst     = dst;
+    msg.creator = src;
+    msg.hdr_len = hdr_len;
+    memcpy(msg.hdr_copy, hdr, hdr_len);
+    msg.mode = (mode == AMC_SEND_RNDV) ? AMC_SEND_RNDV : AMC_SEND_EAGER;
+    msg.len  = len;
+    if (msg.mode == AMC_SEND_RNDV) {
+        msg.data = (void *)(uintptr_t)data; /* read at fetch time, as a sender's buffer */
+    } else if (len > 0) {
+        msg.data = malloc(len);
+        if (msg.data == NULL) {
+            return AMC_ERR_NO_MEMORY;
+        }
+        memcpy(msg.data, data, len);
+    }
+    status = amc_fake_enqueue(fabric, &msg);
+    if ((status != AMC_SUCCESS) && (msg.mode != AMC_SEND_RNDV)) {
+        free(msg.data);
+    }
+    return status;
+}
+
 unsigned long amc_fake_header_violations(const amc_fake_fabric_t *fabric)
 {
     return fabric->violations;

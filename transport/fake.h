@@ -79,6 +79,13 @@ void amc_fake_kill(amc_fake_fabric_t *fabric, int rank);
 int  amc_fake_inject(amc_fake_fabric_t *fabric, int src, int dst,
                      const void *hdr, size_t hdr_len);
 
+/* The same with data: mode AMC_SEND_EAGER copies len bytes of data now;
+ * AMC_SEND_RNDV delivers a descriptor whose data stays in the caller's
+ * buffer (which must live as long as the fabric) until the receiver fetches
+ * it. Nothing completes at src. For the fuzz target's forged messages. */
+int  amc_fake_inject_data(amc_fake_fabric_t *fabric, int src, int dst, const void *hdr,
+                          size_t hdr_len, const void *data, size_t len, unsigned mode);
+
 /* Messages whose header storage changed between send and delivery: a sender
  * that reused header memory before its send completed. */
 unsigned long amc_fake_header_violations(const amc_fake_fabric_t *fabric);
