@@ -702,18 +702,7 @@ void amc_fake_hold(amc_fake_fabric_t *fabric, int rank, int hold)
 int amc_fake_inject(amc_fake_fabric_t *fabric, int src, int dst,
                     const void *hdr, size_t hdr_len)
 {
-    amc_fake_msg_t msg;
-
-    if ((dst < 0) || (dst >= fabric->nranks) || (hdr_len > AMC_FAKE_HDR_MAX)) {
-        return AMC_ERR_ARG;
-    }
-    memset(&msg, 0, sizeof(msg));
-    msg.src     = src;
-    msg.dst     = dst;
-    msg.creator = src;
-    msg.hdr_len = hdr_len;
-    memcpy(msg.hdr_copy, hdr, hdr_len);
-    return amc_fake_enqueue(fabric, &msg);
+    return amc_fake_inject_data(fabric, src, dst, hdr, hdr_len, NULL, 0, AMC_SEND_EAGER);
 }
 
 int amc_fake_inject_data(amc_fake_fabric_t *fabric, int src, int dst, const void *hdr,
