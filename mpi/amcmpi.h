@@ -104,6 +104,7 @@ typedef struct {
     int             stats;
     int             mt;          /* MPI_THREAD_MULTIPLE: lock the tables */
     int             world_rank;
+    int             oversub;     /* more ranks on the node than cores: yield in test loops */
     pthread_mutex_t lock;
     amcm_comm_t    *world, *self;
     int             ecode[AMC_ERR_LAST]; /* MPI error code per amcoll code */
@@ -125,6 +126,16 @@ static inline void amcm_unlock(void)
 {
     if (amcm_g.mt) {
         pthread_mutex_unlock(&amcm_g.lock);
+    }
+}
+
+/* A test that found nothing done: give the core away when ranks share
+ * cores, as MPI libraries do when oversubscribed (the caller loops). */
+static inline void amcm_test_idle(void)
+{
+    extern int sched_yield(void);
+    if (amcm_g.oversub) {
+        sched_yield();
     }
 }
 

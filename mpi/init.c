@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 amcm_global_t amcm_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -134,6 +135,15 @@ static void amcm_start(int *argc, char ***argv, int mpi_provided)
     }
     amcm_errors_init();
     amcm_dtype_init();
+    {
+        /* ranks on this node, as the launcher tells (Open MPI, MPICH) */
+        const char *l = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+        long        cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (l == NULL) {
+            l = getenv("MPI_LOCALNRANKS");
+        }
+        amcm_g.oversub = (l != NULL) && (cores > 0) && (atol(l) > cores);
+    }
 
     ok = 1;
     rc = amc_init_thread(argc, argv, need, &prov);

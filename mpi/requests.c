@@ -339,6 +339,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     }
     if (!amcm_poll(r)) {
         *flag = 0;
+        amcm_test_idle();
         return MPI_SUCCESS;
     }
     *flag = 1;
@@ -589,6 +590,9 @@ int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
         }
     }
     *flag = 0;
+    if (!all) {
+        amcm_test_idle();
+    }
     if (all) {
         mrc = PMPI_Testall(count, a.mreqs, flag, sts);
         if (*flag) {
@@ -643,6 +647,9 @@ int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status
     }
     *index = MPI_UNDEFINED;
     *flag  = ours_active ? 0 : mf;
+    if (!*flag) {
+        amcm_test_idle();
+    }
     if (*flag) {
         amcm_status_empty(st, MPI_SUCCESS);
     }
