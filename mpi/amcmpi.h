@@ -87,14 +87,12 @@ typedef struct amcm_req {
     amc_op_t       op;
     int            root;
     size_t        *sc, *sd, *rc_, *rd;
-    /* temporaries */
-    amcm_job_t     pack[2];
-    int            npack;
-    amcm_job_t     unpack;
-    int            nunpack;
-    void          *mem[12]; /* freed with the request */
-    int            nmem;
+    int            npack, nunpack, nmem;
     struct amcm_req *next_detached;
+    /* temporaries: set up only when used (amcm_decide clears what is above) */
+    amcm_job_t     pack[2];
+    amcm_job_t     unpack;
+    void          *mem[12]; /* freed with the request */
 } amcm_req_t;
 
 typedef struct {

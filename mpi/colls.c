@@ -22,6 +22,7 @@
 #endif
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,7 @@ static inline void amcm_bump(unsigned long *c)
 
 static inline int amcm_decide(amcm_req_t *r, int coll, int mode, MPI_Comm comm)
 {
-    memset(r, 0, sizeof(*r));
+    memset(r, 0, offsetof(amcm_req_t, pack)); /* the jobs are set when counted */
     r->coll = coll;
     r->mode = mode;
     r->comm = comm;

@@ -65,6 +65,18 @@ int amcm_raise(MPI_Comm comm, int rc)
     int code = amcm_mpi_code(rc);
 
     if (code != MPI_SUCCESS) {
+        MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+        /* the MPI library's own report of a fatal error can be lost when
+         * ranks abort at once: say it here first */
+        if ((PMPI_Comm_get_errhandler(comm, &eh) == MPI_SUCCESS) &&
+            (eh == MPI_ERRORS_ARE_FATAL)) {
+            fprintf(stderr, "amcoll_mpi: rank %d: collective failed: amcoll: %s (fatal)\n",
+                    amcm_g.world_rank, amc_strerror(rc));
+            fflush(stderr);
+        }
+        if (eh != MPI_ERRHANDLER_NULL) {
+            PMPI_Errhandler_free(&eh);
+        }
         PMPI_Comm_call_errhandler(comm, code);
     }
     return code;

@@ -390,8 +390,9 @@ static int amcm_start1(amcm_req_t *r)
 {
     int rc;
 
-    if (r->active) {
-        return PMPI_Comm_call_errhandler(r->comm, MPI_ERR_REQUEST), MPI_ERR_REQUEST;
+    if (r->active) { /* started twice: erroneous in MPI */
+        PMPI_Comm_call_errhandler(r->comm, MPI_ERR_REQUEST);
+        return MPI_ERR_REQUEST;
     }
     rc = amcm_req_run_jobs(r, 0);
     if (rc == AMC_SUCCESS) {
@@ -693,9 +694,7 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                 if ((e != MPI_SUCCESS) && (err == MPI_SUCCESS)) {
                     err = e;
                 }
-                a.ours[i]  = NULL;
-                a.mreqs[i] = reqs[i];
-                indices[k++] = i;
+                indices[k++] = i; /* a.ours[i] stays set: reqs[i] is not overwritten */
             }
         }
     }
