@@ -1,0 +1,202 @@
+/*
+ * libamcoll_mpi: an MPI profiling-interface (PMPI) library that runs an
+ * unmodified MPI program's collectives on amcoll. Internal header.
+ *
+ * The routing rule (issue 16): every rank of a call must make the same
+ * choice, so the choice depends only on what MPI makes identical on all
+ * ranks of the call: the collective, the communicator (mapped or not, agreed
+ * when it was created), the op, and for reductions the datatype's signature
+ * (MPI requires the same datatype on every rank of a reduction). Data
+ * movement never looks at the datatypes: it runs as bytes, and a rank whose
+ * layout is not contiguous packs into (or unpacks from) a temporary buffer.
+ */
+#ifndef AMCMPI_H
+#define AMCMPI_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#include "amcoll.h"
+
+/* Collectives, for AMCOLL_MPI_COLLS and the statistics. */
+enum {
+    AMCM_BARRIER, AMCM_BCAST, AMCM_REDUCE, AMCM_ALLREDUCE, AMCM_GATHER, AMCM_GATHERV,
+    AMCM_SCATTER, AMCM_SCATTERV, AMCM_ALLGATHER, AMCM_ALLGATHERV, AMCM_ALLTOALL,
+    AMCM_ALLTOALLV, AMCM_ALLTOALLW, AMCM_REDUCE_SCATTER, AMCM_REDUCE_SCATTER_BLOCK,
+    AMCM_SCAN, AMCM_EXSCAN, AMCM_NCOLL
+};
+
+/* Why a call fell through (AMCM_ROUTE: it did not). */
+enum {
+    AMCM_ROUTE = 0,
+    AMCM_WHY_OFF,    /* AMCOLL_MPI=0, or amcoll could not start */
+    AMCM_WHY_FILTER, /* not in AMCOLL_MPI_COLLS */
+    AMCM_WHY_COMM,   /* communicator not mapped (intercommunicator, topology, ...) */
+    AMCM_WHY_TYPE,   /* reduction on a datatype amcoll has no type for */
+    AMCM_WHY_OP,     /* op amcoll cannot run (MINLOC, REPLACE, ...) or not valid for the type */
+    AMCM_WHY_ARG,    /* invalid argument: MPI reports it */
+    AMCM_NWHY
+};
+
+/* Modes of one call. */
+enum { AMCM_BLOCKING, AMCM_NONBLOCKING, AMCM_PERSISTENT };
+
+/* One block of a user buffer that must be packed into / unpacked from a
+ * contiguous temporary. */
+typedef struct {
+    int          count;
+    MPI_Datatype dt;
+    MPI_Aint     uoff; /* bytes from the user buffer */
+    size_t       toff; /* bytes from the temporary */
+    size_t       bytes;
+    int          owned; /* dt is our dup (non-blocking / persistent): freed with the request */
+} amcm_blk_t;
+
+typedef struct {
+    char       *tmp;
+    char       *ubuf;
+    int         n;
+    amcm_blk_t *b;
+    amcm_blk_t  one;
+} amcm_job_t;
+
+typedef struct amcm_comm {
+    MPI_Comm   comm;
+    amc_comm_t ac;
+    int        rank, size;
+} amcm_comm_t;
+
+/* One routed call: its amcoll arguments, the temporaries, and for the
+ * non-blocking and persistent forms the MPI request that stands for it (a
+ * generalized request, so the handle is a real one of the MPI library). */
+typedef struct amcm_req {
+    int           coll;  /* AMCM_* */
+    int           mode;
+    MPI_Comm      comm;
+    amcm_comm_t  *ce;
+    amc_request_t areq;
+    MPI_Request   mreq;
+    int           active, done, rc, detached;
+    /* amcoll call */
+    const void    *sbuf;
+    void          *rbuf;
+    size_t         count, scount;
+    amc_datatype_t adt;
+    amc_op_t       op;
+    int            root;
+    size_t        *sc, *sd, *rc_, *rd;
+    int            npack, nunpack, nmem;
+    struct amcm_req *next_detached;
+    /* temporaries: set up only when used (amcm_decide clears what is above) */
+    amcm_job_t     pack[2];
+    amcm_job_t     unpack;
+    void          *mem[12]; /* freed with the request */
+} amcm_req_t;
+
+typedef struct {
+    int             on;          /* routing on (AMCOLL_MPI, amcoll started, ranks agree) */
+    int             inited;      /* amc_init done by us */
+    unsigned        colls;       /* bit per AMCM_* */
+    int             stats;
+    int             mt;          /* MPI_THREAD_MULTIPLE: lock the tables */
+    int             world_rank;
+    int             oversub;     /* more ranks on the node than cores: yield in test loops */
+    pthread_mutex_t lock;
+    amcm_comm_t    *world, *self;
+    int             ecode[AMC_ERR_LAST]; /* MPI error code per amcoll code */
+    long            nactive;     /* routed requests alive (table entries) */
+    amcm_req_t     *detached;
+    unsigned long   routed[AMCM_NCOLL][3];
+    unsigned long   fell[AMCM_NCOLL][AMCM_NWHY];
+} amcm_global_t;
+
+extern amcm_global_t amcm_g;
+
+static inline void amcm_lock(void)
+{
+    if (amcm_g.mt) {
+        pthread_mutex_lock(&amcm_g.lock);
+    }
+}
+static inline void amcm_unlock(void)
+{
+    if (amcm_g.mt) {
+        pthread_mutex_unlock(&amcm_g.lock);
+    }
+}
+
+/* A test that found nothing done: give the core away when ranks share
+ * cores, as MPI libraries do when oversubscribed (the caller loops). */
+static inline void amcm_test_idle(void)
+{
+    extern int sched_yield(void);
+    if (amcm_g.oversub) {
+        sched_yield();
+    }
+}
+
+/* tables.c: handle -> pointer maps */
+typedef struct {
+    uint64_t *keys;
+    void    **vals;
+    size_t    cap, n;
+} amcm_map_t;
+int   amcm_map_put(amcm_map_t *m, uint64_t key, void *val);
+void *amcm_map_get(const amcm_map_t *m, uint64_t key);
+void *amcm_map_del(amcm_map_t *m, uint64_t key);
+void  amcm_map_clear(amcm_map_t *m);
+static inline uint64_t amcm_key(const void *handle, size_t size)
+{
+    uint64_t k = 0;
+    const unsigned char *p = handle;
+    size_t i;
+    for (i = 0; (i < size) && (i < sizeof(k)); i++) {
+        k |= (uint64_t)p[i] << (8 * i);
+    }
+    return k;
+}
+#define AMCM_KEY(h) amcm_key(&(h), sizeof(h))
+
+/* comm_map.c */
+amcm_comm_t *amcm_comm_find(MPI_Comm comm);
+int          amcm_comm_add(MPI_Comm comm, amc_comm_t ac);
+void         amcm_comm_forget_all(void);
+
+/* dtype.c */
+typedef struct {
+    int          size;     /* MPI_Type_size */
+    MPI_Aint     extent;
+    int          dense;    /* count elements are count * size contiguous bytes at buf */
+    int          atype;    /* amcoll type of the signature's basic element, -1 if none */
+    long         n;        /* basic elements per datatype element */
+    MPI_Datatype basic;    /* the named MPI type of those elements */
+    int          named;    /* predefined: needs no dup to outlive the call */
+} amcm_dt_t;
+int  amcm_dt_info(MPI_Datatype dt, amcm_dt_t *info); /* MPI error code */
+int  amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop); /* AMCM_ROUTE or why */
+void amcm_op_forget(MPI_Op op);
+void amcm_dtype_init(void);
+
+/* errors.c */
+int  amcm_raise(MPI_Comm comm, int amc_rc);      /* calls the errhandler; returns the MPI code */
+int  amcm_mpi_code(int amc_rc);
+void amcm_errors_init(void);
+
+/* colls.c / requests.c */
+void amcm_req_free(amcm_req_t *r);
+void amcm_req_release(amcm_req_t *r);
+int  amcm_issue_retry(amcm_req_t *r, int start);
+int  amcm_req_register(amcm_req_t *r, MPI_Request *request);
+amcm_req_t *amcm_req_find(MPI_Request req);
+int  amcm_req_run_jobs(amcm_req_t *r, int unpack);
+void amcm_progress_all(void);
+void amcm_detached_poll(int wait);
+int  amcm_issue(amcm_req_t *r);
+
+/* stats */
+void amcm_stats_print(void);
+extern const char *const amcm_coll_names[AMCM_NCOLL];
+
+#endif /* AMCMPI_H */

@@ -1,0 +1,1077 @@
+/*
+ * libamcoll_mpi: every MPI collective, blocking, non-blocking and
+ * persistent. Each call is prepared once (amcm_prep_*: the routing decision,
+ * then amcoll's arguments and the temporaries of a non-contiguous layout)
+ * and run in its mode; a call that is not routed goes to its PMPI_ form.
+ *
+ * The decision (amcm_decide, and amcm_op_map for reductions) uses only what
+ * is the same on every rank of the call: routing on, the collective, the
+ * communicator's mapping (agreed when it was created), the op, and for
+ * reductions the datatype's signature. Data movement (bcast, gather(v),
+ * scatter(v), allgather(v), alltoall(v,w)) runs as bytes whatever the
+ * datatypes: ranks may pass different datatypes of one signature, and a rank
+ * whose layout is not contiguous packs into a temporary buffer (MPI_Pack)
+ * instead of choosing differently from the others. What a rank alone finds
+ * wrong after the decision (a negative count, no memory) is reported through
+ * the communicator's error handler, as MPI reports a local argument error.
+ */
+#include "mpi/amcmpi.h"
+
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AMCM_FAIL 100 /* a prep result AMCM_FAIL + amcoll code: decided, then failed */
+#define AMCM_IN   1   /* pack before the call */
+#define AMCM_OUT  2   /* unpack after it */
+
+static inline void amcm_bump(unsigned long *c)
+{
+    if (amcm_g.mt) {
+        __atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+    } else {
+        (*c)++;
+    }
+}
+
+static inline int amcm_decide(amcm_req_t *r, int coll, int mode, MPI_Comm comm)
+{
+    memset(r, 0, offsetof(amcm_req_t, pack)); /* the jobs are set when counted */
+    r->coll = coll;
+    r->mode = mode;
+    r->comm = comm;
+    if (!amcm_g.on) {
+        return AMCM_WHY_OFF;
+    }
+    if (!(amcm_g.colls & (1u << coll))) {
+        return AMCM_WHY_FILTER;
+    }
+    r->ce = amcm_comm_find(comm);
+    return (r->ce != NULL) ? AMCM_ROUTE : AMCM_WHY_COMM;
+}
+
+static void *amcm_tmp(amcm_req_t *r, size_t bytes)
+{
+    void *p;
+
+    if (r->nmem == (int)(sizeof(r->mem) / sizeof(r->mem[0]))) {
+        return NULL;
+    }
+    p = malloc(bytes ? bytes : 1);
+    if (p != NULL) {
+        r->mem[r->nmem++] = p;
+    }
+    return p;
+}
+
+/* A block's datatype must outlive a non-blocking or persistent call, which
+ * the user may free before it completes. */
+static void amcm_own(amcm_req_t *r, amcm_blk_t *b, const amcm_dt_t *ti)
+{
+    MPI_Datatype d;
+
+    if ((r->mode != AMCM_BLOCKING) && !ti->named && (b->bytes > 0) &&
+        (PMPI_Type_dup(b->dt, &d) == MPI_SUCCESS)) {
+        b->dt    = d;
+        b->owned = 1;
+    }
+}
+
+static void amcm_job_one(amcm_req_t *r, amcm_job_t *j, char *tmp, void *ubuf, long count,
+                         MPI_Datatype dt, const amcm_dt_t *ti)
+{
+    j->tmp        = tmp;
+    j->ubuf       = ubuf;
+    j->n          = 1;
+    j->b          = &j->one;
+    j->one.count  = (int)count;
+    j->one.dt     = dt;
+    j->one.uoff   = 0;
+    j->one.toff   = 0;
+    j->one.bytes  = (size_t)count * (size_t)ti->size;
+    j->one.owned  = 0;
+    amcm_own(r, &j->one, ti);
+}
+
+/* count elements of dt at buf as contiguous bytes: buf itself, or a
+ * temporary packed before the call (IN) and unpacked, ucount elements, after
+ * it (OUT). */
+static int amcm_view(amcm_req_t *r, int dir, void *buf, long count, long ucount, MPI_Datatype dt,
+                     const amcm_dt_t *ti, void **out)
+{
+    size_t bytes;
+    char  *tmp;
+
+    if ((count < 0) || (ucount < 0)) {
+        return AMC_ERR_ARG;
+    }
+    bytes = (size_t)count * (size_t)ti->size;
+    if (ti->dense || (bytes == 0)) {
+        *out = buf;
+        return AMC_SUCCESS;
+    }
+    if ((count > INT_MAX) || (bytes > INT_MAX)) {
+        return AMC_ERR_UNSUPPORTED; /* MPI_Pack counts are int */
+    }
+    if ((tmp = amcm_tmp(r, bytes)) == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    if (dir & AMCM_IN) {
+        amcm_job_one(r, &r->pack[r->npack++], tmp, buf, count, dt, ti);
+    }
+    if (dir & AMCM_OUT) {
+        amcm_job_one(r, &r->unpack, tmp, buf, ucount, dt, ti);
+        r->nunpack = 1;
+    }
+    *out = tmp;
+    return AMC_SUCCESS;
+}
+
+/* n blocks (counts[i] elements of dts[i], or of dt, at ubuf + displs[i]
+ * extents, or + bdispls[i] bytes) as amcoll byte counts and displacements:
+ * in place when every non-empty block is dense at a non-negative offset,
+ * else in a packed temporary. pack_only >= 0: only that block is packed. */
+static int amcm_vlayout(amcm_req_t *r, int dir, int pack_only, void *ubuf, int n,
+                        const int counts[], const int displs[], const int bdispls[],
+                        MPI_Datatype dt, const MPI_Datatype dts[], void **abuf, size_t **acounts,
+                        size_t **adispls)
+{
+    size_t     *ac = amcm_tmp(r, (size_t)n * sizeof(size_t));
+    size_t     *ad = amcm_tmp(r, (size_t)n * sizeof(size_t));
+    amcm_blk_t *b  = amcm_tmp(r, (size_t)n * sizeof(amcm_blk_t));
+    amcm_dt_t   ti, tb;
+    size_t      total = 0;
+    int         i, dense = 1;
+    char       *tmp;
+
+    if (!ac || !ad || !b) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    if ((counts == NULL) || ((displs == NULL) && (bdispls == NULL))) {
+        return AMC_ERR_ARG;
+    }
+    if ((dts == NULL) && (amcm_dt_info(dt, &ti) != MPI_SUCCESS)) {
+        return AMC_ERR_ARG;
+    }
+    for (i = 0; i < n; i++) {
+        const amcm_dt_t *t = &ti;
+        if (counts[i] < 0) {
+            return AMC_ERR_ARG;
+        }
+        if (dts != NULL) {
+            if (amcm_dt_info(dts[i], &tb) != MPI_SUCCESS) {
+                if (counts[i] > 0) {
+                    return AMC_ERR_ARG;
+                }
+                memset(&tb, 0, sizeof(tb));
+                tb.dense = tb.named = 1;
+            }
+            t = &tb;
+        }
+        b[i].count = counts[i];
+        b[i].dt    = (dts != NULL) ? dts[i] : dt;
+        b[i].uoff  = (bdispls != NULL) ? (MPI_Aint)bdispls[i] : (MPI_Aint)displs[i] * t->extent;
+        b[i].bytes = (size_t)counts[i] * (size_t)t->size;
+        b[i].toff  = total;
+        b[i].owned = 0;
+        total += b[i].bytes;
+        ac[i] = b[i].bytes;
+        if ((b[i].bytes > 0) && (!t->dense || (b[i].uoff < 0))) {
+            dense = 0;
+        }
+        if (b[i].bytes > INT_MAX) {
+            return AMC_ERR_UNSUPPORTED;
+        }
+    }
+    if (dense) {
+        for (i = 0; i < n; i++) {
+            ad[i] = (b[i].bytes > 0) ? (size_t)b[i].uoff : 0;
+        }
+        *abuf = ubuf;
+    } else {
+        if ((tmp = amcm_tmp(r, total)) == NULL) {
+            return AMC_ERR_NO_MEMORY;
+        }
+        for (i = 0; i < n; i++) {
+            ad[i] = b[i].toff;
+            if (dts != NULL) {
+                if (amcm_dt_info(dts[i], &tb) == MPI_SUCCESS) {
+                    amcm_own(r, &b[i], &tb);
+                }
+            } else {
+                amcm_own(r, &b[i], &ti);
+            }
+        }
+        if (dir & AMCM_OUT) {
+            r->unpack.tmp  = tmp;
+            r->unpack.ubuf = ubuf;
+            r->unpack.n    = n;
+            r->unpack.b    = b;
+            r->nunpack     = 1;
+        }
+        if (dir & AMCM_IN) {
+            amcm_job_t *j = &r->pack[r->npack++];
+            j->tmp        = tmp;
+            j->ubuf       = ubuf;
+            if (pack_only >= 0) {
+                j->n        = 1;
+                j->one      = b[pack_only];
+                j->one.owned = 0; /* the block in b owns its type */
+                j->b        = &j->one;
+            } else {
+                j->n = n;
+                j->b = b;
+            }
+        }
+        *abuf = tmp;
+    }
+    *acounts = ac;
+    *adispls = ad;
+    return AMC_SUCCESS;
+}
+
+#define AMCM_TRY(expr)                                                                         \
+    do {                                                                                       \
+        int t_ = (expr);                                                                       \
+        if (t_ != AMC_SUCCESS) {                                                               \
+            return AMCM_FAIL + t_;                                                             \
+        }                                                                                      \
+    } while (0)
+#define AMCM_INFO(dt, ti)                                                                      \
+    do {                                                                                       \
+        if (amcm_dt_info((dt), (ti)) != MPI_SUCCESS) {                                         \
+            return AMCM_FAIL + AMC_ERR_ARG;                                                    \
+        }                                                                                      \
+    } while (0)
+#define AMCM_DECIDE(coll)                                                                      \
+    do {                                                                                       \
+        int w_ = amcm_decide(r, (coll), mode, comm);                                           \
+        if (w_ != AMCM_ROUTE) {                                                                \
+            return w_;                                                                         \
+        }                                                                                      \
+    } while (0)
+#define ME   (r->ce->rank)
+#define SIZE (r->ce->size)
+#define UNCONST(p) ((void *)(uintptr_t)(p))
+
+/* ------------------------------------------------------------------ preps */
+
+static int amcm_prep_barrier(amcm_req_t *r, int mode, MPI_Comm comm)
+{
+    AMCM_DECIDE(AMCM_BARRIER);
+    return AMCM_ROUTE;
+}
+
+static int amcm_prep_bcast(amcm_req_t *r, int mode, void *buf, int count, MPI_Datatype dt,
+                           int root, MPI_Comm comm)
+{
+    amcm_dt_t ti;
+
+    AMCM_DECIDE(AMCM_BCAST);
+    if ((root < 0) || (root >= SIZE)) {
+        return AMCM_WHY_ARG; /* the same on every rank: MPI reports it */
+    }
+    AMCM_INFO(dt, &ti);
+    r->root  = root;
+    r->adt   = AMC_BYTE;
+    r->count = (size_t)(count > 0 ? count : 0) * (size_t)ti.size;
+    AMCM_TRY(amcm_view(r, (ME == root) ? AMCM_IN : AMCM_OUT, buf, count, count, dt, &ti,
+                       &r->rbuf));
+    return AMCM_ROUTE;
+}
+
+/* reduce, allreduce, scan, exscan */
+static int amcm_prep_reduce_any(amcm_req_t *r, int mode, int coll, const void *sb, void *rb,
+                                int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+{
+    amcm_dt_t ti;
+    void     *p;
+    int       why, at_root;
+
+    AMCM_DECIDE(coll);
+    if ((coll == AMCM_REDUCE) && ((root < 0) || (root >= SIZE))) {
+        return AMCM_WHY_ARG;
+    }
+    if (amcm_dt_info(dt, &ti) != MPI_SUCCESS) {
+        return AMCM_WHY_ARG;
+    }
+    if ((why = amcm_op_map(op, &ti, &r->op)) != AMCM_ROUTE) {
+        return why;
+    }
+    r->root  = root;
+    r->adt   = (amc_datatype_t)ti.atype;
+    r->count = (size_t)(count > 0 ? count : 0) * (size_t)ti.n;
+    at_root  = (coll != AMCM_REDUCE) || (ME == root);
+    if (at_root && (sb == MPI_IN_PLACE)) {
+        r->sbuf = AMC_IN_PLACE;
+        AMCM_TRY(amcm_view(r, AMCM_IN | AMCM_OUT, rb, count, count, dt, &ti, &r->rbuf));
+    } else {
+        AMCM_TRY(amcm_view(r, AMCM_IN, UNCONST(sb), count, count, dt, &ti, &p));
+        r->sbuf = p;
+        if (at_root) {
+            AMCM_TRY(amcm_view(r, AMCM_OUT, rb, count, count, dt, &ti, &r->rbuf));
+        }
+    }
+    if ((coll == AMCM_EXSCAN) && (ME == 0)) {
+        r->nunpack = 0; /* rank 0's result is undefined: leave its buffer alone */
+    }
+    return AMCM_ROUTE;
+}
+
+/* gather, scatter, allgather, alltoall: per-rank bytes, one block per rank */
+static int amcm_prep_rooted(amcm_req_t *r, int mode, int coll, const void *sb, int sc,
+                            MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, int root,
+                            MPI_Comm comm)
+{
+    amcm_dt_t si, ri;
+    void     *p;
+    int       rooted = (coll == AMCM_GATHER) || (coll == AMCM_SCATTER);
+    int       at_root;
+
+    AMCM_DECIDE(coll);
+    if (rooted && ((root < 0) || (root >= SIZE))) {
+        return AMCM_WHY_ARG;
+    }
+    at_root = !rooted || (ME == root);
+    r->root = root;
+    r->adt  = AMC_BYTE;
+    if (coll == AMCM_SCATTER) {
+        if (at_root) {
+            AMCM_INFO(st, &si);
+            r->count = (size_t)(sc > 0 ? sc : 0) * (size_t)si.size;
+            AMCM_TRY(amcm_view(r, AMCM_IN, UNCONST(sb), (long)SIZE * sc, 0, st, &si, &p));
+            r->sbuf = p;
+            if (rb == MPI_IN_PLACE) {
+                r->rbuf = AMC_IN_PLACE;
+                return AMCM_ROUTE;
+            }
+        }
+        AMCM_INFO(rt, &ri);
+        if (!at_root) {
+            r->count = (size_t)(rc > 0 ? rc : 0) * (size_t)ri.size;
+        }
+        AMCM_TRY(amcm_view(r, AMCM_OUT, rb, rc, rc, rt, &ri, &r->rbuf));
+        return AMCM_ROUTE;
+    }
+    /* gather, allgather, alltoall */
+    if (!at_root) { /* a gather leaf */
+        AMCM_INFO(st, &si);
+        r->count = (size_t)(sc > 0 ? sc : 0) * (size_t)si.size;
+        AMCM_TRY(amcm_view(r, AMCM_IN, UNCONST(sb), sc, sc, st, &si, &p));
+        r->sbuf = p;
+        return AMCM_ROUTE;
+    }
+    AMCM_INFO(rt, &ri);
+    r->count = (size_t)(rc > 0 ? rc : 0) * (size_t)ri.size;
+    if (sb == MPI_IN_PLACE) {
+        r->sbuf = AMC_IN_PLACE;
+        AMCM_TRY(amcm_view(r, AMCM_IN | AMCM_OUT, rb, (long)SIZE * rc, (long)SIZE * rc, rt, &ri,
+                           &r->rbuf));
+        return AMCM_ROUTE;
+    }
+    AMCM_INFO(st, &si);
+    AMCM_TRY(amcm_view(r, AMCM_IN, UNCONST(sb), (coll == AMCM_ALLTOALL) ? (long)SIZE * sc : sc, 0,
+                       st, &si, &p));
+    r->sbuf = p;
+    AMCM_TRY(amcm_view(r, AMCM_OUT, rb, (long)SIZE * rc, (long)SIZE * rc, rt, &ri, &r->rbuf));
+    return AMCM_ROUTE;
+}
+
+static int amcm_prep_gatherv(amcm_req_t *r, int mode, const void *sb, int sc, MPI_Datatype st,
+                             void *rb, const int rcs[], const int displs[], MPI_Datatype rt,
+                             int root, MPI_Comm comm)
+{
+    amcm_dt_t si;
+    void     *p;
+    int       in_place;
+
+    AMCM_DECIDE(AMCM_GATHERV);
+    if ((root < 0) || (root >= SIZE)) {
+        return AMCM_WHY_ARG;
+    }
+    r->root  = root;
+    r->adt   = AMC_BYTE;
+    in_place = (ME == root) && (sb == MPI_IN_PLACE);
+    if (ME == root) {
+        AMCM_TRY(amcm_vlayout(r, AMCM_OUT | (in_place ? AMCM_IN : 0), in_place ? root : -1, rb,
+                              SIZE, rcs, displs, NULL, rt, NULL, &r->rbuf, &r->rc_, &r->rd));
+    }
+    if (in_place) {
+        r->sbuf   = AMC_IN_PLACE;
+        r->scount = r->rc_[root];
+        return AMCM_ROUTE;
+    }
+    AMCM_INFO(st, &si);
+    r->scount = (size_t)(sc > 0 ? sc : 0) * (size_t)si.size;
+    AMCM_TRY(amcm_view(r, AMCM_IN, UNCONST(sb), sc, sc, st, &si, &p));
+    r->sbuf = p;
+    return AMCM_ROUTE;
+}
+
+static int amcm_prep_scatterv(amcm_req_t *r, int mode, const void *sb, const int scs[],
+                              const int displs[], MPI_Datatype st, void *rb, int rc,
+                              MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    amcm_dt_t ri;
+    void     *p;
+
+    AMCM_DECIDE(AMCM_SCATTERV);
+    if ((root < 0) || (root >= SIZE)) {
+        return AMCM_WHY_ARG;
+    }
+    r->root = root;
+    r->adt  = AMC_BYTE;
+    if (ME == root) {
+        AMCM_TRY(amcm_vlayout(r, AMCM_IN, -1, UNCONST(sb), SIZE, scs, displs, NULL, st, NULL, &p,
+                              &r->sc, &r->sd));
+        r->sbuf = p;
+        if (rb == MPI_IN_PLACE) {
+            r->rbuf  = AMC_IN_PLACE;
+            r->count = r->sc[root];
+            return AMCM_ROUTE;
+        }
+    }
+    AMCM_INFO(rt, &ri);
+    r->count = (size_t)(rc > 0 ? rc : 0) * (size_t)ri.size;
+    AMCM_TRY(amcm_view(r, AMCM_OUT, rb, rc, rc, rt, &ri, &r->rbuf));
+    return AMCM_ROUTE;
+}
+
+static int amcm_prep_allgatherv(amcm_req_t *r, int mode, const void *sb, int sc, MPI_Datatype st,
+                                void *rb, const int rcs[], const int displs[], MPI_Datatype rt,
+                                MPI_Comm comm)
+{
+    amcm_dt_t si;
+    void     *p;
+    int       in_place = (sb == MPI_IN_PLACE);
+
+    AMCM_DECIDE(AMCM_ALLGATHERV);
+    r->adt = AMC_BYTE;
+    AMCM_TRY(amcm_vlayout(r, AMCM_OUT | (in_place ? AMCM_IN : 0), in_place ? ME : -1, rb, SIZE,
+                          rcs, displs, NULL, rt, NULL, &r->rbuf, &r->rc_, &r->rd));
+    if (in_place) {
+        r->sbuf   = AMC_IN_PLACE;
+        r->scount = r->rc_[ME];
+        return AMCM_ROUTE;
+    }
+    AMCM_INFO(st, &si);
+    r->scount = (size_t)(sc > 0 ? sc : 0) * (size_t)si.size;
+    AMCM_TRY(amcm_view(r, AMCM_IN, UNCONST(sb), sc, sc, st, &si, &p));
+    r->sbuf = p;
+    return AMCM_ROUTE;
+}
+
+/* alltoallv (one type per side, displacements in extents) and alltoallw
+ * (a type per block, displacements in bytes) */
+static int amcm_prep_alltoallvw(amcm_req_t *r, int mode, int coll, const void *sb,
+                                const int scs[], const int sds[], MPI_Datatype st,
+                                const MPI_Datatype sts[], void *rb, const int rcs[],
+                                const int rds[], MPI_Datatype rt, const MPI_Datatype rts[],
+                                MPI_Comm comm)
+{
+    int  w = (coll == AMCM_ALLTOALLW);
+    void *p;
+
+    AMCM_DECIDE(coll);
+    r->adt = AMC_BYTE;
+    if (sb == MPI_IN_PLACE) {
+        r->sbuf = AMC_IN_PLACE;
+        AMCM_TRY(amcm_vlayout(r, AMCM_IN | AMCM_OUT, -1, rb, SIZE, rcs, w ? NULL : rds,
+                              w ? rds : NULL, rt, rts, &r->rbuf, &r->rc_, &r->rd));
+        return AMCM_ROUTE;
+    }
+    AMCM_TRY(amcm_vlayout(r, AMCM_IN, -1, UNCONST(sb), SIZE, scs, w ? NULL : sds, w ? sds : NULL,
+                          st, sts, &p, &r->sc, &r->sd));
+    r->sbuf = p;
+    AMCM_TRY(amcm_vlayout(r, AMCM_OUT, -1, rb, SIZE, rcs, w ? NULL : rds, w ? rds : NULL, rt, rts,
+                          &r->rbuf, &r->rc_, &r->rd));
+    return AMCM_ROUTE;
+}
+
+static int amcm_prep_reduce_scatter(amcm_req_t *r, int mode, int coll, const void *sb, void *rb,
+                                    int rcount, const int rcs[], MPI_Datatype dt, MPI_Op op,
+                                    MPI_Comm comm)
+{
+    amcm_dt_t ti;
+    long      total = 0, mine;
+    void     *p;
+    int       why, i;
+
+    AMCM_DECIDE(coll);
+    if (amcm_dt_info(dt, &ti) != MPI_SUCCESS) {
+        return AMCM_WHY_ARG;
+    }
+    if ((why = amcm_op_map(op, &ti, &r->op)) != AMCM_ROUTE) {
+        return why;
+    }
+    r->adt = (amc_datatype_t)ti.atype;
+    if (coll == AMCM_REDUCE_SCATTER_BLOCK) {
+        if (rcount < 0) {
+            return AMCM_FAIL + AMC_ERR_ARG;
+        }
+        r->count = (size_t)rcount * (size_t)ti.n;
+        total    = (long)SIZE * rcount;
+        mine     = rcount;
+    } else {
+        if (rcs == NULL) {
+            return AMCM_FAIL + AMC_ERR_ARG;
+        }
+        r->rc_ = amcm_tmp(r, (size_t)SIZE * sizeof(size_t));
+        if (r->rc_ == NULL) {
+            return AMCM_FAIL + AMC_ERR_NO_MEMORY;
+        }
+        for (i = 0; i < SIZE; i++) {
+            if (rcs[i] < 0) {
+                return AMCM_FAIL + AMC_ERR_ARG;
+            }
+            r->rc_[i] = (size_t)rcs[i] * (size_t)ti.n;
+            total += rcs[i];
+        }
+        mine = rcs[ME];
+    }
+    if (sb == MPI_IN_PLACE) {
+        r->sbuf = AMC_IN_PLACE;
+        AMCM_TRY(amcm_view(r, AMCM_IN | AMCM_OUT, rb, total, mine, dt, &ti, &r->rbuf));
+        return AMCM_ROUTE;
+    }
+    AMCM_TRY(amcm_view(r, AMCM_IN, UNCONST(sb), total, 0, dt, &ti, &p));
+    r->sbuf = p;
+    AMCM_TRY(amcm_view(r, AMCM_OUT, rb, mine, mine, dt, &ti, &r->rbuf));
+    return AMCM_ROUTE;
+}
+
+/* ------------------------------------------------------------------ issue */
+
+#define AMCM_ISS(name, ...)                                                                    \
+    ((m == AMCM_BLOCKING)      ? amc_##name(__VA_ARGS__)                                       \
+     : (m == AMCM_NONBLOCKING) ? amc_i##name(__VA_ARGS__, &r->areq)                            \
+                               : amc_##name##_init(__VA_ARGS__, &r->areq))
+
+/* The amcoll call of a prepared request, in its mode. */
+int amcm_issue(amcm_req_t *r)
+{
+    amc_comm_t ac = r->ce->ac;
+    int        m  = r->mode;
+
+    switch (r->coll) {
+    case AMCM_BARRIER:
+        return (m == AMCM_BLOCKING)      ? amc_barrier(ac)
+               : (m == AMCM_NONBLOCKING) ? amc_ibarrier(ac, &r->areq)
+                                         : amc_barrier_init(ac, &r->areq);
+    case AMCM_BCAST:
+        return AMCM_ISS(bcast, r->rbuf, r->count, r->adt, r->root, ac);
+    case AMCM_REDUCE:
+        return AMCM_ISS(reduce, r->sbuf, r->rbuf, r->count, r->adt, r->op, r->root, ac);
+    case AMCM_ALLREDUCE:
+        return AMCM_ISS(allreduce, r->sbuf, r->rbuf, r->count, r->adt, r->op, ac);
+    case AMCM_SCAN:
+        return AMCM_ISS(scan, r->sbuf, r->rbuf, r->count, r->adt, r->op, ac);
+    case AMCM_EXSCAN:
+        return AMCM_ISS(exscan, r->sbuf, r->rbuf, r->count, r->adt, r->op, ac);
+    case AMCM_GATHER:
+        return AMCM_ISS(gather, r->sbuf, r->rbuf, r->count, r->adt, r->root, ac);
+    case AMCM_SCATTER:
+        return AMCM_ISS(scatter, r->sbuf, r->rbuf, r->count, r->adt, r->root, ac);
+    case AMCM_ALLGATHER:
+        return AMCM_ISS(allgather, r->sbuf, r->rbuf, r->count, r->adt, ac);
+    case AMCM_ALLTOALL:
+        return AMCM_ISS(alltoall, r->sbuf, r->rbuf, r->count, r->adt, ac);
+    case AMCM_REDUCE_SCATTER_BLOCK:
+        return AMCM_ISS(reduce_scatter_block, r->sbuf, r->rbuf, r->count, r->adt, r->op, ac);
+    case AMCM_REDUCE_SCATTER:
+        return AMCM_ISS(reduce_scatter, r->sbuf, r->rbuf, r->rc_, r->adt, r->op, ac);
+    case AMCM_GATHERV:
+        return AMCM_ISS(gatherv, r->sbuf, r->scount, r->rbuf, r->rc_, r->rd, r->adt, r->root, ac);
+    case AMCM_SCATTERV:
+        return AMCM_ISS(scatterv, r->sbuf, r->sc, r->sd, r->rbuf, r->count, r->adt, r->root, ac);
+    case AMCM_ALLGATHERV:
+        return AMCM_ISS(allgatherv, r->sbuf, r->scount, r->rbuf, r->rc_, r->rd, r->adt, ac);
+    case AMCM_ALLTOALLV:
+    case AMCM_ALLTOALLW:
+        return AMCM_ISS(alltoallv, r->sbuf, r->sc, r->sd, r->rbuf, r->rc_, r->rd, r->adt, ac);
+    default:
+        return AMC_ERR_ARG;
+    }
+}
+
+/* ------------------------------------------------------------------ run */
+
+static int amcm_run_blocking(amcm_req_t *r, int prep)
+{
+    int rc = (prep >= AMCM_FAIL) ? prep - AMCM_FAIL : AMC_SUCCESS;
+
+    if (amcm_g.detached != NULL) {
+        amcm_detached_poll(0);
+    }
+    if (rc == AMC_SUCCESS) {
+        rc = amcm_req_run_jobs(r, 0);
+    }
+    if (rc == AMC_SUCCESS) {
+        rc = amcm_issue_retry(r, 0);
+    }
+    if (rc == AMC_SUCCESS) {
+        rc = amcm_req_run_jobs(r, 1);
+    }
+    amcm_req_release(r);
+    amcm_bump(&amcm_g.routed[r->coll][AMCM_BLOCKING]);
+    return (rc == AMC_SUCCESS) ? MPI_SUCCESS : amcm_raise(r->comm, rc);
+}
+
+static int amcm_run_started(amcm_req_t *r, int prep, MPI_Request *request)
+{
+    int      rc = (prep >= AMCM_FAIL) ? prep - AMCM_FAIL : AMC_SUCCESS;
+    MPI_Comm comm = r->comm;
+
+    if (amcm_g.detached != NULL) {
+        amcm_detached_poll(0);
+    }
+    if (request == NULL) {
+        rc = AMC_ERR_ARG;
+    }
+    if ((rc == AMC_SUCCESS) && (r->mode == AMCM_NONBLOCKING)) {
+        rc = amcm_req_run_jobs(r, 0);
+    }
+    if (rc == AMC_SUCCESS) {
+        rc = amcm_issue_retry(r, 0);
+    }
+    if (rc != AMC_SUCCESS) {
+        amcm_req_free(r);
+        if (request != NULL) {
+            *request = MPI_REQUEST_NULL;
+        }
+        return amcm_raise(comm, rc);
+    }
+    r->active = (r->mode == AMCM_NONBLOCKING);
+    amcm_bump(&amcm_g.routed[r->coll][r->mode]);
+    return amcm_req_register(r, request);
+}
+
+#define AMCM_B(coll, prep, pmpi)                                                               \
+    do {                                                                                       \
+        amcm_req_t r_;                                                                         \
+        int        w_ = prep;                                                                  \
+        if ((w_ != AMCM_ROUTE) && (w_ < AMCM_FAIL)) {                                          \
+            amcm_bump(&amcm_g.fell[coll][w_]);                                                 \
+            return pmpi;                                                                       \
+        }                                                                                      \
+        return amcm_run_blocking(&r_, w_);                                                     \
+    } while (0)
+
+#define AMCM_NB(coll, prep, pmpi, request)                                                     \
+    do {                                                                                       \
+        amcm_req_t *r_ = amcm_g.on ? malloc(sizeof(*r_)) : NULL;                               \
+        int         w_;                                                                        \
+        if (r_ == NULL) {                                                                      \
+            amcm_bump(&amcm_g.fell[coll][AMCM_WHY_OFF]);                                       \
+            if (amcm_g.on) {                                                                   \
+                return amcm_raise(comm, AMC_ERR_NO_MEMORY);                                    \
+            }                                                                                  \
+            return pmpi;                                                                       \
+        }                                                                                      \
+        w_ = prep;                                                                             \
+        if ((w_ != AMCM_ROUTE) && (w_ < AMCM_FAIL)) {                                          \
+            free(r_);                                                                          \
+            amcm_bump(&amcm_g.fell[coll][w_]);                                                 \
+            return pmpi;                                                                       \
+        }                                                                                      \
+        return amcm_run_started(r_, w_, request);                                              \
+    } while (0)
+
+#define B  AMCM_BLOCKING
+#define NB AMCM_NONBLOCKING
+#define P  AMCM_PERSISTENT
+
+/* ------------------------------------------------------------------ barrier, bcast */
+
+int MPI_Barrier(MPI_Comm comm)
+{
+    AMCM_B(AMCM_BARRIER, amcm_prep_barrier(&r_, B, comm), PMPI_Barrier(comm));
+}
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    AMCM_NB(AMCM_BARRIER, amcm_prep_barrier(r_, NB, comm), PMPI_Ibarrier(comm, request), request);
+}
+int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    AMCM_B(AMCM_BCAST, amcm_prep_bcast(&r_, B, buf, count, dt, root, comm),
+           PMPI_Bcast(buf, count, dt, root, comm));
+}
+int MPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+               MPI_Request *request)
+{
+    AMCM_NB(AMCM_BCAST, amcm_prep_bcast(r_, NB, buf, count, dt, root, comm),
+            PMPI_Ibcast(buf, count, dt, root, comm, request), request);
+}
+
+/* ------------------------------------------------------------------ reductions */
+
+int MPI_Reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
+               MPI_Comm comm)
+{
+    AMCM_B(AMCM_REDUCE, amcm_prep_reduce_any(&r_, B, AMCM_REDUCE, sb, rb, count, dt, op, root, comm),
+           PMPI_Reduce(sb, rb, count, dt, op, root, comm));
+}
+int MPI_Ireduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
+                MPI_Comm comm, MPI_Request *request)
+{
+    AMCM_NB(AMCM_REDUCE,
+            amcm_prep_reduce_any(r_, NB, AMCM_REDUCE, sb, rb, count, dt, op, root, comm),
+            PMPI_Ireduce(sb, rb, count, dt, op, root, comm, request), request);
+}
+int MPI_Allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    AMCM_B(AMCM_ALLREDUCE,
+           amcm_prep_reduce_any(&r_, B, AMCM_ALLREDUCE, sb, rb, count, dt, op, 0, comm),
+           PMPI_Allreduce(sb, rb, count, dt, op, comm));
+}
+int MPI_Iallreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    AMCM_NB(AMCM_ALLREDUCE,
+            amcm_prep_reduce_any(r_, NB, AMCM_ALLREDUCE, sb, rb, count, dt, op, 0, comm),
+            PMPI_Iallreduce(sb, rb, count, dt, op, comm, request), request);
+}
+int MPI_Scan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    AMCM_B(AMCM_SCAN, amcm_prep_reduce_any(&r_, B, AMCM_SCAN, sb, rb, count, dt, op, 0, comm),
+           PMPI_Scan(sb, rb, count, dt, op, comm));
+}
+int MPI_Iscan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request)
+{
+    AMCM_NB(AMCM_SCAN, amcm_prep_reduce_any(r_, NB, AMCM_SCAN, sb, rb, count, dt, op, 0, comm),
+            PMPI_Iscan(sb, rb, count, dt, op, comm, request), request);
+}
+int MPI_Exscan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    AMCM_B(AMCM_EXSCAN, amcm_prep_reduce_any(&r_, B, AMCM_EXSCAN, sb, rb, count, dt, op, 0, comm),
+           PMPI_Exscan(sb, rb, count, dt, op, comm));
+}
+int MPI_Iexscan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                MPI_Request *request)
+{
+    AMCM_NB(AMCM_EXSCAN,
+            amcm_prep_reduce_any(r_, NB, AMCM_EXSCAN, sb, rb, count, dt, op, 0, comm),
+            PMPI_Iexscan(sb, rb, count, dt, op, comm, request), request);
+}
+int MPI_Reduce_scatter_block(const void *sb, void *rb, int rc, MPI_Datatype dt, MPI_Op op,
+                             MPI_Comm comm)
+{
+    AMCM_B(AMCM_REDUCE_SCATTER_BLOCK,
+           amcm_prep_reduce_scatter(&r_, B, AMCM_REDUCE_SCATTER_BLOCK, sb, rb, rc, NULL, dt, op,
+                                    comm),
+           PMPI_Reduce_scatter_block(sb, rb, rc, dt, op, comm));
+}
+int MPI_Ireduce_scatter_block(const void *sb, void *rb, int rc, MPI_Datatype dt, MPI_Op op,
+                              MPI_Comm comm, MPI_Request *request)
+{
+    AMCM_NB(AMCM_REDUCE_SCATTER_BLOCK,
+            amcm_prep_reduce_scatter(r_, NB, AMCM_REDUCE_SCATTER_BLOCK, sb, rb, rc, NULL, dt, op,
+                                     comm),
+            PMPI_Ireduce_scatter_block(sb, rb, rc, dt, op, comm, request), request);
+}
+int MPI_Reduce_scatter(const void *sb, void *rb, const int rcs[], MPI_Datatype dt, MPI_Op op,
+                       MPI_Comm comm)
+{
+    AMCM_B(AMCM_REDUCE_SCATTER,
+           amcm_prep_reduce_scatter(&r_, B, AMCM_REDUCE_SCATTER, sb, rb, 0, rcs, dt, op, comm),
+           PMPI_Reduce_scatter(sb, rb, rcs, dt, op, comm));
+}
+int MPI_Ireduce_scatter(const void *sb, void *rb, const int rcs[], MPI_Datatype dt, MPI_Op op,
+                        MPI_Comm comm, MPI_Request *request)
+{
+    AMCM_NB(AMCM_REDUCE_SCATTER,
+            amcm_prep_reduce_scatter(r_, NB, AMCM_REDUCE_SCATTER, sb, rb, 0, rcs, dt, op, comm),
+            PMPI_Ireduce_scatter(sb, rb, rcs, dt, op, comm, request), request);
+}
+
+/* ------------------------------------------------------------------ data movement */
+
+int MPI_Gather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+               int root, MPI_Comm comm)
+{
+    AMCM_B(AMCM_GATHER,
+           amcm_prep_rooted(&r_, B, AMCM_GATHER, sb, sc, st, rb, rc, rt, root, comm),
+           PMPI_Gather(sb, sc, st, rb, rc, rt, root, comm));
+}
+int MPI_Igather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+                int root, MPI_Comm comm, MPI_Request *request)
+{
+    AMCM_NB(AMCM_GATHER,
+            amcm_prep_rooted(r_, NB, AMCM_GATHER, sb, sc, st, rb, rc, rt, root, comm),
+            PMPI_Igather(sb, sc, st, rb, rc, rt, root, comm, request), request);
+}
+int MPI_Scatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+                int root, MPI_Comm comm)
+{
+    AMCM_B(AMCM_SCATTER,
+           amcm_prep_rooted(&r_, B, AMCM_SCATTER, sb, sc, st, rb, rc, rt, root, comm),
+           PMPI_Scatter(sb, sc, st, rb, rc, rt, root, comm));
+}
+int MPI_Iscatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+                 int root, MPI_Comm comm, MPI_Request *request)
+{
+    AMCM_NB(AMCM_SCATTER,
+            amcm_prep_rooted(r_, NB, AMCM_SCATTER, sb, sc, st, rb, rc, rt, root, comm),
+            PMPI_Iscatter(sb, sc, st, rb, rc, rt, root, comm, request), request);
+}
+int MPI_Allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+                  MPI_Comm comm)
+{
+    AMCM_B(AMCM_ALLGATHER,
+           amcm_prep_rooted(&r_, B, AMCM_ALLGATHER, sb, sc, st, rb, rc, rt, 0, comm),
+           PMPI_Allgather(sb, sc, st, rb, rc, rt, comm));
+}
+int MPI_Iallgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    AMCM_NB(AMCM_ALLGATHER,
+            amcm_prep_rooted(r_, NB, AMCM_ALLGATHER, sb, sc, st, rb, rc, rt, 0, comm),
+            PMPI_Iallgather(sb, sc, st, rb, rc, rt, comm, request), request);
+}
+int MPI_Alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+                 MPI_Comm comm)
+{
+    AMCM_B(AMCM_ALLTOALL,
+           amcm_prep_rooted(&r_, B, AMCM_ALLTOALL, sb, sc, st, rb, rc, rt, 0, comm),
+           PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm));
+}
+int MPI_Ialltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    AMCM_NB(AMCM_ALLTOALL,
+            amcm_prep_rooted(r_, NB, AMCM_ALLTOALL, sb, sc, st, rb, rc, rt, 0, comm),
+            PMPI_Ialltoall(sb, sc, st, rb, rc, rt, comm, request), request);
+}
+int MPI_Gatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[],
+                const int displs[], MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    AMCM_B(AMCM_GATHERV,
+           amcm_prep_gatherv(&r_, B, sb, sc, st, rb, rcs, displs, rt, root, comm),
+           PMPI_Gatherv(sb, sc, st, rb, rcs, displs, rt, root, comm));
+}
+int MPI_Igatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[],
+                 const int displs[], MPI_Datatype rt, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    AMCM_NB(AMCM_GATHERV,
+            amcm_prep_gatherv(r_, NB, sb, sc, st, rb, rcs, displs, rt, root, comm),
+            PMPI_Igatherv(sb, sc, st, rb, rcs, displs, rt, root, comm, request), request);
+}
+int MPI_Scatterv(const void *sb, const int scs[], const int displs[], MPI_Datatype st, void *rb,
+                 int rc, MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    AMCM_B(AMCM_SCATTERV,
+           amcm_prep_scatterv(&r_, B, sb, scs, displs, st, rb, rc, rt, root, comm),
+           PMPI_Scatterv(sb, scs, displs, st, rb, rc, rt, root, comm));
+}
+int MPI_Iscatterv(const void *sb, const int scs[], const int displs[], MPI_Datatype st, void *rb,
+                  int rc, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *request)
+{
+    AMCM_NB(AMCM_SCATTERV,
+            amcm_prep_scatterv(r_, NB, sb, scs, displs, st, rb, rc, rt, root, comm),
+            PMPI_Iscatterv(sb, scs, displs, st, rb, rc, rt, root, comm, request), request);
+}
+int MPI_Allgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[],
+                   const int displs[], MPI_Datatype rt, MPI_Comm comm)
+{
+    AMCM_B(AMCM_ALLGATHERV,
+           amcm_prep_allgatherv(&r_, B, sb, sc, st, rb, rcs, displs, rt, comm),
+           PMPI_Allgatherv(sb, sc, st, rb, rcs, displs, rt, comm));
+}
+int MPI_Iallgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[],
+                    const int displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Request *request)
+{
+    AMCM_NB(AMCM_ALLGATHERV,
+            amcm_prep_allgatherv(r_, NB, sb, sc, st, rb, rcs, displs, rt, comm),
+            PMPI_Iallgatherv(sb, sc, st, rb, rcs, displs, rt, comm, request), request);
+}
+int MPI_Alltoallv(const void *sb, const int scs[], const int sds[], MPI_Datatype st, void *rb,
+                  const int rcs[], const int rds[], MPI_Datatype rt, MPI_Comm comm)
+{
+    AMCM_B(AMCM_ALLTOALLV,
+           amcm_prep_alltoallvw(&r_, B, AMCM_ALLTOALLV, sb, scs, sds, st, NULL, rb, rcs, rds, rt,
+                                NULL, comm),
+           PMPI_Alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm));
+}
+int MPI_Ialltoallv(const void *sb, const int scs[], const int sds[], MPI_Datatype st, void *rb,
+                   const int rcs[], const int rds[], MPI_Datatype rt, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    AMCM_NB(AMCM_ALLTOALLV,
+            amcm_prep_alltoallvw(r_, NB, AMCM_ALLTOALLV, sb, scs, sds, st, NULL, rb, rcs, rds, rt,
+                                 NULL, comm),
+            PMPI_Ialltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, request), request);
+}
+int MPI_Alltoallw(const void *sb, const int scs[], const int sds[], const MPI_Datatype sts[],
+                  void *rb, const int rcs[], const int rds[], const MPI_Datatype rts[],
+                  MPI_Comm comm)
+{
+    AMCM_B(AMCM_ALLTOALLW,
+           amcm_prep_alltoallvw(&r_, B, AMCM_ALLTOALLW, sb, scs, sds, MPI_DATATYPE_NULL, sts, rb,
+                                rcs, rds, MPI_DATATYPE_NULL, rts, comm),
+           PMPI_Alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm));
+}
+int MPI_Ialltoallw(const void *sb, const int scs[], const int sds[], const MPI_Datatype sts[],
+                   void *rb, const int rcs[], const int rds[], const MPI_Datatype rts[],
+                   MPI_Comm comm, MPI_Request *request)
+{
+    AMCM_NB(AMCM_ALLTOALLW,
+            amcm_prep_alltoallvw(r_, NB, AMCM_ALLTOALLW, sb, scs, sds, MPI_DATATYPE_NULL, sts,
+                                 rb, rcs, rds, MPI_DATATYPE_NULL, rts, comm),
+            PMPI_Ialltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, request), request);
+}
+
+/* ------------------------------------------------------------------ persistent */
+
+/* Open MPI 4.1 declares the MPI-4 persistent collectives as MPIX_*_init in
+ * mpi-ext.h (extension pcollreq); an MPI-4 library as MPI_*_init. */
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define AMCM_PERSISTENT_API 1
+#define AMCM_PN(x)  MPIX_##x
+#define AMCM_PPN(x) PMPIX_##x
+#elif MPI_VERSION >= 4
+#define AMCM_PERSISTENT_API 1
+#define AMCM_PN(x)  MPI_##x
+#define AMCM_PPN(x) PMPI_##x
+#endif
+
+#ifdef AMCM_PERSISTENT_API
+int AMCM_PN(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    AMCM_NB(AMCM_BARRIER, amcm_prep_barrier(r_, P, comm),
+            AMCM_PPN(Barrier_init)(comm, info, request), request);
+}
+int AMCM_PN(Bcast_init)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    AMCM_NB(AMCM_BCAST, amcm_prep_bcast(r_, P, buf, count, dt, root, comm),
+            AMCM_PPN(Bcast_init)(buf, count, dt, root, comm, info, request), request);
+}
+int AMCM_PN(Reduce_init)(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
+                         int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    AMCM_NB(AMCM_REDUCE,
+            amcm_prep_reduce_any(r_, P, AMCM_REDUCE, sb, rb, count, dt, op, root, comm),
+            AMCM_PPN(Reduce_init)(sb, rb, count, dt, op, root, comm, info, request), request);
+}
+int AMCM_PN(Allreduce_init)(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
+                            MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    AMCM_NB(AMCM_ALLREDUCE,
+            amcm_prep_reduce_any(r_, P, AMCM_ALLREDUCE, sb, rb, count, dt, op, 0, comm),
+            AMCM_PPN(Allreduce_init)(sb, rb, count, dt, op, comm, info, request), request);
+}
+int AMCM_PN(Scan_init)(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    AMCM_NB(AMCM_SCAN, amcm_prep_reduce_any(r_, P, AMCM_SCAN, sb, rb, count, dt, op, 0, comm),
+            AMCM_PPN(Scan_init)(sb, rb, count, dt, op, comm, info, request), request);
+}
+int AMCM_PN(Exscan_init)(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
+                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    AMCM_NB(AMCM_EXSCAN,
+            amcm_prep_reduce_any(r_, P, AMCM_EXSCAN, sb, rb, count, dt, op, 0, comm),
+            AMCM_PPN(Exscan_init)(sb, rb, count, dt, op, comm, info, request), request);
+}
+int AMCM_PN(Reduce_scatter_block_init)(const void *sb, void *rb, int rc, MPI_Datatype dt,
+                                       MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                       MPI_Request *request)
+{
+    AMCM_NB(AMCM_REDUCE_SCATTER_BLOCK,
+            amcm_prep_reduce_scatter(r_, P, AMCM_REDUCE_SCATTER_BLOCK, sb, rb, rc, NULL, dt, op,
+                                     comm),
+            AMCM_PPN(Reduce_scatter_block_init)(sb, rb, rc, dt, op, comm, info, request),
+            request);
+}
+int AMCM_PN(Reduce_scatter_init)(const void *sb, void *rb, const int rcs[], MPI_Datatype dt,
+                                 MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    AMCM_NB(AMCM_REDUCE_SCATTER,
+            amcm_prep_reduce_scatter(r_, P, AMCM_REDUCE_SCATTER, sb, rb, 0, rcs, dt, op, comm),
+            AMCM_PPN(Reduce_scatter_init)(sb, rb, rcs, dt, op, comm, info, request), request);
+}
+int AMCM_PN(Gather_init)(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
+                         MPI_Datatype rt, int root, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
+{
+    AMCM_NB(AMCM_GATHER,
+            amcm_prep_rooted(r_, P, AMCM_GATHER, sb, sc, st, rb, rc, rt, root, comm),
+            AMCM_PPN(Gather_init)(sb, sc, st, rb, rc, rt, root, comm, info, request), request);
+}
+int AMCM_PN(Scatter_init)(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
+                          MPI_Datatype rt, int root, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
+{
+    AMCM_NB(AMCM_SCATTER,
+            amcm_prep_rooted(r_, P, AMCM_SCATTER, sb, sc, st, rb, rc, rt, root, comm),
+            AMCM_PPN(Scatter_init)(sb, sc, st, rb, rc, rt, root, comm, info, request), request);
+}
+int AMCM_PN(Allgather_init)(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
+                            MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    AMCM_NB(AMCM_ALLGATHER,
+            amcm_prep_rooted(r_, P, AMCM_ALLGATHER, sb, sc, st, rb, rc, rt, 0, comm),
+            AMCM_PPN(Allgather_init)(sb, sc, st, rb, rc, rt, comm, info, request), request);
+}
+int AMCM_PN(Alltoall_init)(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
+                           MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    AMCM_NB(AMCM_ALLTOALL,
+            amcm_prep_rooted(r_, P, AMCM_ALLTOALL, sb, sc, st, rb, rc, rt, 0, comm),
+            AMCM_PPN(Alltoall_init)(sb, sc, st, rb, rc, rt, comm, info, request), request);
+}
+int AMCM_PN(Gatherv_init)(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[],
+                          const int displs[], MPI_Datatype rt, int root, MPI_Comm comm,
+                          MPI_Info info, MPI_Request *request)
+{
+    AMCM_NB(AMCM_GATHERV, amcm_prep_gatherv(r_, P, sb, sc, st, rb, rcs, displs, rt, root, comm),
+            AMCM_PPN(Gatherv_init)(sb, sc, st, rb, rcs, displs, rt, root, comm, info, request),
+            request);
+}
+int AMCM_PN(Scatterv_init)(const void *sb, const int scs[], const int displs[], MPI_Datatype st,
+                           void *rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm,
+                           MPI_Info info, MPI_Request *request)
+{
+    AMCM_NB(AMCM_SCATTERV,
+            amcm_prep_scatterv(r_, P, sb, scs, displs, st, rb, rc, rt, root, comm),
+            AMCM_PPN(Scatterv_init)(sb, scs, displs, st, rb, rc, rt, root, comm, info, request),
+            request);
+}
+int AMCM_PN(Allgatherv_init)(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[],
+                             const int displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *request)
+{
+    AMCM_NB(AMCM_ALLGATHERV,
+            amcm_prep_allgatherv(r_, P, sb, sc, st, rb, rcs, displs, rt, comm),
+            AMCM_PPN(Allgatherv_init)(sb, sc, st, rb, rcs, displs, rt, comm, info, request),
+            request);
+}
+int AMCM_PN(Alltoallv_init)(const void *sb, const int scs[], const int sds[], MPI_Datatype st,
+                            void *rb, const int rcs[], const int rds[], MPI_Datatype rt,
+                            MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    AMCM_NB(AMCM_ALLTOALLV,
+            amcm_prep_alltoallvw(r_, P, AMCM_ALLTOALLV, sb, scs, sds, st, NULL, rb, rcs, rds, rt,
+                                 NULL, comm),
+            AMCM_PPN(Alltoallv_init)(sb, scs, sds, st, rb, rcs, rds, rt, comm, info, request),
+            request);
+}
+int AMCM_PN(Alltoallw_init)(const void *sb, const int scs[], const int sds[],
+                            const MPI_Datatype sts[], void *rb, const int rcs[], const int rds[],
+                            const MPI_Datatype rts[], MPI_Comm comm, MPI_Info info,
+                            MPI_Request *request)
+{
+    AMCM_NB(AMCM_ALLTOALLW,
+            amcm_prep_alltoallvw(r_, P, AMCM_ALLTOALLW, sb, scs, sds, MPI_DATATYPE_NULL, sts, rb,
+                                 rcs, rds, MPI_DATATYPE_NULL, rts, comm),
+            AMCM_PPN(Alltoallw_init)(sb, scs, sds, sts, rb, rcs, rds, rts, comm, info, request),
+            request);
+}
+#endif

@@ -1,0 +1,446 @@
+/*
+ * libamcoll_mpi: which MPI communicators have an amcoll communicator.
+ *
+ * A communicator is mapped when it is created, inside the MPI call that
+ * creates it: that call is collective over the parent, so every member makes
+ * the amcoll creation (a dup, or a split of the parent) at the same point of
+ * the parent's collective order. The members then agree (an MPI allreduce
+ * over the new communicator) that amcoll's ranks are MPI's; a communicator
+ * mapped on one member is mapped on all, which is what lets every rank of a
+ * collective make the same routing choice. Communicators made any other way
+ * (intercommunicators, MPI_Intercomm_merge, MPI_Comm_create_group of a
+ * subgroup, spawned or connected ones) are not in the table: their
+ * collectives fall through to MPI.
+ */
+#include "mpi/amcmpi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ handle maps */
+
+static uint64_t amcm_hash(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return k;
+}
+
+static int amcm_map_grow(amcm_map_t *m)
+{
+    amcm_map_t big = {0};
+    size_t     i;
+
+    big.cap  = m->cap ? 2 * m->cap : 64;
+    big.keys = calloc(big.cap, sizeof(*big.keys));
+    big.vals = calloc(big.cap, sizeof(*big.vals));
+    if (!big.keys || !big.vals) {
+        free(big.keys);
+        free(big.vals);
+        return -1;
+    }
+    for (i = 0; i < m->cap; i++) {
+        if (m->vals[i] != NULL) {
+            amcm_map_put(&big, m->keys[i], m->vals[i]);
+        }
+    }
+    free(m->keys);
+    free(m->vals);
+    *m = big;
+    return 0;
+}
+
+int amcm_map_put(amcm_map_t *m, uint64_t key, void *val)
+{
+    size_t i;
+
+    if ((2 * (m->n + 1) > m->cap) && (amcm_map_grow(m) != 0)) {
+        return -1;
+    }
+    for (i = amcm_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (m->vals[i] == NULL) {
+            m->keys[i] = key;
+            m->vals[i] = val;
+            m->n++;
+            return 0;
+        }
+        if (m->keys[i] == key) {
+            m->vals[i] = val;
+            return 0;
+        }
+    }
+}
+
+void *amcm_map_get(const amcm_map_t *m, uint64_t key)
+{
+    size_t i;
+
+    if (m->n == 0) {
+        return NULL;
+    }
+    for (i = amcm_hash(key) & (m->cap - 1); m->vals[i] != NULL; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == key) {
+            return m->vals[i];
+        }
+    }
+    return NULL;
+}
+
+/* Linear probing with backward-shift deletion: no tombstones. */
+void *amcm_map_del(amcm_map_t *m, uint64_t key)
+{
+    size_t i, j, home;
+    void  *val;
+
+    if (m->n == 0) {
+        return NULL;
+    }
+    for (i = amcm_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (m->vals[i] == NULL) {
+            return NULL;
+        }
+        if (m->keys[i] == key) {
+            break;
+        }
+    }
+    val        = m->vals[i];
+    m->vals[i] = NULL;
+    m->n--;
+    for (j = (i + 1) & (m->cap - 1); m->vals[j] != NULL; j = (j + 1) & (m->cap - 1)) {
+        home = amcm_hash(m->keys[j]) & (m->cap - 1);
+        /* move j into the hole at i unless its home lies cyclically in (i, j] */
+        if ((i <= j) ? ((home <= i) || (home > j)) : ((home <= i) && (home > j))) {
+            m->keys[i] = m->keys[j];
+            m->vals[i] = m->vals[j];
+            m->vals[j] = NULL;
+            i          = j;
+        }
+    }
+    return val;
+}
+
+void amcm_map_clear(amcm_map_t *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof(*m));
+}
+
+/* ------------------------------------------------------------------ the table */
+
+static amcm_map_t amcm_comms;
+
+amcm_comm_t *amcm_comm_find(MPI_Comm comm)
+{
+    amcm_comm_t *e;
+
+    if (comm == MPI_COMM_WORLD) {
+        return amcm_g.world;
+    }
+    amcm_lock();
+    e = amcm_map_get(&amcm_comms, AMCM_KEY(comm));
+    amcm_unlock();
+    return e;
+}
+
+int amcm_comm_add(MPI_Comm comm, amc_comm_t ac)
+{
+    amcm_comm_t *e = calloc(1, sizeof(*e));
+    int          rc;
+
+    if (e == NULL) {
+        return MPI_ERR_NO_MEM;
+    }
+    e->comm = comm;
+    e->ac   = ac;
+    amc_comm_rank(ac, &e->rank);
+    amc_comm_size(ac, &e->size);
+    amcm_lock();
+    rc = amcm_map_put(&amcm_comms, AMCM_KEY(comm), e);
+    amcm_unlock();
+    if (rc != 0) {
+        free(e);
+        return MPI_ERR_NO_MEM;
+    }
+    if (comm == MPI_COMM_WORLD) {
+        amcm_g.world = e;
+    }
+    return MPI_SUCCESS;
+}
+
+static void amcm_comm_drop(MPI_Comm comm)
+{
+    amcm_comm_t *e;
+
+    if (!amcm_g.inited) {
+        return;
+    }
+    amcm_lock();
+    e = amcm_map_del(&amcm_comms, AMCM_KEY(comm));
+    amcm_unlock();
+    if (e != NULL) {
+        if (e->ac != AMC_COMM_WORLD) {
+            amc_comm_free(&e->ac); /* local; collectives still running finish first */
+        }
+        free(e);
+    }
+}
+
+void amcm_comm_forget_all(void)
+{
+    size_t i;
+
+    amcm_lock();
+    for (i = 0; i < amcm_comms.cap; i++) {
+        free(amcm_comms.vals[i]); /* amc_finalize releases the amcoll side */
+    }
+    amcm_map_clear(&amcm_comms);
+    amcm_g.world = NULL;
+    amcm_unlock();
+}
+
+/* ------------------------------------------------------------------ creation */
+
+enum { AMCM_HOW_DUP, AMCM_HOW_SPLIT };
+
+/* Called by every member of parent pe's communicator, right after the MPI
+ * creation returned newcomm (MPI_COMM_NULL where this rank is in none). */
+static void amcm_adopt(amcm_comm_t *pe, MPI_Comm newcomm, int how, int colour, int key)
+{
+    amc_comm_t ac = AMC_COMM_NULL;
+    int        rc, ok, added, r = -1, s = -1, ar = -2, as = -2, inter = 0;
+
+    if (how == AMCM_HOW_DUP) {
+        rc = amc_comm_dup(pe->ac, &ac);
+    } else {
+        rc = amc_comm_split(pe->ac, colour, key, &ac);
+    }
+    if (newcomm == MPI_COMM_NULL) {
+        if (ac != AMC_COMM_NULL) {
+            amc_comm_free(&ac);
+        }
+        return;
+    }
+    PMPI_Comm_test_inter(newcomm, &inter);
+    ok = (rc == AMC_SUCCESS) && (ac != AMC_COMM_NULL) && !inter;
+    if (ok) {
+        PMPI_Comm_rank(newcomm, &r);
+        PMPI_Comm_size(newcomm, &s);
+        amc_comm_rank(ac, &ar);
+        amc_comm_size(ac, &as);
+        ok = (r == ar) && (s == as);
+    }
+    added = ok = ok && (amcm_comm_add(newcomm, ac) == MPI_SUCCESS);
+    if (!inter) {
+        PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, newcomm);
+    }
+    if (!ok) {
+        if (added) {
+            amcm_comm_drop(newcomm); /* frees ac */
+        } else if (ac != AMC_COMM_NULL) {
+            amc_comm_free(&ac);
+        }
+    }
+}
+
+/* The colour of a general creation: the parent rank of the new
+ * communicator's rank 0, the same on its members, different between new
+ * communicators; the key is the rank in the new communicator. */
+static void amcm_adopt_general(amcm_comm_t *pe, MPI_Comm parent, MPI_Comm newcomm)
+{
+    MPI_Group pg, ng;
+    int       zero = 0, leader = 0, key = 0;
+
+    if (newcomm == MPI_COMM_NULL) {
+        amcm_adopt(pe, newcomm, AMCM_HOW_SPLIT, AMC_UNDEFINED, 0);
+        return;
+    }
+    PMPI_Comm_group(parent, &pg);
+    PMPI_Comm_group(newcomm, &ng);
+    PMPI_Group_translate_ranks(ng, 1, &zero, pg, &leader);
+    PMPI_Group_free(&pg);
+    PMPI_Group_free(&ng);
+    PMPI_Comm_rank(newcomm, &key);
+    if (leader == MPI_UNDEFINED || leader < 0) {
+        leader = AMC_UNDEFINED; /* cannot happen for a creation over the parent */
+    }
+    amcm_adopt(pe, newcomm, AMCM_HOW_SPLIT, leader, key);
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    amcm_comm_t *pe = amcm_comm_find(comm);
+    int          rc = PMPI_Comm_dup(comm, newcomm);
+
+    if ((rc == MPI_SUCCESS) && (pe != NULL)) {
+        amcm_adopt(pe, *newcomm, AMCM_HOW_DUP, 0, 0);
+    }
+    return rc;
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    amcm_comm_t *pe = amcm_comm_find(comm);
+    int          rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+
+    if ((rc == MPI_SUCCESS) && (pe != NULL)) {
+        amcm_adopt(pe, *newcomm, AMCM_HOW_DUP, 0, 0);
+    }
+    return rc;
+}
+
+int amcm_greq_done(MPI_Request *request);
+
+/* MPI_Comm_idup on a mapped communicator: the dup is made at once (amcoll's
+ * creation is a blocking collective over the parent) and the request comes
+ * back complete. */
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    amcm_comm_t *pe = amcm_comm_find(comm);
+    int          rc;
+
+    if (pe == NULL) {
+        return PMPI_Comm_idup(comm, newcomm, request);
+    }
+    rc = PMPI_Comm_dup(comm, newcomm);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    amcm_adopt(pe, *newcomm, AMCM_HOW_DUP, 0, 0);
+    return amcm_greq_done(request);
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    amcm_comm_t *pe = amcm_comm_find(comm);
+    int          rc = PMPI_Comm_split(comm, color, key, newcomm);
+
+    if ((rc == MPI_SUCCESS) && (pe != NULL)) {
+        amcm_adopt(pe, *newcomm, AMCM_HOW_SPLIT, (color == MPI_UNDEFINED) ? AMC_UNDEFINED : color,
+                   key);
+    }
+    return rc;
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm *newcomm)
+{
+    amcm_comm_t *pe = amcm_comm_find(comm);
+    int          rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+
+    if ((rc == MPI_SUCCESS) && (pe != NULL)) {
+        amcm_adopt_general(pe, comm, *newcomm);
+    }
+    return rc;
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    amcm_comm_t *pe = amcm_comm_find(comm);
+    int          rc = PMPI_Comm_create(comm, group, newcomm);
+
+    if ((rc == MPI_SUCCESS) && (pe != NULL)) {
+        amcm_adopt_general(pe, comm, *newcomm);
+    }
+    return rc;
+}
+
+/* Only the group's members call it: mapped when that is the whole parent
+ * (every member of the parent then takes part in the amcoll split); the
+ * group's size is the same on all callers, so they all decide alike. */
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    amcm_comm_t *pe = amcm_comm_find(comm);
+    int          rc = PMPI_Comm_create_group(comm, group, tag, newcomm), gsize = -1;
+
+    if ((rc == MPI_SUCCESS) && (pe != NULL)) {
+        PMPI_Group_size(group, &gsize);
+        if (gsize == pe->size) {
+            amcm_adopt_general(pe, comm, *newcomm);
+        }
+    }
+    return rc;
+}
+
+/* Topologies: collective over the parent, so mapped the same way (their
+ * neighbourhood collectives are not intercepted and stay on MPI). */
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+                    MPI_Comm *newcomm)
+{
+    amcm_comm_t *pe = amcm_comm_find(comm);
+    int          rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
+
+    if ((rc == MPI_SUCCESS) && (pe != NULL)) {
+        amcm_adopt_general(pe, comm, *newcomm);
+    }
+    return rc;
+}
+
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+    amcm_comm_t *pe = amcm_comm_find(comm);
+    int          rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
+
+    if ((rc == MPI_SUCCESS) && (pe != NULL)) {
+        amcm_adopt_general(pe, comm, *newcomm);
+    }
+    return rc;
+}
+
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                     int reorder, MPI_Comm *newcomm)
+{
+    amcm_comm_t *pe = amcm_comm_find(comm);
+    int          rc = PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
+
+    if ((rc == MPI_SUCCESS) && (pe != NULL)) {
+        amcm_adopt_general(pe, comm, *newcomm);
+    }
+    return rc;
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[], const int destweights[],
+                                   MPI_Info info, int reorder, MPI_Comm *newcomm)
+{
+    amcm_comm_t *pe = amcm_comm_find(comm);
+    int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
+                                             destinations, destweights, info, reorder, newcomm);
+
+    if ((rc == MPI_SUCCESS) && (pe != NULL)) {
+        amcm_adopt_general(pe, comm, *newcomm);
+    }
+    return rc;
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info,
+                          int reorder, MPI_Comm *newcomm)
+{
+    amcm_comm_t *pe = amcm_comm_find(comm);
+    int          rc = PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights,
+                                             info, reorder, newcomm);
+
+    if ((rc == MPI_SUCCESS) && (pe != NULL)) {
+        amcm_adopt_general(pe, comm, *newcomm);
+    }
+    return rc;
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+    if ((comm != NULL) && (*comm != MPI_COMM_WORLD) && (*comm != MPI_COMM_SELF)) {
+        amcm_comm_drop(*comm);
+    }
+    return PMPI_Comm_free(comm);
+}
+
+int MPI_Comm_disconnect(MPI_Comm *comm)
+{
+    if ((comm != NULL) && (*comm != MPI_COMM_WORLD) && (*comm != MPI_COMM_SELF)) {
+        amcm_comm_drop(*comm);
+    }
+    return PMPI_Comm_disconnect(comm);
+}

@@ -1,0 +1,484 @@
+/*
+ * libamcoll_mpi: datatypes and ops.
+ *
+ * amcm_dt_info says of a datatype what the routing needs: its size, whether
+ * count elements lie as count * size contiguous bytes at the buffer
+ * (otherwise the call packs into a temporary), and for reductions the
+ * signature: n copies of one named type per element, or none. The
+ * signature is what MPI makes identical on every rank of a reduction, so a
+ * decision taken from it is the same everywhere; the layout may differ from
+ * rank to rank and never decides anything.
+ */
+#include "mpi/amcmpi.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What MPI lets a predefined op do on a type (MPI-3.1 5.9.2). */
+enum { AMCM_CL_NONE, AMCM_CL_INT, AMCM_CL_FLOAT, AMCM_CL_BYTE };
+
+typedef struct {
+    MPI_Datatype dt;
+    int          atype, cls, size;
+} amcm_named_t;
+
+#define AMCM_NAMED_MAX 40
+static amcm_named_t amcm_named[AMCM_NAMED_MAX];
+static int          amcm_nnamed;
+
+static void amcm_named_add(MPI_Datatype dt, int atype, int cls, int want_size)
+{
+    int size = -1;
+
+    if ((dt == MPI_DATATYPE_NULL) || (amcm_nnamed == AMCM_NAMED_MAX)) {
+        return;
+    }
+    PMPI_Type_size(dt, &size);
+    if (size != want_size) {
+        /* amcoll's type would not be this one's: data only */
+        atype = -1;
+        cls   = AMCM_CL_NONE;
+    }
+    amcm_named[amcm_nnamed].dt    = dt;
+    amcm_named[amcm_nnamed].atype = atype;
+    amcm_named[amcm_nnamed].cls   = cls;
+    amcm_named[amcm_nnamed].size  = size;
+    amcm_nnamed++;
+}
+
+void amcm_dtype_init(void)
+{
+    amcm_nnamed = 0;
+    /* the usual ones first: this is a linear search */
+    amcm_named_add(MPI_INT, AMC_INT, AMCM_CL_INT, sizeof(int));
+    amcm_named_add(MPI_DOUBLE, AMC_DOUBLE, AMCM_CL_FLOAT, sizeof(double));
+    amcm_named_add(MPI_CHAR, AMC_CHAR, AMCM_CL_NONE, 1);
+    amcm_named_add(MPI_BYTE, AMC_UINT8, AMCM_CL_BYTE, 1);
+    amcm_named_add(MPI_FLOAT, AMC_FLOAT, AMCM_CL_FLOAT, sizeof(float));
+    amcm_named_add(MPI_LONG, AMC_LONG, AMCM_CL_INT, sizeof(long));
+    amcm_named_add(MPI_UNSIGNED, AMC_UINT32, AMCM_CL_INT, 4);
+    amcm_named_add(MPI_UNSIGNED_LONG, sizeof(long) == 8 ? AMC_UINT64 : AMC_UINT32, AMCM_CL_INT,
+                   sizeof(unsigned long));
+    amcm_named_add(MPI_LONG_LONG_INT, AMC_INT64, AMCM_CL_INT, 8);
+    amcm_named_add(MPI_UNSIGNED_LONG_LONG, AMC_UINT64, AMCM_CL_INT, 8);
+    amcm_named_add(MPI_SHORT, AMC_INT16, AMCM_CL_INT, 2);
+    amcm_named_add(MPI_UNSIGNED_SHORT, AMC_UINT16, AMCM_CL_INT, 2);
+    amcm_named_add(MPI_SIGNED_CHAR, AMC_INT8, AMCM_CL_INT, 1);
+    amcm_named_add(MPI_UNSIGNED_CHAR, AMC_UINT8, AMCM_CL_INT, 1);
+    amcm_named_add(MPI_INT8_T, AMC_INT8, AMCM_CL_INT, 1);
+    amcm_named_add(MPI_INT16_T, AMC_INT16, AMCM_CL_INT, 2);
+    amcm_named_add(MPI_INT32_T, AMC_INT32, AMCM_CL_INT, 4);
+    amcm_named_add(MPI_INT64_T, AMC_INT64, AMCM_CL_INT, 8);
+    amcm_named_add(MPI_UINT8_T, AMC_UINT8, AMCM_CL_INT, 1);
+    amcm_named_add(MPI_UINT16_T, AMC_UINT16, AMCM_CL_INT, 2);
+    amcm_named_add(MPI_UINT32_T, AMC_UINT32, AMCM_CL_INT, 4);
+    amcm_named_add(MPI_UINT64_T, AMC_UINT64, AMCM_CL_INT, 8);
+    amcm_named_add(MPI_AINT, AMC_INT64, AMCM_CL_INT, 8);
+    amcm_named_add(MPI_OFFSET, AMC_INT64, AMCM_CL_INT, 8);
+    amcm_named_add(MPI_COUNT, AMC_INT64, AMCM_CL_INT, 8);
+}
+
+static const amcm_named_t *amcm_named_find(MPI_Datatype dt)
+{
+    int i;
+
+    for (i = 0; i < amcm_nnamed; i++) {
+        if (amcm_named[i].dt == dt) {
+            return &amcm_named[i];
+        }
+    }
+    return NULL;
+}
+
+/* The signature of a datatype: n copies of basic, or mixed (ok = 0). */
+typedef struct {
+    int          ok;
+    long         n;
+    MPI_Datatype basic;
+} amcm_sig_t;
+
+static void amcm_sig_add(amcm_sig_t *acc, const amcm_sig_t *part, long times)
+{
+    if (!acc->ok) {
+        return;
+    }
+    if (!part->ok) {
+        acc->ok = 0;
+        return;
+    }
+    if ((part->n == 0) || (times == 0)) {
+        return;
+    }
+    if ((acc->n > 0) && (acc->basic != part->basic)) {
+        acc->ok = 0;
+        return;
+    }
+    acc->basic = part->basic;
+    acc->n += part->n * times;
+}
+
+static int amcm_is_named(MPI_Datatype dt)
+{
+    int ni, na, nd, comb;
+
+    if (amcm_named_find(dt) != NULL) {
+        return 1;
+    }
+    if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS) {
+        return 1; /* never free what we cannot name */
+    }
+    return comb == MPI_COMBINER_NAMED;
+}
+
+/* Walks the type constructors: the signature, and whether the layout is
+ * dense by construction (a dup or contiguous of a dense named type). */
+static void amcm_walk(MPI_Datatype dt, amcm_sig_t *sig, int *dense, int depth)
+{
+    int                 ni, na, nd, comb, i;
+    int                *ints  = NULL;
+    MPI_Aint           *aints = NULL;
+    MPI_Datatype       *types = NULL;
+    const amcm_named_t *nm;
+    amcm_sig_t          sub;
+    long                times = 0;
+
+    sig->ok    = 1;
+    sig->n     = 0;
+    sig->basic = MPI_DATATYPE_NULL;
+    *dense     = 0;
+    if ((nm = amcm_named_find(dt)) != NULL) {
+        sig->n     = 1;
+        sig->basic = dt;
+        *dense     = 1;
+        return;
+    }
+    if ((depth > 64) || (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS)) {
+        sig->ok = 0;
+        return;
+    }
+    if (comb == MPI_COMBINER_NAMED) {
+        /* a named type amcoll has no type for (pairs, long double, ...) */
+        MPI_Aint lb = 0, ext = 0;
+        int      size = 0;
+        sig->ok    = 0;
+        PMPI_Type_size(dt, &size);
+        PMPI_Type_get_extent(dt, &lb, &ext);
+        *dense = (lb == 0) && (ext == size);
+        return;
+    }
+    ints  = malloc(sizeof(int) * (size_t)(ni + 1));
+    aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
+    types = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
+    if (!ints || !aints || !types ||
+        PMPI_Type_get_contents(dt, ni, na, nd, ints, aints, types) != MPI_SUCCESS) {
+        sig->ok = 0;
+        free(ints);
+        free(aints);
+        free(types);
+        return;
+    }
+    switch (comb) {
+    case MPI_COMBINER_DUP:
+        amcm_walk(types[0], sig, dense, depth + 1);
+        break;
+    case MPI_COMBINER_CONTIGUOUS:
+        amcm_walk(types[0], &sub, dense, depth + 1);
+        amcm_sig_add(sig, &sub, ints[0]);
+        break;
+    case MPI_COMBINER_RESIZED:
+        amcm_walk(types[0], sig, dense, depth + 1);
+        *dense = 0;
+        break;
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR:
+    case MPI_COMBINER_INDEXED_BLOCK:
+#ifdef MPI_COMBINER_HINDEXED_BLOCK
+    case MPI_COMBINER_HINDEXED_BLOCK:
+#endif
+        amcm_walk(types[0], &sub, dense, depth + 1);
+        amcm_sig_add(sig, &sub, (long)ints[0] * ints[1]);
+        *dense = 0;
+        break;
+    case MPI_COMBINER_INDEXED:
+    case MPI_COMBINER_HINDEXED:
+        for (i = 0; i < ints[0]; i++) {
+            times += ints[1 + i];
+        }
+        amcm_walk(types[0], &sub, dense, depth + 1);
+        amcm_sig_add(sig, &sub, times);
+        *dense = 0;
+        break;
+    case MPI_COMBINER_STRUCT:
+        for (i = 0; i < ints[0] && sig->ok; i++) {
+            int d;
+            amcm_walk(types[i], &sub, &d, depth + 1);
+            amcm_sig_add(sig, &sub, ints[1 + i]);
+        }
+        *dense = 0;
+        break;
+    case MPI_COMBINER_SUBARRAY:
+        times = 1;
+        for (i = 0; i < ints[0]; i++) {
+            times *= ints[1 + ints[0] + i];
+        }
+        amcm_walk(types[0], &sub, dense, depth + 1);
+        amcm_sig_add(sig, &sub, times);
+        *dense = 0;
+        break;
+    default: /* darray, Fortran parameterised types: not analysed */
+        sig->ok = 0;
+        *dense  = 0;
+        break;
+    }
+    for (i = 0; i < nd; i++) {
+        if (!amcm_is_named(types[i])) {
+            PMPI_Type_free(&types[i]);
+        }
+    }
+    free(ints);
+    free(aints);
+    free(types);
+}
+
+int amcm_dt_info(MPI_Datatype dt, amcm_dt_t *info)
+{
+    const amcm_named_t *nm = amcm_named_find(dt);
+    amcm_sig_t          sig;
+    MPI_Aint            lb = 0, tlb = 0, text = 0;
+    int                 rc, dense = 0;
+
+    if (nm != NULL) {
+        info->size   = nm->size;
+        info->extent = nm->size;
+        info->dense  = 1;
+        info->atype  = nm->atype;
+        info->n      = 1;
+        info->basic  = dt;
+        info->named  = 1;
+        return MPI_SUCCESS;
+    }
+    if (dt == MPI_DATATYPE_NULL) {
+        return MPI_ERR_TYPE;
+    }
+    rc = PMPI_Type_size(dt, &info->size);
+    if (rc == MPI_SUCCESS) {
+        rc = PMPI_Type_get_extent(dt, &lb, &info->extent);
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = PMPI_Type_get_true_extent(dt, &tlb, &text);
+    }
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    amcm_walk(dt, &sig, &dense, 0);
+    info->named = amcm_is_named(dt);
+    info->dense = dense && (lb == 0) && (tlb == 0) && (info->extent == info->size) &&
+                  (text == info->size);
+    info->n     = sig.ok ? sig.n : 0;
+    info->basic = sig.ok ? sig.basic : MPI_DATATYPE_NULL;
+    info->atype = -1;
+    if (sig.ok && (sig.n > 0) && ((nm = amcm_named_find(sig.basic)) != NULL)) {
+        info->atype = nm->atype;
+    }
+    return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ ops */
+
+/* User ops: MPI gives no way to read an op's function, so MPI_Op_create is
+ * intercepted and remembered. amcoll's user function has no context
+ * argument: each (op, named type) pair gets one of a fixed set of
+ * trampolines, which calls the MPI function with that named type. */
+#define AMCM_TRAMPS 64
+
+typedef struct {
+    MPI_User_function *fn;
+    int                commute;
+} amcm_uop_t;
+
+typedef struct {
+    MPI_Op             op;
+    MPI_User_function *fn;
+    MPI_Datatype       basic;
+    int                size;
+    amc_op_t           aop;
+    int                state; /* 0 free, 1 bound, 2 op freed (kept: calls may be running) */
+} amcm_tramp_t;
+
+static amcm_map_t   amcm_uops;
+static amcm_tramp_t amcm_tramps[AMCM_TRAMPS];
+
+static void amcm_tramp_run(int k, const void *in, void *inout, size_t count)
+{
+    amcm_tramp_t *t = &amcm_tramps[k];
+    MPI_Datatype  dt = t->basic;
+    const char   *a  = in;
+    char         *b  = inout;
+
+    while (count > 0) {
+        int c = (count > (size_t)INT_MAX) ? INT_MAX : (int)count;
+        t->fn((void *)a, b, &c, &dt);
+        a += (size_t)c * (size_t)t->size;
+        b += (size_t)c * (size_t)t->size;
+        count -= (size_t)c;
+    }
+}
+
+#define AMCM_TR(k)                                                                             \
+    static void amcm_tramp_##k(const void *in, void *inout, size_t count, amc_datatype_t dt)   \
+    {                                                                                          \
+        (void)dt;                                                                              \
+        amcm_tramp_run(k, in, inout, count);                                                   \
+    }
+/* slots 000..077: octal literals, so slot 010 is 8 and the 64 are dense */
+#define AMCM_TR8(a) AMCM_TR(0##a##0) AMCM_TR(0##a##1) AMCM_TR(0##a##2) AMCM_TR(0##a##3) \
+                    AMCM_TR(0##a##4) AMCM_TR(0##a##5) AMCM_TR(0##a##6) AMCM_TR(0##a##7)
+AMCM_TR8(0) AMCM_TR8(1) AMCM_TR8(2) AMCM_TR8(3) AMCM_TR8(4) AMCM_TR8(5) AMCM_TR8(6) AMCM_TR8(7)
+#define AMCM_TP(k) amcm_tramp_##k
+#define AMCM_TP8(a) AMCM_TP(0##a##0), AMCM_TP(0##a##1), AMCM_TP(0##a##2), AMCM_TP(0##a##3), \
+                    AMCM_TP(0##a##4), AMCM_TP(0##a##5), AMCM_TP(0##a##6), AMCM_TP(0##a##7)
+static const amc_user_fn_t amcm_tramp_fns[AMCM_TRAMPS] = {
+    AMCM_TP8(0), AMCM_TP8(1), AMCM_TP8(2), AMCM_TP8(3),
+    AMCM_TP8(4), AMCM_TP8(5), AMCM_TP8(6), AMCM_TP8(7)};
+
+int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
+{
+    int         rc = PMPI_Op_create(fn, commute, op);
+    amcm_uop_t *u;
+
+    if ((rc == MPI_SUCCESS) && (fn != NULL) && ((u = malloc(sizeof(*u))) != NULL)) {
+        u->fn      = fn;
+        u->commute = commute;
+        amcm_lock();
+        if (amcm_map_put(&amcm_uops, AMCM_KEY(*op), u) != 0) {
+            free(u);
+        }
+        amcm_unlock();
+    }
+    return rc;
+}
+
+void amcm_op_forget(MPI_Op op)
+{
+    amcm_uop_t *u;
+    int         k;
+
+    amcm_lock();
+    u = amcm_map_del(&amcm_uops, AMCM_KEY(op));
+    for (k = 0; k < AMCM_TRAMPS; k++) {
+        if ((amcm_tramps[k].state == 1) && (amcm_tramps[k].op == op)) {
+            /* a later op may reuse the handle: this slot never matches again,
+             * and is released once no routed request can still call it */
+            amcm_tramps[k].state = 2;
+        }
+    }
+    if (amcm_g.nactive == 0 && amcm_g.inited) {
+        for (k = 0; k < AMCM_TRAMPS; k++) {
+            if (amcm_tramps[k].state == 2) {
+                amc_op_free(&amcm_tramps[k].aop);
+                amcm_tramps[k].state = 0;
+            }
+        }
+    }
+    amcm_unlock();
+    free(u);
+}
+
+int MPI_Op_free(MPI_Op *op)
+{
+    if (op != NULL) {
+        amcm_op_forget(*op);
+    }
+    return PMPI_Op_free(op);
+}
+
+static int amcm_uop_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop)
+{
+    amcm_uop_t *u;
+    int         k, freek = -1, why = AMCM_WHY_OP;
+
+    amcm_lock();
+    u = amcm_map_get(&amcm_uops, AMCM_KEY(op));
+    if (u == NULL) {
+        goto out; /* not made by MPI_Op_create here */
+    }
+    /* the function sees the elements of the type it was given: with more
+     * than one basic element per element amcoll's segments would split them */
+    if ((dt->n != 1) || (dt->atype < 0) || (dt->atype == AMC_CHAR)) {
+        why = AMCM_WHY_TYPE;
+        goto out;
+    }
+    for (k = 0; k < AMCM_TRAMPS; k++) {
+        if ((amcm_tramps[k].state == 1) && (amcm_tramps[k].op == op) &&
+            (amcm_tramps[k].basic == dt->basic)) {
+            *aop = amcm_tramps[k].aop;
+            why  = AMCM_ROUTE;
+            goto out;
+        }
+        if ((amcm_tramps[k].state == 0) && (freek < 0)) {
+            freek = k;
+        }
+    }
+    if (freek < 0) {
+        goto out;
+    }
+    if (amc_op_create(amcm_tramp_fns[freek], u->commute, &amcm_tramps[freek].aop) !=
+        AMC_SUCCESS) {
+        goto out;
+    }
+    amcm_tramps[freek].op    = op;
+    amcm_tramps[freek].fn    = u->fn;
+    amcm_tramps[freek].basic = dt->basic;
+    amcm_tramps[freek].size  = dt->size;
+    amcm_tramps[freek].state = 1;
+    *aop                     = amcm_tramps[freek].aop;
+    why                      = AMCM_ROUTE;
+out:
+    amcm_unlock();
+    return why;
+}
+
+enum { AMCM_OPK_ARITH, AMCM_OPK_MINMAX, AMCM_OPK_LOGIC, AMCM_OPK_BIT };
+
+int amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop)
+{
+    const amcm_named_t *nm;
+    int                 kind, cls;
+
+    if (op == MPI_SUM) {
+        *aop = AMC_SUM, kind = AMCM_OPK_ARITH;
+    } else if (op == MPI_MAX) {
+        *aop = AMC_MAX, kind = AMCM_OPK_MINMAX;
+    } else if (op == MPI_MIN) {
+        *aop = AMC_MIN, kind = AMCM_OPK_MINMAX;
+    } else if (op == MPI_PROD) {
+        *aop = AMC_PROD, kind = AMCM_OPK_ARITH;
+    } else if (op == MPI_LAND) {
+        *aop = AMC_LAND, kind = AMCM_OPK_LOGIC;
+    } else if (op == MPI_LOR) {
+        *aop = AMC_LOR, kind = AMCM_OPK_LOGIC;
+    } else if (op == MPI_LXOR) {
+        *aop = AMC_LXOR, kind = AMCM_OPK_LOGIC;
+    } else if (op == MPI_BAND) {
+        *aop = AMC_BAND, kind = AMCM_OPK_BIT;
+    } else if (op == MPI_BOR) {
+        *aop = AMC_BOR, kind = AMCM_OPK_BIT;
+    } else if (op == MPI_BXOR) {
+        *aop = AMC_BXOR, kind = AMCM_OPK_BIT;
+    } else if ((op == MPI_MAXLOC) || (op == MPI_MINLOC) || (op == MPI_REPLACE) ||
+               (op == MPI_NO_OP) || (op == MPI_OP_NULL)) {
+        return AMCM_WHY_OP;
+    } else {
+        return amcm_uop_map(op, dt, aop);
+    }
+    if ((dt->atype < 0) || (dt->n <= 0) || ((nm = amcm_named_find(dt->basic)) == NULL)) {
+        return AMCM_WHY_TYPE;
+    }
+    cls = nm->cls;
+    if ((cls == AMCM_CL_INT) || ((cls == AMCM_CL_FLOAT) && (kind <= AMCM_OPK_MINMAX)) ||
+        ((cls == AMCM_CL_BYTE) && (kind == AMCM_OPK_BIT))) {
+        return AMCM_ROUTE;
+    }
+    return AMCM_WHY_OP; /* MPI itself reports the invalid pair */
+}
