@@ -56,6 +56,11 @@ int amc_alg_alltoallv_pairwise(amc_sched_builder_t *b, const amc_coll_args_t *a,
                                int size);
 int amc_alg_reduce_scatter_reduce_linear(amc_sched_builder_t *b, const amc_coll_args_t *a,
                                          int rank, int size);
+int amc_alg_reduce_scatter_direct(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                                  int size);
+int amc_alg_scan_doubling(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_exscan_doubling(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                            int size);
 int amc_alg_scan_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_exscan_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 

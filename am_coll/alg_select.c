@@ -31,6 +31,10 @@ enum {
     AMC_ALG_I_ALLREDUCE_RING,
     AMC_ALG_I_ALLREDUCE_LINEAR,
     AMC_ALG_I_ALLGATHER_BRUCK,
+    AMC_ALG_I_RSB_DIRECT,
+    AMC_ALG_I_RS_DIRECT,
+    AMC_ALG_I_SCAN_DOUBLING,
+    AMC_ALG_I_EXSCAN_DOUBLING,
     AMC_ALG_COUNT
 };
 
@@ -55,6 +59,10 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_ALLREDUCE_RING]     = { AMC_COLL_ALLREDUCE, 2, "ring",               amc_alg_allreduce_ring },
     [AMC_ALG_I_ALLREDUCE_LINEAR]   = { AMC_COLL_ALLREDUCE, 3, "linear",             amc_alg_allreduce_linear },
     [AMC_ALG_I_ALLGATHER_BRUCK]    = { AMC_COLL_ALLGATHER, 2, "bruck",              amc_alg_allgather_bruck },
+    [AMC_ALG_I_RSB_DIRECT]         = { AMC_COLL_REDUCE_SCATTER_BLOCK, 2, "direct",  amc_alg_reduce_scatter_direct },
+    [AMC_ALG_I_RS_DIRECT]          = { AMC_COLL_REDUCE_SCATTER,       2, "direct",  amc_alg_reduce_scatter_direct },
+    [AMC_ALG_I_SCAN_DOUBLING]      = { AMC_COLL_SCAN,       2, "hillis_steele",     amc_alg_scan_doubling },
+    [AMC_ALG_I_EXSCAN_DOUBLING]    = { AMC_COLL_EXSCAN,     2, "hillis_steele",     amc_alg_exscan_doubling },
 };
 
 
@@ -104,6 +112,14 @@ const char *amc_alg_config_hint(int coll)
         return "AMC_SCATTER_ALG differs between ranks";
     case AMC_COLL_ALLTOALL:
         return "AMC_ALLTOALL_ALG differs between ranks";
+    case AMC_COLL_REDUCE_SCATTER_BLOCK:
+        return "AMC_REDUCE_SCATTER_BLOCK_ALG differs between ranks, or their counts or ops differ";
+    case AMC_COLL_REDUCE_SCATTER:
+        return "AMC_REDUCE_SCATTER_ALG differs between ranks, or their counts or ops differ";
+    case AMC_COLL_SCAN:
+        return "AMC_SCAN_ALG differs between ranks, or their counts differ";
+    case AMC_COLL_EXSCAN:
+        return "AMC_EXSCAN_ALG differs between ranks, or their counts differ";
     default:
         /* one algorithm and no variable: only another build chooses otherwise */
         return "no AMC_ variable chooses it: do the ranks run the same amcoll library?";
@@ -175,6 +191,14 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
     case AMC_COLL_ALLGATHER:
         return &amc_alg_table[((size_t)size * bytes <= cfg->allgather_bruck_max)
                                   ? AMC_ALG_I_ALLGATHER_BRUCK : AMC_ALG_I_ALLGATHER_RING];
+    case AMC_COLL_REDUCE_SCATTER_BLOCK:
+        return &amc_alg_table[AMC_ALG_I_RSB_DIRECT];
+    case AMC_COLL_REDUCE_SCATTER:
+        return &amc_alg_table[AMC_ALG_I_RS_DIRECT];
+    case AMC_COLL_SCAN:
+        return &amc_alg_table[AMC_ALG_I_SCAN_DOUBLING];
+    case AMC_COLL_EXSCAN:
+        return &amc_alg_table[AMC_ALG_I_EXSCAN_DOUBLING];
     default:
         return NULL;
     }

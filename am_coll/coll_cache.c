@@ -18,22 +18,105 @@ static int amc_sched_key_equal(const amc_sched_key_t *a, const amc_sched_key_t *
            (a->count == b->count) && (a->dt == b->dt);
 }
 
-static int amc_coll_is_vector(int coll)
+/* A vector form's schedule also depends on the count and displacement
+ * arrays; which of them the builder reads depends on the collective and on
+ * whether this rank is the root (MPI leaves the others' undefined, so they
+ * are never read). The parts are listed in a fixed order: comparing them
+ * against a cached schedule's copy walks the caller's arrays in place. */
+#define AMC_VSIG_PARTS 4
+
+typedef struct amc_vsig_part {
+    const size_t *vals;
+    size_t        n;
+} amc_vsig_part_t;
+
+static unsigned amc_coll_vsig_parts(const amc_coll_args_t *a, int rank, int size,
+                                    amc_vsig_part_t *p)
 {
-    return (coll == AMC_COLL_GATHERV) || (coll == AMC_COLL_SCATTERV) ||
-           (coll == AMC_COLL_ALLGATHERV) || (coll == AMC_COLL_ALLTOALLV) ||
-           (coll == AMC_COLL_REDUCE_SCATTER);
+    unsigned n = 0;
+
+#define AMC_VSIG_ADD(_vals, _n) do { p[n].vals = (_vals); p[n].n = (size_t)(_n); n++; } while (0)
+    switch (a->coll) {
+    case AMC_COLL_GATHERV:
+        AMC_VSIG_ADD(&a->scount, 1);
+        if (rank == a->root) {
+            AMC_VSIG_ADD(a->rcounts, size);
+            AMC_VSIG_ADD(a->rdispls, size);
+        }
+        break;
+    case AMC_COLL_SCATTERV:
+        AMC_VSIG_ADD(&a->rcount, 1);
+        if (rank == a->root) {
+            AMC_VSIG_ADD(a->scounts, size);
+            AMC_VSIG_ADD(a->sdispls, size);
+        }
+        break;
+    case AMC_COLL_ALLGATHERV:
+        AMC_VSIG_ADD(a->rcounts, size);
+        AMC_VSIG_ADD(a->rdispls, size);
+        break;
+    case AMC_COLL_ALLTOALLV:
+        AMC_VSIG_ADD(a->rcounts, size);
+        AMC_VSIG_ADD(a->rdispls, size);
+        if (!a->in_place) {
+            AMC_VSIG_ADD(a->scounts, size);
+            AMC_VSIG_ADD(a->sdispls, size);
+        }
+        break;
+    case AMC_COLL_REDUCE_SCATTER:
+        AMC_VSIG_ADD(a->rcounts, size);
+        break;
+    default:
+        break;
+    }
+#undef AMC_VSIG_ADD
+    return n;
 }
 
-/* Finds or builds the schedule; vector forms depend on their count arrays
- * and are built per call. */
+static int amc_coll_vsig_equal(const amc_sched_t *sched, const amc_vsig_part_t *p, unsigned n)
+{
+    size_t   off = 0;
+    unsigned i;
+
+    for (i = 0; i < n; i++) {
+        if ((off + p[i].n > sched->nvsig) ||
+            (memcmp(sched->vsig + off, p[i].vals, p[i].n * sizeof(size_t)) != 0)) {
+            return 0;
+        }
+        off += p[i].n;
+    }
+    return off == sched->nvsig;
+}
+
+static int amc_coll_vsig_store(amc_sched_t *sched, const amc_vsig_part_t *p, unsigned n)
+{
+    size_t   total = 0;
+    unsigned i;
+
+    for (i = 0; i < n; i++) {
+        total += p[i].n;
+    }
+    sched->vsig = malloc((total > 0 ? total : 1) * sizeof(size_t));
+    if (sched->vsig == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    sched->nvsig = 0;
+    for (i = 0; i < n; i++) {
+        memcpy(sched->vsig + sched->nvsig, p[i].vals, p[i].n * sizeof(size_t));
+        sched->nvsig += p[i].n;
+    }
+    return AMC_SUCCESS;
+}
+
+/* Finds or builds the schedule. */
 int amc_coll_sched_get(amc_comm_t comm, const amc_alg_t *alg,
                               const amc_coll_args_t *args, amc_sched_t **sched_p)
 {
     amc_sched_builder_t b;
     amc_sched_key_t     key;
     amc_sched_t        *sched, **link, **victim = NULL;
-    unsigned            cached = 0;
+    amc_vsig_part_t     parts[AMC_VSIG_PARTS];
+    unsigned            cached = 0, nparts;
     int                 status;
 
     memset(&key, 0, sizeof(key));
@@ -44,21 +127,21 @@ int amc_coll_sched_get(amc_comm_t comm, const amc_alg_t *alg,
     key.root        = args->root;
     key.count       = args->count;
     key.dt          = args->dt;
+    nparts          = amc_coll_vsig_parts(args, comm->rank, comm->size, parts);
 
-    if (!amc_coll_is_vector(args->coll)) {
-        for (link = &comm->sched_cache; (sched = *link) != NULL; link = &sched->next) {
-            if (amc_sched_key_equal(&sched->key, &key)) {
-                /* most recently used first */
-                *link       = sched->next;
-                sched->next = comm->sched_cache;
-                comm->sched_cache = sched;
-                *sched_p    = sched;
-                return AMC_SUCCESS;
-            }
-            cached++;
-            if (sched->users == 0) {
-                victim = link;
-            }
+    for (link = &comm->sched_cache; (sched = *link) != NULL; link = &sched->next) {
+        if (amc_sched_key_equal(&sched->key, &key) &&
+            ((nparts == 0) || amc_coll_vsig_equal(sched, parts, nparts))) {
+            /* most recently used first */
+            *link       = sched->next;
+            sched->next = comm->sched_cache;
+            comm->sched_cache = sched;
+            *sched_p    = sched;
+            return AMC_SUCCESS;
+        }
+        cached++;
+        if (sched->users == 0) {
+            victim = link;
         }
     }
 
@@ -70,6 +153,12 @@ int amc_coll_sched_get(amc_comm_t comm, const amc_alg_t *alg,
         }
         status = amc_sb_finish(&b, &sched); /* frees all on an error */
     }
+    if ((status == AMC_SUCCESS) && (nparts > 0)) {
+        status = amc_coll_vsig_store(sched, parts, nparts);
+        if (status != AMC_SUCCESS) {
+            amc_sched_free(sched);
+        }
+    }
     if (status != AMC_SUCCESS) {
         amc_error(&comm->ctx->log, "building the %s schedule (%s) failed: %s",
                   amc_coll_name(args->coll), alg->name, amc_strerror(status));
@@ -77,17 +166,15 @@ int amc_coll_sched_get(amc_comm_t comm, const amc_alg_t *alg,
     }
     sched->key = key;
 
-    if (!amc_coll_is_vector(args->coll)) {
-        if ((cached >= AMC_SCHED_CACHE_MAX) && (victim != NULL)) {
-            amc_sched_t *old = *victim;
+    if ((cached >= AMC_SCHED_CACHE_MAX) && (victim != NULL)) {
+        amc_sched_t *old = *victim;
 
-            *victim = old->next;
-            amc_coll_sched_release(old);
-        }
-        sched->cached     = 1;
-        sched->next       = comm->sched_cache;
-        comm->sched_cache = sched;
+        *victim = old->next;
+        amc_coll_sched_release(old);
     }
+    sched->cached     = 1;
+    sched->next       = comm->sched_cache;
+    comm->sched_cache = sched;
     *sched_p = sched;
     return AMC_SUCCESS;
 }

@@ -239,6 +239,15 @@ static const amc_config_entry_t amc_config_table[] = {
       AMC_CONFIG_ALG(AMC_COLL_ALLGATHER) },
     { "AMC_ALLTOALL_ALG", "auto", "alltoall algorithm.",
       AMC_CONFIG_ALG(AMC_COLL_ALLTOALL) },
+    { "AMC_REDUCE_SCATTER_BLOCK_ALG", "auto",
+      "reduce_scatter_block algorithm (auto: direct).",
+      AMC_CONFIG_ALG(AMC_COLL_REDUCE_SCATTER_BLOCK) },
+    { "AMC_REDUCE_SCATTER_ALG", "auto", "reduce_scatter algorithm (auto: direct).",
+      AMC_CONFIG_ALG(AMC_COLL_REDUCE_SCATTER) },
+    { "AMC_SCAN_ALG", "auto", "scan algorithm (auto: hillis_steele).",
+      AMC_CONFIG_ALG(AMC_COLL_SCAN) },
+    { "AMC_EXSCAN_ALG", "auto", "exscan algorithm (auto: hillis_steele).",
+      AMC_CONFIG_ALG(AMC_COLL_EXSCAN) },
 };
 
 #define AMC_CONFIG_COUNT (sizeof(amc_config_table) / sizeof(amc_config_table[0]))

@@ -622,5 +622,6 @@ void amc_sched_free(amc_sched_t *sched)
     free(sched->succ);
     free(sched->roots);
     free(sched->ndeps);
+    free(sched->vsig);
     free(sched);
 }

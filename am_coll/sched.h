@@ -136,6 +136,9 @@ typedef struct amc_sched {
     void              *spare;       /* a finished instance kept for the next call of
                                      * this shape, scratch and all (am_coll/coll.c) */
     int                cached;
+    size_t            *vsig;        /* vector forms: the counts and displacements it
+                                     * was built from (am_coll/coll_cache.c) */
+    size_t             nvsig;
     struct amc_sched  *next;        /* the communicator's cache */
 } amc_sched_t;
 

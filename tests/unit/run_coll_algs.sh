@@ -25,6 +25,8 @@ test_coll AMC_RNDV_THRESH=1 AMC_BCAST_ALG=pipeline AMC_BCAST_SEGMENT=8 AMC_ALLRE
 test_coll AMC_RNDV_THRESH=20 AMC_ALLREDUCE_ALG=linear
 test_coll AMC_EAGER_TOKENS=1
 test_coll AMC_EAGER_TOKENS=0
+test_coll AMC_REDUCE_SCATTER_BLOCK_ALG=reduce_linear AMC_REDUCE_SCATTER_ALG=reduce_linear AMC_SCAN_ALG=recursive_doubling AMC_EXSCAN_ALG=recursive_doubling
+test_coll AMC_RNDV_THRESH=1 AMC_EAGER_TOKENS=1 AMC_REDUCE_SCATTER_ALG=direct AMC_SCAN_ALG=hillis_steele
 test_coll AMC_EAGER_TOKENS=2 AMC_BCAST_ALG=pipeline AMC_BCAST_SEGMENT=8 AMC_ALLGATHER_ALG=bruck
 test_barrier_orders AMC_BARRIER_ALG=dissemination
 test_barrier_perms AMC_BARRIER_ALG=dissemination
