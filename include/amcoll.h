@@ -90,7 +90,7 @@ int amc_op_free(amc_op_t *op);
 int amc_barrier(amc_comm_t comm);
 int amc_ibarrier(amc_comm_t comm, amc_request_t *req);
 
-/* Data collectives: per-rank count, one datatype for both sides (api.md).
+/* Data collectives, as in MPI-1 but with a per-rank count and one datatype for both sides.
  *
  * Argument errors are AMC_ERR_ARG (or AMC_ERR_TRUNCATE for a rank's block to
  * itself in a v-form). An invalid communicator, datatype, op, root or count
