@@ -432,6 +432,25 @@ else
             sed 's/^/    | /' "$WORK/goal.log" | tail -n 20
         fi
     done
+    desc="AMC_TIMELINE of built-in and GOAL collectives N=2 (rank files merged, JSON valid)"
+    : >"$WORK/shm"
+    if env AMC_TIMEOUT="$DEFAULT_TIMEOUT" AMC_TIMELINE="$WORK/at" timeout -k 10 "$RUN_LIMIT" \
+           "$MPIRUN" "${MPIRUN_ARGS[@]}" -x AMC_TIMEOUT -x AMC_TIMELINE -np 2 "$GOAL_BIN" data \
+           "$WORK/shm" </dev/null >"$WORK/goal.log" 2>&1 &&
+       "$GOAL_TOOL" timeline "$WORK/atl" "$WORK/at.0.tl" "$WORK/at.1.tl" >>"$WORK/goal.log" 2>&1 &&
+       python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+colls = {e["args"]["coll"] for e in ev if e["ph"] == "B"}
+assert {"goal", "allreduce"} <= colls, colls
+assert {e["pid"] for e in ev} == {0, 1}
+' "$WORK/atl.json"; then
+        echo "PASS: $desc"
+        passed=$((passed + 1))
+    else
+        goal_fail "$desc"
+        sed 's/^/    | /' "$WORK/goal.log" | tail -n 20
+    fi
     desc="GOAL timeline of an 8-rank allreduce (JSON valid, events paired)"
     if "$GOAL_TOOL" export allreduce auto 8 4096 >"$WORK/ar8.goal" &&
        env AMC_TIMEOUT="$DEFAULT_TIMEOUT" timeout -k 10 "$RUN_LIMIT" "$MPIRUN" \

@@ -133,7 +133,7 @@ int main(int argc, char **argv)
     amc_comm_rank(AMC_COMM_WORLD, &rank);
     amc_comm_size(AMC_COMM_WORLD, &n);
     in  = malloc((size_t)n * COUNT * sizeof(*in));
-    out = malloc((size_t)n * COUNT * sizeof(*out));
+    out = malloc((size_t)(n + 1) * COUNT * sizeof(*out));
     EXPECT(goal_allreduce(n, &ar) == AMC_SUCCESS, "allreduce schedule");
     EXPECT(goal_alltoall(n, &a2a) == AMC_SUCCESS, "alltoall schedule");
     EXPECT(amc_goal_buffer_bytes(a2a, rank, AMC_GOAL_BUF_RECV, &need) == AMC_SUCCESS &&
@@ -157,7 +157,11 @@ int main(int argc, char **argv)
             EXPECT(out[i] == (int32_t)want, "run %d rank %d allreduce[%d] = %d, expected %lld",
                    run, rank, i, out[i], (long long)want);
         }
-        /* a built-in between: the GOAL instances take their place in order */
+        /* built-ins between: the GOAL instances take their place in order,
+         * and the built-in allreduce agrees */
+        EXPECT((amc_allreduce(in, out + COUNT, COUNT, AMC_INT32, AMC_SUM, AMC_COMM_WORLD) ==
+                AMC_SUCCESS) && !memcmp(out, out + COUNT, COUNT * sizeof(*out)),
+               "built-in allreduce differs");
         EXPECT(amc_barrier(AMC_COMM_WORLD) == AMC_SUCCESS, "barrier");
 
         /* alltoall: block p of rank r holds (r, p, i) */
