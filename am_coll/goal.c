@@ -535,7 +535,9 @@ static int amc_goal_effective(amc_goal_t g, int rank, amc_goal_graph_t *gr)
     }
     for (a = 0; a < n; a++) {
         gr->eff_first[a + 1] = gr->eff_first[a] + elen[a];
-        memcpy(grown + gr->eff_first[a], gr->eff + efirst[a], elen[a] * sizeof(*grown));
+        if (elen[a] > 0) {
+            memcpy(grown + gr->eff_first[a], gr->eff + efirst[a], elen[a] * sizeof(*grown));
+        }
     }
     free(gr->eff);
     gr->eff = grown;
@@ -1113,8 +1115,11 @@ int amc_goal_free(amc_goal_t *goal_p)
         return AMC_ERR_ARG;
     }
     /* an instance may be finishing in a handler right after its request
-     * completed: its schedule is freed under its communicator's lock */
-    if ((g->comm != NULL) && (amc_comm_check(g->comm) == AMC_SUCCESS)) {
+     * completed: its schedule is freed under its communicator's lock (a
+     * freed communicator's handle stays readable; after amc_finalize no
+     * instance is left) */
+    if ((g->comm != NULL) && (amc_api_state() != AMC_API_FINALIZED) &&
+        (amc_comm_check(g->comm) == AMC_SUCCESS)) {
         amc_spin_lock(&g->comm->ctrl.lock);
         locked = 1;
     }

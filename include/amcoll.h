@@ -300,7 +300,9 @@ int amc_goal_buffer_bytes(amc_goal_t goal, int rank, int buf, size_t *bytes);
 /* This rank's part on comm (its size must be the schedule's). */
 int amc_goal_start(amc_goal_t goal, const void *sendbuf, void *recvbuf, amc_comm_t comm,
                    amc_request_t *req);
-/* Call once every start's request completed; *goal becomes NULL. */
+/* Call once every start's request completed, before the communicator it
+ * last ran on is destroyed by anything but amc_comm_free or amc_finalize;
+ * *goal becomes NULL. */
 int amc_goal_free(amc_goal_t *goal);
 /* Text: parse a whole file's text (name for messages, may be NULL); on an
  * error *goal is NULL and err holds "name:line:column: message". */

@@ -318,6 +318,7 @@ static void one_run(int n, uint64_t seed, amc_fake_completion_t mode, size_t rnd
         }
     }
     CHECK(run.foreign == 0, "%s: trace of another schedule", what);
+    amc_goal_free(&run.g); /* before its communicators go */
     amc_test_world_destroy(&w);
 out:
     for (r = 0; r < n; r++) {
@@ -329,7 +330,9 @@ out:
         free(run.nready[r]);
         free(run.ndone[r]);
     }
-    amc_goal_free(&run.g);
+    if (run.g != NULL) {
+        amc_goal_free(&run.g);
+    }
 }
 
 /* ---------------------------------------------------------------- built-ins */
@@ -561,8 +564,8 @@ static void bcast_runs(int n, uint64_t seed)
             }
         }
     }
-    amc_test_world_destroy(&w);
     amc_goal_free(&g);
+    amc_test_world_destroy(&w);
 }
 
 int main(void)
