@@ -8,7 +8,9 @@
  *   mpirun -np N bench/goal_bench [ITERS] [BYTES]
  *
  * Prints per collective: the built-in's and the GOAL version's time per
- * call (the slowest rank's, best block of 5) and their ratio. The built-in
+ * call (the slowest rank's, best block of 5) and their ratio; then the
+ * same from calls interleaved one by one (median per kind), which a
+ * loaded machine disturbs less. The built-in
  * barrier is the dedicated fast path unless AMC_BARRIER_ALG=dissemination
  * (then the engine runs it, as it runs the GOAL version).
  */
@@ -52,7 +54,11 @@ static double block(int kind, amc_goal_t g, int iters, int *in, int *out, size_t
     double        t0, t, tmax;
     int           i;
 
-    amc_barrier(AMC_COMM_WORLD);
+    if (iters < 0) {
+        iters = 1; /* one call, untimed here (paired) */
+    } else {
+        amc_barrier(AMC_COMM_WORLD);
+    }
     t0 = amc_wtime();
     for (i = 0; i < iters; i++) {
         switch (kind) {
@@ -72,8 +78,47 @@ static double block(int kind, amc_goal_t g, int iters, int *in, int *out, size_t
         }
     }
     t = (amc_wtime() - t0) / iters;
+    if (iters == 1) {
+        return t;
+    }
     amc_allreduce(&t, &tmax, 1, AMC_DOUBLE, AMC_MAX, AMC_COMM_WORLD);
     return tmax;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Interleaved call by call, built-in then GOAL: each call timed alone,
+ * the median per kind (robust to bursts of load from other processes),
+ * the slowest rank's. */
+static void paired(int kind, amc_goal_t g, int iters, int *in, int *out, size_t count,
+                   double *med_builtin, double *med_goal)
+{
+    double *tb = malloc((size_t)iters * sizeof(*tb)), *tg = malloc((size_t)iters * sizeof(*tg));
+    double  t0, m[2], mx[2];
+    int     i;
+
+    for (i = 0; i < iters; i++) {
+        t0    = amc_wtime();
+        block(kind, NULL, -1, in, out, count);
+        tb[i] = amc_wtime() - t0;
+        t0    = amc_wtime();
+        block(2, g, -1, in, out, count);
+        tg[i] = amc_wtime() - t0;
+    }
+    qsort(tb, (size_t)iters, sizeof(*tb), cmp_double);
+    qsort(tg, (size_t)iters, sizeof(*tg), cmp_double);
+    m[0] = tb[iters / 2];
+    m[1] = tg[iters / 2];
+    amc_allreduce(m, mx, 2, AMC_DOUBLE, AMC_MAX, AMC_COMM_WORLD);
+    *med_builtin = mx[0];
+    *med_goal    = mx[1];
+    free(tb);
+    free(tg);
 }
 
 int main(int argc, char **argv)
@@ -83,7 +128,7 @@ int main(int argc, char **argv)
     size_t     count = bytes / sizeof(int);
     amc_goal_t gb, ga;
     int        rank, n, b, i, *in, *out;
-    double     best[4] = { 1e9, 1e9, 1e9, 1e9 }, t;
+    double     best[4] = { 1e9, 1e9, 1e9, 1e9 }, med[4], t;
 
     amc_init(&argc, &argv);
     amc_comm_rank(AMC_COMM_WORLD, &rank);
@@ -109,6 +154,8 @@ int main(int argc, char **argv)
         t = block(2, ga, iters, in, out, count);
         best[3] = (t < best[3]) ? t : best[3];
     }
+    paired(0, gb, iters, in, out, count, &med[0], &med[1]);
+    paired(1, ga, iters, in, out, count, &med[2], &med[3]);
     if (rank == 0) {
         printf("# goal_bench N=%d iters=%d allreduce bytes=%zu (best of %d blocks, slowest "
                "rank, us per call)\n", n, iters, count * sizeof(int), BLOCKS);
@@ -116,6 +163,11 @@ int main(int argc, char **argv)
                best[1] * 1e6, best[1] / best[0]);
         printf("allreduce built-in %8.2f  GOAL %8.2f  ratio %.3f\n", best[2] * 1e6,
                best[3] * 1e6, best[3] / best[2]);
+        printf("# interleaved call by call, median of %d calls per kind, slowest rank\n", iters);
+        printf("barrier   built-in %8.2f  GOAL %8.2f  ratio %.3f\n", med[0] * 1e6,
+               med[1] * 1e6, med[1] / med[0]);
+        printf("allreduce built-in %8.2f  GOAL %8.2f  ratio %.3f\n", med[2] * 1e6,
+               med[3] * 1e6, med[3] / med[2]);
     }
     amc_goal_free(&gb);
     amc_goal_free(&ga);
