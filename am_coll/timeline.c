@@ -134,7 +134,7 @@ out:
 
 static int amc_timeline_on(amc_context_t *ctx, int on)
 {
-    amc_timeline_t *tl = ctx->act_trace_arg;
+    amc_timeline_t *tl = ctx->timeline;
 
     if (on && (tl == NULL)) {
         tl = calloc(1, sizeof(*tl));
@@ -146,8 +146,9 @@ static int amc_timeline_on(amc_context_t *ctx, int on)
          * amc_goal run: from when it turns recording on, after a barrier */
         tl->t0              = (ctx->cfg.timeline[0] != '\0') ? 0.0 : amc_clock_sec();
         tl->rank            = ctx->tp->rank;
-        ctx->act_trace_arg  = tl;
+        ctx->timeline       = tl;
     }
+    ctx->act_trace_arg = tl;
     /* the hook is read by handlers without a common lock: a plain store
      * is what they see next */
     __atomic_store_n(&ctx->act_trace, on ? amc_timeline_hook : NULL, __ATOMIC_RELEASE);
@@ -183,14 +184,17 @@ static void amc_timeline_free(amc_timeline_t *tl)
 
 void amc_timeline_context_fini(amc_context_t *ctx)
 {
-    amc_timeline_t *tl = ctx->act_trace_arg;
+    amc_timeline_t *tl = ctx->timeline;
     char            path[512];
     FILE           *f;
 
-    if ((tl == NULL) || (ctx->act_trace != NULL && ctx->act_trace != amc_timeline_hook)) {
-        return; /* a test's own hook */
+    if (tl == NULL) {
+        return;
     }
-    ctx->act_trace = NULL;
+    if (ctx->act_trace == amc_timeline_hook) {
+        ctx->act_trace     = NULL;
+        ctx->act_trace_arg = NULL;
+    }
     if (ctx->cfg.timeline[0] != '\0') {
         snprintf(path, sizeof(path), "%s.%d.tl", ctx->cfg.timeline, tl->rank);
         f = fopen(path, "wb");
@@ -201,7 +205,7 @@ void amc_timeline_context_fini(amc_context_t *ctx)
             fclose(f);
         }
     }
-    ctx->act_trace_arg = NULL;
+    ctx->timeline = NULL;
     amc_timeline_free(tl);
 }
 
@@ -371,8 +375,7 @@ static int amc_tl_write(const char *out, amc_tl_rec_t *recs, size_t n)
 
 int amc_timeline_gather_write(amc_comm_t comm, const char *out)
 {
-    amc_context_t *ctx = comm->ctx;
-    amc_timeline_t *tl = ctx->act_trace_arg;
+    amc_timeline_t *tl = comm->ctx->timeline;
     amc_tl_rec_t   *all = NULL;
     size_t         *counts = NULL, *displs = NULL, mine = tl ? tl->n * sizeof(*tl->recs) : 0,
                     total = 0;
