@@ -125,6 +125,13 @@ int amc_goal_from_builtin(const char *coll_name, const char *alg_name, int nrank
             break;
         }
     }
+    if ((coll == AMC_COLL_GATHERV) || (coll == AMC_COLL_SCATTERV) ||
+        (coll == AMC_COLL_ALLGATHERV) || (coll == AMC_COLL_ALLTOALLV) ||
+        (coll == AMC_COLL_REDUCE_SCATTER)) {
+        snprintf(err, errlen, "%s takes counts per rank: not exported (use its regular form)",
+                 coll_name);
+        return AMC_ERR_UNSUPPORTED;
+    }
     alg = (coll < AMC_COLL_LAST) ? amc_goal_builtin_alg(coll, alg_name) : NULL;
     if ((alg == NULL) || (alg->build == NULL)) {
         snprintf(err, errlen, "no algorithm %s for collective %s", alg_name, coll_name);

@@ -6,7 +6,8 @@
  * gives the same schedule and the same text; the compile-time checks
  * (unknown label, cycle, unmatched send or receive, size mismatch,
  * rendezvous deadlock) fail with their place, and wildcards are matched as
- * MPI would. No transport: parsing and compiling need no peers.
+ * MPI would; every built-in collective exports as GOAL that compiles and
+ * round-trips. No transport: parsing and compiling need no peers.
  */
 #include "tests/unit/harness.h"
 #include "am_coll/goal.h"
@@ -320,6 +321,53 @@ static void c_interface(void)
     amc_goal_free(&g);
 }
 
+/* Every built-in collective (regular forms), every N up to 9, plain and
+ * with data: exported as GOAL, it compiles (matched, acyclic, no
+ * rendezvous deadlock), and the plain text parses back to the same text. */
+static void exports(void)
+{
+    static const char *colls[] = { "bcast", "reduce", "allreduce", "gather", "scatter",
+                                   "allgather", "alltoall", "reduce_scatter_block", "scan",
+                                   "exscan", "barrier" };
+    amc_goal_t g, g2;
+    char       err[256], *t1, *t2;
+    size_t     c;
+    int        n, data;
+
+    for (c = 0; c < sizeof(colls) / sizeof(colls[0]); c++) {
+        for (n = 1; n <= 9; n++) {
+            for (data = 0; data < 2; data++) {
+                int status = amc_goal_from_builtin(colls[c], "auto", n, 96, n - 1, data, &g,
+                                                   err, sizeof(err));
+
+                CHECK(status == AMC_SUCCESS, "export %s N=%d: %s", colls[c], n, err);
+                if (status != AMC_SUCCESS) {
+                    continue;
+                }
+                t1 = write_text(g);
+                CHECK(amc_goal_compile(g) == AMC_SUCCESS, "export %s N=%d data=%d: %s",
+                      colls[c], n, data, amc_goal_error(g));
+                g2 = (t1 != NULL) ? parse_ok(t1, colls[c]) : NULL;
+                t2 = (g2 != NULL) ? write_text(g2) : NULL;
+                CHECK((t2 != NULL) && !strcmp(t1, t2), "export %s N=%d: round trip", colls[c],
+                      n);
+                CHECK(data || (strstr(t1, " buf ") == NULL && strstr(t1, "copy") == NULL),
+                      "export %s N=%d: plain GOAL", colls[c], n);
+                free(t1);
+                free(t2);
+                if (g2 != NULL) {
+                    amc_goal_free(&g2);
+                }
+                amc_goal_free(&g);
+            }
+        }
+    }
+    CHECK(amc_goal_from_builtin("gatherv", "auto", 4, 8, 0, 0, &g, err, sizeof(err)) ==
+          AMC_ERR_UNSUPPORTED, "vector forms are not exported");
+    CHECK(amc_goal_from_builtin("bcast", "nosuch", 4, 8, 0, 0, &g, err, sizeof(err)) ==
+          AMC_ERR_ARG && strstr(err, "no algorithm") != NULL, "unknown algorithm: %s", err);
+}
+
 int main(void)
 {
     constructs();
@@ -327,5 +375,6 @@ int main(void)
     compile_errors();
     matching();
     c_interface();
+    exports();
     return amc_test_summary("test_goal_parse");
 }
