@@ -138,6 +138,13 @@ int  amc_coll_start(struct amc_comm *comm, const amc_coll_args_t *args, struct a
 int  amc_coll_start_sched(struct amc_comm *comm, const amc_coll_args_t *args, amc_sched_t *sched,
                           struct amc_request *req);
 
+/* As amc_coll_start_sched, but the caller keeps sched (cached: a finished
+ * instance stays as its spare for the next start) and releases it with
+ * amc_coll_sched_release once sched->users is 0 under ctrl->lock, or, with
+ * instances still running, clears cached so that the last one frees it. */
+int  amc_coll_start_kept(struct amc_comm *comm, const amc_coll_args_t *args, amc_sched_t *sched,
+                         struct amc_request *req);
+
 /* A call whose own arguments failed its checks with status (api_coll.c):
  * it still takes its instance's place in comm's order, abandons it, and
  * tells the other ranks (amc_coll_notify_abort), whose calls fail with

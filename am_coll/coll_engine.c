@@ -895,24 +895,41 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     return amc_coll_launch(comm, args, alg, inst, req);
 }
 
+/* no table entry: its id is in no other algorithm's headers, so no rank
+ * mistakes its messages for a bcast to forward */
+static const amc_alg_t amc_coll_given = { AMC_COLL_NONE, UINT8_MAX, "given", NULL };
+
 int amc_coll_start_sched(amc_comm_t comm, const amc_coll_args_t *args, amc_sched_t *sched,
                          struct amc_request *req)
 {
-    /* no table entry: its id is in no other algorithm's headers, so no
-     * rank mistakes its messages for a bcast to forward */
-    static const amc_alg_t given = { AMC_COLL_NONE, UINT8_MAX, "given", NULL };
-    amc_coll_inst_t       *inst;
-    int                    status;
+    amc_coll_inst_t *inst;
+    int              status;
 
     sched->cached = 0; /* freed with its last instance */
     amc_spin_lock(&comm->ctrl.lock);
-    status = amc_coll_inst_new(comm, args, &given, sched, &inst);
+    status = amc_coll_inst_new(comm, args, &amc_coll_given, sched, &inst);
     amc_spin_unlock(&comm->ctrl.lock);
     if (status != AMC_SUCCESS) {
         amc_sched_free(sched);
         return status;
     }
-    return amc_coll_launch(comm, args, &given, inst, req);
+    return amc_coll_launch(comm, args, &amc_coll_given, inst, req);
+}
+
+int amc_coll_start_kept(amc_comm_t comm, const amc_coll_args_t *args, amc_sched_t *sched,
+                        struct amc_request *req)
+{
+    amc_coll_inst_t *inst;
+    int              status;
+
+    amc_spin_lock(&comm->ctrl.lock);
+    sched->cached = 1; /* the caller's: its finished instance stays as the spare */
+    status        = amc_coll_inst_new(comm, args, &amc_coll_given, sched, &inst);
+    amc_spin_unlock(&comm->ctrl.lock);
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    return amc_coll_launch(comm, args, &amc_coll_given, inst, req);
 }
 
 /* Enters the instance's slot and runs what is ready. */

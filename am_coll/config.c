@@ -121,6 +121,17 @@ static void amc_config_format_alg(const void *field, char *buf, size_t len)
     snprintf(buf, len, "%s", (const char *)field);
 }
 
+static int amc_config_parse_path(const amc_config_entry_t *entry, const char *text, void *field)
+{
+    (void)entry;
+    if (strlen(text) >= sizeof(((amc_config_t *)0)->timeline) - 16) {
+        return AMC_ERR_ARG; /* room for ".RANK.tl" */
+    }
+    strcpy(field, text);
+    return AMC_SUCCESS;
+}
+
+#define AMC_CONFIG_PATH     amc_config_parse_path, amc_config_format_alg, AMC_COLL_NONE
 #define AMC_CONFIG_LEVEL    amc_config_parse_level, amc_config_format_level, AMC_COLL_NONE
 #define AMC_CONFIG_SECONDS  amc_config_parse_seconds, amc_config_format_seconds, AMC_COLL_NONE
 #define AMC_CONFIG_UNSIGNED amc_config_parse_unsigned, amc_config_format_unsigned, AMC_COLL_NONE
@@ -219,6 +230,13 @@ static const amc_config_entry_t amc_config_table[] = {
       "transports lack it, and traffic moves to TCP unless UCX_MM_ERROR_HANDLING=y. "
       "Peers on this node are watched by process id either way.",
       offsetof(amc_config_t, ucx_err_mode_peer), AMC_CONFIG_UNSIGNED },
+    { "AMC_TIMELINE", "",
+      "Record a timeline of every scheduled collective's acts (start, end, peer, bytes, "
+      "the act that released it) and write it to PREFIX.RANK.tl at amc_finalize; "
+      "amc_goal timeline OUT PREFIX.*.tl draws OUT.json (Perfetto) and OUT.png. Empty: "
+      "off (the engine then pays one branch per act). The fast-path barrier is no schedule "
+      "and is not recorded.",
+      offsetof(amc_config_t, timeline), AMC_CONFIG_PATH },
     { "AMC_BARRIER_ALG", "auto",
       "barrier: auto runs the dedicated fast path (am_coll/barrier.c); "
       "dissemination runs the same algorithm as a schedule on the engine. Every rank "

@@ -1,4 +1,5 @@
 #include "am_coll/context.h"
+#include "am_coll/timeline.h"
 #include "am_coll/alg.h"
 #include "am_coll/coll.h"
 #include "am_coll/comm.h"
@@ -80,6 +81,10 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
         goto err_flow;
     }
     ctx->world = world;
+    status     = amc_timeline_context_init(ctx);
+    if (status != AMC_SUCCESS) {
+        goto err_world;
+    }
     if (ctx->cfg.progress_thread) {
         status = amc_progress_thread_start(ctx, &ctx->pt);
         if (status != AMC_SUCCESS) {
@@ -135,6 +140,7 @@ void amc_context_destroy(amc_context_t *ctx)
         free(orphan);
     }
     amc_request_free_list(ctx); /* after the communicators: teardown drops requests into it */
+    amc_timeline_context_fini(ctx);
     amc_flow_cleanup(&ctx->flow);
     amc_spinlock_destroy(&ctx->notice_lock);
     amc_spinlock_destroy(&ctx->lock);

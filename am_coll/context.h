@@ -69,12 +69,14 @@ typedef struct amc_context {
     struct amc_progress_thread *pt; /* AMC_PROGRESS_THREAD=1, else NULL */
     amc_spinlock_t   notice_lock;  /* a leaf: the abort notices in flight */
     struct amc_coll_notice *notices; /* am_coll/coll_notice.c; freed at destruction */
-    /* Tests only, NULL otherwise: told when an act of a scheduled collective
-     * becomes ready and when it is done (AMC_ACT_TRACE_*, am_coll/coll.h),
-     * so a test can check the order the engine runs a graph in. */
+    /* Told when an act of a scheduled collective becomes ready and when it
+     * is done (AMC_ACT_TRACE_*, am_coll/coll.h): tests check the order the
+     * engine runs a graph in, the timeline recorder records it; NULL
+     * otherwise (the engine pays one branch per act). */
     void           (*act_trace)(void *arg, const struct amc_coll_inst *inst, uint32_t act,
                                 int event);
     void            *act_trace_arg;
+    struct amc_timeline *timeline; /* the recorder on that hook (am_coll/timeline.c), or NULL */
 } amc_context_t;
 
 /* Takes ownership of tp (destroyed with the context, also on failure).

@@ -23,6 +23,7 @@ const char *amc_coll_name(int coll)
         [AMC_COLL_SCAN] = "scan",
         [AMC_COLL_EXSCAN] = "exscan",
         [AMC_COLL_BARRIER] = "barrier",
+        [AMC_COLL_GOAL] = "goal",
     };
 
     return ((coll >= 0) && (coll < AMC_COLL_LAST) && (names[coll] != NULL)) ? names[coll] : "?";
@@ -216,6 +217,11 @@ void amc_sb_reduce(amc_sched_builder_t *b, int dst, size_t dst_off, int src, siz
                  bytes);
 }
 
+void amc_sb_nop(amc_sched_builder_t *b)
+{
+    (void)amc_sb_act(b, AMC_ACT_NOP);
+}
+
 int amc_sb_buffer(amc_sched_builder_t *b, size_t bytes)
 {
     amc_sched_t *s = b->sched;
@@ -322,6 +328,46 @@ static int amc_sched_number_messages(amc_sched_t *s)
         }
     }
     free(sends);
+    return AMC_SUCCESS;
+}
+
+int amc_sched_retag(amc_sched_t *s, const uint32_t *ntags, int npeers)
+{
+    uint32_t *first, i, k, j;
+    int       p;
+
+    first = calloc((size_t)npeers + 1, sizeof(*first));
+    if (first == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    for (i = 0; i < s->nacts; i++) {
+        amc_sched_act_t *act = &s->acts[i];
+
+        if (act->type == AMC_ACT_SEND) {
+            act->last = (act->tag + 1 == ntags[act->peer * 2]);
+        } else if (amc_act_is_recv(act)) {
+            act->last = (act->tag + 1 == ntags[act->peer * 2 + 1]);
+        }
+    }
+    /* by peer (counting), then by tag within a peer (insertion: few each) */
+    for (p = 1; p <= npeers; p++) {
+        first[p] = first[p - 1] + ntags[(p - 1) * 2 + 1];
+    }
+    for (i = 0; i < s->nacts; i++) {
+        if (amc_act_is_recv(&s->acts[i])) {
+            s->recv_by_key[first[s->acts[i].peer]++] = i;
+        }
+    }
+    for (k = 1; k < s->nrecv; k++) {
+        uint32_t v = s->recv_by_key[k];
+
+        for (j = k; (j > 0) && (s->acts[s->recv_by_key[j - 1]].peer == s->acts[v].peer) &&
+                    (s->acts[s->recv_by_key[j - 1]].tag > s->acts[v].tag); j--) {
+            s->recv_by_key[j] = s->recv_by_key[j - 1];
+        }
+        s->recv_by_key[j] = v;
+    }
+    free(first);
     return AMC_SUCCESS;
 }
 

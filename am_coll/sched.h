@@ -38,6 +38,7 @@ typedef enum {
     AMC_COLL_SCAN,
     AMC_COLL_EXSCAN,
     AMC_COLL_BARRIER,   /* on the engine only with AMC_BARRIER_ALG=dissemination */
+    AMC_COLL_GOAL,      /* a user's GOAL schedule (am_coll/goal.c) */
     AMC_COLL_LAST
 } amc_coll_type_t;
 
@@ -182,6 +183,9 @@ void amc_sb_copy(amc_sched_builder_t *b, int dst, size_t dst_off, int src, size_
 void amc_sb_reduce(amc_sched_builder_t *b, int dst, size_t dst_off, int src, size_t src_off,
                    size_t bytes, int right);
 void amc_sb_tmp(amc_sched_builder_t *b, size_t bytes);  /* at least this much scratch */
+/* An act that does nothing but take its place in the graph (GOAL's calc:
+ * its cost is for simulators, not run here). */
+void amc_sb_nop(amc_sched_builder_t *b);
 /* Another scratch buffer of bytes, one per instance: its name (a buffer
  * index for the acts), or -1 when all AMC_NBUFS are taken (an error that
  * amc_sb_finish reports). */
@@ -212,6 +216,12 @@ static inline size_t amc_sched_buf_bytes(const amc_sched_t *s, int buf)
 {
     return (buf == AMC_BUF_TMP) ? s->tmp_bytes : (buf > AMC_BUF_TMP) ? s->buf_bytes[buf] : 0;
 }
+
+/* After the caller changed the tags of a finished schedule (GOAL pairs
+ * messages by its own matching, am_coll/goal.c): the arrival index and the
+ * last flags again. ntags[peer * 2 + (0 send, 1 receive)] is how many
+ * messages go each way; npeers the size of the communicator. */
+int  amc_sched_retag(amc_sched_t *sched, const uint32_t *ntags, int npeers);
 
 /* The receive act for the tag-th message from peer, or -1. O(log receives). */
 int  amc_sched_find_recv(const amc_sched_t *sched, int peer, uint32_t tag);

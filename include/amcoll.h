@@ -9,6 +9,7 @@
 #define AMCOLL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -236,6 +237,81 @@ int amc_waitall(int n, amc_request_t reqs[]);
 int amc_waitany(int n, amc_request_t reqs[], int *index);
 int amc_start(amc_request_t *req);
 int amc_request_free(amc_request_t *req);
+
+/* GOAL schedules (Hoefler et al., "Group Operation Assembly Language"): a
+ * collective written as each rank's dependency graph of sends, receives and
+ * local actions, run on the same engine as the built-in collectives.
+ *
+ * A schedule is made for a communicator size (amc_goal_create), filled rank
+ * by rank (every rank's part, on every rank: matching is decided from the
+ * whole schedule), compiled once (amc_goal_compile), and started on a
+ * communicator of that size with this rank's buffers bound (amc_goal_start),
+ * as often as wanted: a start returns a request that amc_test / amc_wait
+ * complete and release, and the next start may follow once it completed
+ * (persistent restart, without any allocation after the first). Every rank
+ * of the communicator must start the schedule, in the same order as its
+ * other collectives on it. The same schedule is also read and written as
+ * text (amc_goal_parse, amc_goal_write: LogGOPSim's GOAL, doc/design.md).
+ *
+ * Actions return their index in *act (may be NULL), 0, 1, ... per rank.
+ * Buffers: AMC_GOAL_BUF_SEND and AMC_GOAL_BUF_RECV are the caller's, bound
+ * at each start (at least amc_goal_buffer_bytes long); AMC_GOAL_BUF_TMP + k
+ * (k < 6) are scratch of the schedule's own, sized by what the actions
+ * use. Messages: a send to peer with tag t pairs with a receive of peer's
+ * from this rank (or from AMC_GOAL_ANY) with tag t (or AMC_GOAL_ANY);
+ * compiling decides every pair by simulating MPI's matching (posted and
+ * unexpected queues, non-overtaking) and fails on a send or receive left
+ * unmatched, on unequal sizes of a pair, on a cycle, and on a schedule that
+ * deadlocks when messages go by rendezvous (a send completes only once its
+ * receive started, as above AMC_RNDV_THRESH). irequires (GOAL's start
+ * dependency): act may start once dep started. calc only takes its place in
+ * the graph (its cost is for simulators). All reductions of a schedule use
+ * one op and datatype (AMC_ERR_ARG otherwise); bytes are whole elements.
+ * A compiled schedule is read-only: adding to it is AMC_ERR_ARG. */
+typedef struct amc_goal *amc_goal_t;
+
+#define AMC_GOAL_ANY (-1)
+enum {
+    AMC_GOAL_BUF_SEND = 0,
+    AMC_GOAL_BUF_RECV = 1,
+    AMC_GOAL_BUF_TMP  = 2, /* AMC_GOAL_BUF_TMP + 0 .. 5 */
+    AMC_GOAL_NBUFS    = 8
+};
+
+int amc_goal_create(int nranks, amc_goal_t *goal);
+int amc_goal_send(amc_goal_t goal, int rank, int peer, int tag, size_t bytes, int buf,
+                  size_t off, int *act);
+int amc_goal_recv(amc_goal_t goal, int rank, int peer, int tag, size_t bytes, int buf,
+                  size_t off, int *act);
+int amc_goal_calc(amc_goal_t goal, int rank, unsigned long long cost, int *act);
+/* dst[dst_off, +bytes) <- src[src_off, +bytes) */
+int amc_goal_copy(amc_goal_t goal, int rank, int dst, size_t dst_off, int src, size_t src_off,
+                  size_t bytes, int *act);
+/* dst = src (op) dst over bytes; right: dst = dst (op) src */
+int amc_goal_reduce(amc_goal_t goal, int rank, int dst, size_t dst_off, int src, size_t src_off,
+                    size_t bytes, amc_datatype_t dt, amc_op_t op, int right, int *act);
+int amc_goal_requires(amc_goal_t goal, int rank, int act, int dep);
+int amc_goal_irequires(amc_goal_t goal, int rank, int act, int dep);
+/* Validates and compiles; on an error amc_goal_error says what and where. */
+int amc_goal_compile(amc_goal_t goal);
+const char *amc_goal_error(amc_goal_t goal);
+/* Bytes of the caller's buffer buf that rank's part reads or writes. */
+int amc_goal_buffer_bytes(amc_goal_t goal, int rank, int buf, size_t *bytes);
+/* This rank's part on comm (its size must be the schedule's). */
+int amc_goal_start(amc_goal_t goal, const void *sendbuf, void *recvbuf, amc_comm_t comm,
+                   amc_request_t *req);
+/* Call once every start's request completed, before the communicator it
+ * last ran on is destroyed by anything but amc_comm_free or amc_finalize;
+ * *goal becomes NULL. */
+int amc_goal_free(amc_goal_t *goal);
+/* Text: parse a whole file's text (name for messages, may be NULL); on an
+ * error *goal is NULL and err holds "name:line:column: message". */
+int amc_goal_parse(const char *text, size_t len, const char *name, amc_goal_t *goal, char *err,
+                   size_t errlen);
+/* Writes the schedule as text: plain GOAL if every action moves data of the
+ * default buffers (LogGOPSim's txt2bin reads it), else with amcoll's
+ * extensions. Returns bytes written (as fprintf) or -1. */
+int amc_goal_write(amc_goal_t goal, FILE *file);
 
 #ifdef __cplusplus
 }

@@ -91,7 +91,7 @@ step "make distcheck (tarball builds, tests pass from a read-only source tree)"
 if ( cd build && AMCTEST_NPROCS="1 2 4" AMCTEST_FEW_NPROCS="2" AMCTEST_COLL_FULL_NPROCS="2" \
          AMCTEST_COLL_NPROCS="1 2 4" AMCTEST_COLL_VARIANT_NPROCS="4" AMCTEST_THREADS_NPROCS="2" \
          AMCTEST_COMM_NPROCS="2" AMCTEST_REL_NPROCS="2" AMCTEST_REL_FLOOD_NPROCS="2" AMCTEST_PEER_NPROCS="2" \
-         AMCTEST_SHIM_NPROCS="2 4" \
+         AMCTEST_SHIM_NPROCS="2 4" AMCTEST_GOAL_NPROCS="2" \
          make distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >distcheck.log 2>&1 ); then
     echo "PASS: distcheck"
     passed=$((passed + 1))

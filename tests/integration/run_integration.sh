@@ -389,6 +389,102 @@ else
     BIN=$SAVED_BIN
 fi
 
+# ---------------------------------------------------------------- GOAL
+# GOAL schedules (issue 17): tests/integration/test_goal_mpi builds an
+# allreduce and an alltoall through the C interface and checks their data
+# over 4 restarts; amc_goal run executes the Schedgen-style files of
+# tests/goal/ (each at its num_ranks); an 8-rank allreduce exported from the
+# built-in runs with --timeline, whose JSON must parse and whose events pair
+# up (every B with an E, every message's start with its end).
+# Knobs:
+#   AMCTEST_GOAL_NPROCS  rank counts of the data test (default: 2 3 5 8)
+GOAL_NPROCS=${AMCTEST_GOAL_NPROCS-"2 3 5 8"}
+GOAL_BIN=$(locate_program test_goal_mpi "${AMCTEST_GOAL_BIN:-}")
+GOAL_TOOL=""
+for cand in ./amc_goal "$srcdir/amc_goal"; do
+    if [ -x "$cand" ]; then GOAL_TOOL=$cand; break; fi
+done
+goal_fail() {
+    echo "FAIL: $1"
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  $1"
+}
+if [ -z "$GOAL_BIN" ] || [ ! -x "$GOAL_BIN" ] || [ -z "$GOAL_TOOL" ]; then
+    goal_fail "GOAL: test_goal_mpi or amc_goal not built"
+else
+    SAVED_BIN=$BIN
+    BIN=$GOAL_BIN
+    for np in $GOAL_NPROCS; do
+        run_one "GOAL allreduce and alltoall with data N=$np" "$np" "$DEFAULT_TIMEOUT" data
+    done
+    BIN=$SAVED_BIN
+    for f in "$srcdir"/tests/goal/*.goal; do
+        np=$(awk '$1 == "num_ranks" { print $2; exit }' "$f")
+        desc="GOAL file $(basename "$f") N=$np"
+        if env AMC_TIMEOUT="$DEFAULT_TIMEOUT" timeout -k 10 "$RUN_LIMIT" "$MPIRUN" \
+               "${MPIRUN_ARGS[@]}" -x AMC_TIMEOUT -np "$np" "$GOAL_TOOL" run --iters 3 "$f" \
+               </dev/null >"$WORK/goal.log" 2>&1 && grep -q '^total: ' "$WORK/goal.log" &&
+           [ "$(grep -c '^rank [0-9]*: ' "$WORK/goal.log")" = "$np" ]; then
+            echo "PASS: $desc ($(grep '^total: ' "$WORK/goal.log" | cut -d' ' -f2-3))"
+            passed=$((passed + 1))
+        else
+            goal_fail "$desc"
+            sed 's/^/    | /' "$WORK/goal.log" | tail -n 20
+        fi
+    done
+    desc="AMC_TIMELINE of built-in and GOAL collectives N=2 (rank files merged, JSON valid)"
+    : >"$WORK/shm"
+    if env AMC_TIMEOUT="$DEFAULT_TIMEOUT" AMC_TIMELINE="$WORK/at" timeout -k 10 "$RUN_LIMIT" \
+           "$MPIRUN" "${MPIRUN_ARGS[@]}" -x AMC_TIMEOUT -x AMC_TIMELINE -np 2 "$GOAL_BIN" data \
+           "$WORK/shm" </dev/null >"$WORK/goal.log" 2>&1 &&
+       "$GOAL_TOOL" timeline "$WORK/atl" "$WORK/at.0.tl" "$WORK/at.1.tl" >>"$WORK/goal.log" 2>&1 &&
+       python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+colls = {e["args"]["coll"] for e in ev if e["ph"] == "B"}
+assert {"goal", "allreduce"} <= colls, colls
+assert {e["pid"] for e in ev} == {0, 1}
+' "$WORK/atl.json"; then
+        echo "PASS: $desc"
+        passed=$((passed + 1))
+    else
+        goal_fail "$desc"
+        sed 's/^/    | /' "$WORK/goal.log" | tail -n 20
+    fi
+    desc="GOAL timeline of an 8-rank allreduce (JSON valid, events paired)"
+    if "$GOAL_TOOL" export allreduce auto 8 4096 >"$WORK/ar8.goal" &&
+       env AMC_TIMEOUT="$DEFAULT_TIMEOUT" timeout -k 10 "$RUN_LIMIT" "$MPIRUN" \
+           "${MPIRUN_ARGS[@]}" -x AMC_TIMEOUT -np 8 "$GOAL_TOOL" run --timeline "$WORK/tl" \
+           "$WORK/ar8.goal" </dev/null >"$WORK/goal.log" 2>&1 &&
+       python3 -m json.tool "$WORK/tl.json" >/dev/null &&
+       python3 - "$WORK/tl.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+opened = {}
+for e in ev:
+    if e["ph"] in ("B", "E"):
+        k = (e["pid"], e["tid"], e["name"])
+        opened[k] = opened.get(k, 0) + (1 if e["ph"] == "B" else -1)
+        assert opened[k] >= 0, "E before its B: %r" % (k,)
+assert all(v == 0 for v in opened.values()), "unpaired B/E"
+starts = {e["id"] for e in ev if e["ph"] == "s"}
+ends = {e["id"] for e in ev if e["ph"] == "f"}
+assert starts and starts == ends, "message arrows unpaired"
+ranks = {e["pid"] for e in ev}
+assert ranks == set(range(8)), "ranks %r" % ranks
+nb = sum(1 for e in ev if e["ph"] == "B")
+assert all(e["args"]["released_by"] for e in ev if e["ph"] == "B")
+print("timeline: %d acts, %d messages, 8 ranks" % (nb, len(starts)))
+PY
+    then
+        echo "PASS: $desc"
+        passed=$((passed + 1))
+    else
+        goal_fail "$desc"
+        sed 's/^/    | /' "$WORK/goal.log" | tail -n 20
+    fi
+fi
+
 # ---------------------------------------------------------------- dead peers
 # tests/integration/test_peer_mpi (issue 14, items 8 and 9): the last rank
 # dies (SIGKILL, or abort()) in a loop of barriers or allreduces, under
