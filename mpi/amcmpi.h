@@ -28,6 +28,9 @@ enum {
     AMCM_SCAN, AMCM_EXSCAN, AMCM_NCOLL
 };
 
+/* r->coll of an MPI_Comm_idup's request: no collective, never counted. */
+#define AMCM_IDUP AMCM_NCOLL
+
 /* Why a call fell through (AMCM_ROUTE: it did not). */
 enum {
     AMCM_ROUTE = 0,
@@ -89,6 +92,12 @@ typedef struct amcm_req {
     size_t        *sc, *sd, *rc_, *rd;
     int            npack, nunpack, nmem;
     struct amcm_req *next_detached;
+    /* MPI_Comm_idup: MPI's request, where MPI writes the new handle, and
+     * amcoll's communicator once its agreement completes */
+    MPI_Request    inner;
+    MPI_Comm      *newcomm;
+    amc_comm_t     newac;
+    int            mpirc;
     /* temporaries: set up only when used (amcm_decide clears what is above) */
     amcm_job_t     pack[2];
     amcm_job_t     unpack;

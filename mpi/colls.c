@@ -594,6 +594,8 @@ int amcm_issue(amcm_req_t *r)
     case AMCM_ALLTOALLV:
     case AMCM_ALLTOALLW:
         return AMCM_ISS(alltoallv, r->sbuf, r->sc, r->sd, r->rbuf, r->rc_, r->rd, r->adt, ac);
+    case AMCM_IDUP:
+        return amc_comm_idup(ac, &r->newac, &r->areq);
     default:
         return AMC_ERR_ARG;
     }

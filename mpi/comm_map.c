@@ -290,25 +290,45 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     return rc;
 }
 
-int amcm_greq_done(MPI_Request *request);
-
-/* MPI_Comm_idup on a mapped communicator: the dup is made at once (amcoll's
- * creation is a blocking collective over the parent) and the request comes
- * back complete. */
+/* MPI_Comm_idup on a mapped communicator: amcoll's dup starts here, in the
+ * parent's order like any routed collective (amc_comm_idup), before MPI's;
+ * both complete in the background, driven by whatever tests or waits on the
+ * request (requests.c), and the new communicator is mapped when both have.
+ * MPI's idup completes only once every member has called it, so by then
+ * every member has started amcoll's too. amcoll's agreement fails on every
+ * member alike, so the new communicator is mapped everywhere or nowhere
+ * without an agreement of our own. */
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     amcm_comm_t *pe = amcm_comm_find(comm);
+    amcm_req_t  *r;
     int          rc;
 
-    if (pe == NULL) {
+    if ((pe == NULL) || !amcm_g.on || (newcomm == NULL) || (request == NULL)) {
         return PMPI_Comm_idup(comm, newcomm, request);
     }
-    rc = PMPI_Comm_dup(comm, newcomm);
+    if ((r = calloc(1, sizeof(*r))) == NULL) {
+        return amcm_raise(comm, AMC_ERR_NO_MEMORY);
+    }
+    r->coll    = AMCM_IDUP;
+    r->mode    = AMCM_NONBLOCKING;
+    r->comm    = comm;
+    r->ce      = pe;
+    r->newcomm = newcomm;
+    r->inner   = MPI_REQUEST_NULL;
+    rc         = amcm_issue_retry(r, 0);
+    if (rc != AMC_SUCCESS) {
+        free(r);
+        return amcm_raise(comm, rc);
+    }
+    rc = PMPI_Comm_idup(comm, newcomm, &r->inner);
     if (rc != MPI_SUCCESS) {
+        amc_request_free(&r->areq); /* runs on detached; its communicator is never used */
+        free(r);
         return rc;
     }
-    amcm_adopt(pe, *newcomm, AMCM_HOW_DUP, 0, 0);
-    return amcm_greq_done(request);
+    r->active = 1;
+    return amcm_req_register(r, request);
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
