@@ -131,16 +131,19 @@ void amcm_map_clear(amcm_map_t *m)
 
 static amcm_map_t amcm_comms;
 
-amcm_comm_t *amcm_comm_find(MPI_Comm comm)
+/* A program calls collectives on one communicator many times in a row: the
+ * entry found is remembered (amcm_comm_find), unless threads may free it
+ * under a reader. */
+amcm_comm_t *amcm_comm_lookup(MPI_Comm comm)
 {
     amcm_comm_t *e;
 
-    if (comm == MPI_COMM_WORLD) {
-        return amcm_g.world;
-    }
     amcm_lock();
     e = amcm_map_get(&amcm_comms, AMCM_KEY(comm));
     amcm_unlock();
+    if ((e != NULL) && !amcm_g.mt) {
+        amcm_g.last = e;
+    }
     return e;
 }
 
@@ -179,6 +182,9 @@ static void amcm_comm_drop(MPI_Comm comm)
     amcm_lock();
     e = amcm_map_del(&amcm_comms, AMCM_KEY(comm));
     amcm_unlock();
+    if (amcm_g.last == e) {
+        amcm_g.last = NULL; /* its handle may come back for another communicator */
+    }
     if (e != NULL) {
         if (e->ac != AMC_COMM_WORLD) {
             amc_comm_free(&e->ac); /* local; collectives still running finish first */
@@ -197,6 +203,7 @@ void amcm_comm_forget_all(void)
     }
     amcm_map_clear(&amcm_comms);
     amcm_g.world = NULL;
+    amcm_g.last  = NULL;
     amcm_unlock();
 }
 
