@@ -49,6 +49,19 @@ int amc_comm_dup(amc_comm_t comm, amc_comm_t *newcomm)
     return amc_comm_dup_internal(comm, newcomm);
 }
 
+int amc_comm_idup(amc_comm_t comm, amc_comm_t *newcomm, amc_request_t *req)
+{
+    int status = amc_api_check_comm(comm);
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    if ((newcomm == NULL) || (req == NULL)) {
+        return AMC_ERR_ARG;
+    }
+    return amc_comm_idup_internal(comm, newcomm, req);
+}
+
 int amc_comm_split(amc_comm_t comm, int color, int key, amc_comm_t *newcomm)
 {
     int status = amc_api_check_comm(comm);

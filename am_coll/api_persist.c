@@ -103,6 +103,11 @@ int amc_request_free(amc_request_t *req_p)
                   "amc_request_free: the persistent request is active; wait for it first");
         return AMC_ERR_ARG;
     }
+    if (req->create != NULL) {
+        amc_comm_idup_abandon(req);
+        *req_p = AMC_REQUEST_NULL;
+        return AMC_SUCCESS;
+    }
     /* a running non-blocking call completes on its own, unobserved (as MPI) */
     amc_request_detach(req);
     req->magic = 0;

@@ -26,6 +26,10 @@ static int amc_api_request_release(amc_request_t *req_p)
         req->status = AMC_SUCCESS; /* an inactive request tests as done and fine */
         return status;
     }
+    if (req->create != NULL) {
+        *req_p = AMC_REQUEST_NULL;
+        return amc_comm_idup_end(req, status);
+    }
     if (req->heap) {
         amc_request_release(req);
     } else {

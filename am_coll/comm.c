@@ -257,6 +257,7 @@ static int amc_comm_exchange_start(amc_comm_create_t *op, uint8_t coll, const vo
                                    size_t dt_size, amc_op_t red)
 {
     amc_coll_args_t args;
+    int             status;
 
     memset(&args, 0, sizeof(args));
     args.coll        = coll;
@@ -269,7 +270,13 @@ static int amc_comm_exchange_start(amc_comm_create_t *op, uint8_t coll, const vo
     args.sendbuf     = sendbuf;
     args.recvbuf     = recvbuf;
     amc_request_init(&op->req, op->parent, 0);
-    return amc_coll_start(op->parent, &args, &op->req);
+    if (!op->nb) {
+        return amc_coll_start(op->parent, &args, &op->req);
+    }
+    amc_request_begin_nb(&op->req); /* a progress thread runs it too */
+    status = amc_coll_start(op->parent, &args, &op->req);
+    amc_request_end_start(&op->req, status);
+    return status;
 }
 
 /* What begin allocated and the agreement did not turn into a communicator. */
@@ -283,13 +290,14 @@ static void amc_comm_create_cleanup(amc_comm_create_t *op)
     op->xbuf = NULL;
 }
 
-int amc_comm_create_begin(amc_comm_create_t *op, amc_comm_t parent, int split, int color,
-                          int key)
+static int amc_comm_create_start(amc_comm_create_t *op, amc_comm_t parent, int split, int color,
+                                 int key, int nb)
 {
     amc_context_t *ctx = parent->ctx;
     int            status;
 
     memset(op, 0, sizeof(*op));
+    op->nb     = nb;
     op->parent = parent;
     op->split  = split;
     op->color  = color;
@@ -336,6 +344,12 @@ int amc_comm_create_begin(amc_comm_create_t *op, amc_comm_t parent, int split, i
         amc_comm_create_cleanup(op);
     }
     return status;
+}
+
+int amc_comm_create_begin(amc_comm_create_t *op, amc_comm_t parent, int split, int color,
+                          int key)
+{
+    return amc_comm_create_start(op, parent, split, color, key, 0);
 }
 
 /* Joins an agreed new communicator to the context; its peers are set. */
@@ -477,6 +491,59 @@ int amc_comm_dup_internal(amc_comm_t comm, amc_comm_t *newcomm_p)
 int amc_comm_split_internal(amc_comm_t comm, int color, int key, amc_comm_t *newcomm_p)
 {
     return amc_comm_create(comm, 1, color, key, newcomm_p);
+}
+
+/* The creation on the heap, its agreement's request the caller's handle:
+ * test and wait see an ordinary collective on comm, and end the creation
+ * when it completes (amc_comm_idup_end). */
+int amc_comm_idup_internal(amc_comm_t comm, amc_comm_t *newcomm_p, struct amc_request **req_p)
+{
+    amc_comm_create_t *op = malloc(sizeof(*op));
+    int                status;
+
+    if (op == NULL) {
+        amc_error(&comm->ctx->log, "amc_comm_idup of 0x%llx: out of memory",
+                  (unsigned long long)comm->cid);
+        return AMC_ERR_NO_MEMORY;
+    }
+    status = amc_comm_create_start(op, comm, 0, 0, 0, 1);
+    if (status != AMC_SUCCESS) {
+        free(op);
+        return status;
+    }
+    op->req.create     = op;
+    op->req.create_out = newcomm_p;
+    *req_p             = &op->req;
+    return AMC_SUCCESS;
+}
+
+int amc_comm_idup_end(struct amc_request *req, int status)
+{
+    amc_comm_create_t *op = req->create;
+
+    status     = amc_comm_create_end(op, status, req->create_out);
+    req->magic = 0;
+    free(op);
+    return status;
+}
+
+void amc_comm_idup_abandon(struct amc_request *req)
+{
+    amc_comm_create_t *op = req->create;
+    amc_comm_t         made = AMC_COMM_NULL;
+
+    if (amc_request_is_complete(req)) {
+        if (amc_comm_create_end(op, req->status, &made) == AMC_SUCCESS) {
+            amc_comm_free_internal(made); /* nobody will ever see it */
+        }
+    } else {
+        amc_request_detach(req);
+        /* the agreement runs on into its buffers: they are left to it */
+        op->xbuf = NULL;
+        amc_comm_create_cleanup(op);
+    }
+    req->magic = 0;
+    free(op);
 }
 
 int amc_comm_free_internal(amc_comm_t comm)

@@ -73,6 +73,16 @@ int amc_comm_dup_internal(amc_comm_t comm, amc_comm_t *newcomm_p);
  * on every rank of comm with the same code. */
 int amc_comm_split_internal(amc_comm_t comm, int color, int key, amc_comm_t *newcomm_p);
 
+/* amc_comm_idup: begins the dup; *req_p is the agreement's request, whose
+ * completion (test, wait) calls amc_comm_idup_end with its status: that
+ * writes the caller's handle and frees the creation, request included. A
+ * request freed first is abandoned instead: a complete agreement's
+ * communicator is freed, a running one runs on detached. */
+struct amc_request;
+int  amc_comm_idup_internal(amc_comm_t comm, amc_comm_t *newcomm_p, struct amc_request **req_p);
+int  amc_comm_idup_end(struct amc_request *req, int status);
+void amc_comm_idup_abandon(struct amc_request *req);
+
 /* What each rank gives a split's allgather. */
 typedef struct amc_comm_split_rec {
     int32_t  color;
@@ -92,6 +102,7 @@ typedef struct amc_comm_create {
     int                   split;     /* else a dup */
     int                   color;
     int                   failed;    /* this rank's own failure before the agreement */
+    int                   nb;        /* amc_comm_idup: a non-blocking start */
     struct amc_request    req;       /* the agreement collective */
     void                 *xbuf;      /* the agreement's buffers, one heap block: */
     uint64_t             *mine;      /* dup: the leader's id number, the failure */

@@ -29,6 +29,8 @@ void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap)
     req->slot     = NULL;
     req->deadline = 0.0;
     req->tracked  = 0;
+    req->create     = NULL;
+    req->create_out = NULL;
 }
 
 static void amc_request_untrack(struct amc_request *req)

@@ -24,6 +24,8 @@ struct amc_request {
     struct amc_coll_args *args;    /* persistent data collective: the call; NULL: barrier */
     int              tracked;      /* counted by the progress thread until complete */
     uint32_t         comm_gen;     /* persistent: comm->gen when made (amc_start checks) */
+    struct amc_comm_create *create; /* amc_comm_idup: the creation this agreement ends */
+    struct amc_comm **create_out;  /* amc_comm_idup: the caller's handle */
 };
 
 void amc_request_init(struct amc_request *req, struct amc_comm *comm, int heap);

@@ -8,6 +8,9 @@
  * same amcoll communicator), each call timed alone between barriers as OSU
  * does, and prints the median over blocks of the mean per call (rank 0), and
  * the ratio. Sizes: 8 bytes (2 ints for the reductions).
+ *   interpose_bench [BLOCKS [CALLS]]   (default 31 2000; fewer under
+ *   valgrind --tool=callgrind, whose instruction counts per call are the
+ *   steady metric on a shared machine)
  */
 #include <amcoll.h>
 #include <mpi.h>
@@ -15,8 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCKS 31
-#define ITERS  2000
+#define MAXBLOCKS 101
 
 static int cmp(const void *a, const void *b)
 {
@@ -30,9 +32,17 @@ int main(int argc, char **argv)
                                   "allgather", "alltoall", "barrier"};
     int    rank, size, flag = 0, c, b, i, k;
     int    sb[64], rb[1024];
-    double t, med[2][BLOCKS];
+    double t, med[2][MAXBLOCKS];
+    int    nblocks = 31, iters = 2000;
 
     MPI_Init(&argc, &argv);
+    if (argc > 1) {
+        nblocks = atoi(argv[1]);
+        nblocks = (nblocks < 1) ? 1 : (nblocks > MAXBLOCKS) ? MAXBLOCKS : nblocks;
+    }
+    if (argc > 2) {
+        iters = (atoi(argv[2]) > 0) ? atoi(argv[2]) : iters;
+    }
     amc_initialized(&flag);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -46,15 +56,15 @@ int main(int argc, char **argv)
     memset(sb, 1, sizeof(sb));
     if (rank == 0) {
         printf("# N=%d, 8 B, median over %d blocks of %d calls, us per call (rank 0)\n", size,
-               BLOCKS, ITERS);
+               nblocks, iters);
         printf("| coll | N | amcoll direct | via MPI (libamcoll_mpi) | ratio |\n|---|---:|---:|---:|---:|\n");
     }
     for (c = 0; c < 8; c++) {
-        for (b = 0; b < BLOCKS; b++) {
+        for (b = 0; b < nblocks; b++) {
             for (k = 0; k < 2; k++) {
                 double tot = 0;
                 int    via = (b + k) & 1; /* alternate which goes first */
-                for (i = 0; i < ITERS + 100; i++) {
+                for (i = 0; i < iters + 100; i++) {
                     amc_barrier(AMC_COMM_WORLD);
                     t = MPI_Wtime();
                     switch (c) {
@@ -78,14 +88,14 @@ int main(int argc, char **argv)
                         tot += MPI_Wtime() - t;
                     }
                 }
-                med[via][b] = tot / ITERS * 1e6;
+                med[via][b] = tot / iters * 1e6;
             }
         }
-        qsort(med[0], BLOCKS, sizeof(double), cmp);
-        qsort(med[1], BLOCKS, sizeof(double), cmp);
+        qsort(med[0], nblocks, sizeof(double), cmp);
+        qsort(med[1], nblocks, sizeof(double), cmp);
         if (rank == 0) {
-            printf("| %s | %d | %.3f | %.3f | %.3f |\n", names[c], size, med[0][BLOCKS / 2],
-                   med[1][BLOCKS / 2], med[1][BLOCKS / 2] / med[0][BLOCKS / 2]);
+            printf("| %s | %d | %.3f | %.3f | %.3f |\n", names[c], size, med[0][nblocks / 2],
+                   med[1][nblocks / 2], med[1][nblocks / 2] / med[0][nblocks / 2]);
             fflush(stdout);
         }
     }

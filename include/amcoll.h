@@ -80,6 +80,11 @@ amc_comm_t amc_comm_world(void);
 int amc_comm_rank(amc_comm_t comm, int *rank);
 int amc_comm_size(amc_comm_t comm, int *size);
 int amc_comm_dup(amc_comm_t comm, amc_comm_t *newcomm);
+/* Non-blocking dup: starts the creation's agreement, a collective on comm in
+ * its order like any other; *newcomm is written when req completes (test,
+ * wait, any array form), AMC_COMM_NULL if the members agreed on a failure.
+ * amc_request_free on it while it runs leaves *newcomm untouched. */
+int amc_comm_idup(amc_comm_t comm, amc_comm_t *newcomm, amc_request_t *req);
 int amc_comm_split(amc_comm_t comm, int color, int key, amc_comm_t *newcomm);
 int amc_comm_free(amc_comm_t *comm);
 

@@ -16,6 +16,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <pthread.h>
 
 #include "amcoll.h"
@@ -27,6 +28,9 @@ enum {
     AMCM_ALLTOALLV, AMCM_ALLTOALLW, AMCM_REDUCE_SCATTER, AMCM_REDUCE_SCATTER_BLOCK,
     AMCM_SCAN, AMCM_EXSCAN, AMCM_NCOLL
 };
+
+/* r->coll of an MPI_Comm_idup's request: no collective, never counted. */
+#define AMCM_IDUP AMCM_NCOLL
 
 /* Why a call fell through (AMCM_ROUTE: it did not). */
 enum {
@@ -93,6 +97,12 @@ typedef struct amcm_req {
     amcm_job_t     pack[2];
     amcm_job_t     unpack;
     void          *mem[12]; /* freed with the request */
+    /* MPI_Comm_idup: MPI's request, where MPI writes the new handle, and
+     * amcoll's communicator once its agreement completes */
+    MPI_Request    inner;
+    MPI_Comm      *newcomm;
+    amc_comm_t     newac;
+    int            mpirc;
 } amcm_req_t;
 
 typedef struct {
@@ -105,6 +115,7 @@ typedef struct {
     int             oversub;     /* more ranks on the node than cores: yield in test loops */
     pthread_mutex_t lock;
     amcm_comm_t    *world, *self;
+    amcm_comm_t    *last;        /* the last communicator looked up (not with mt) */
     int             ecode[AMC_ERR_LAST]; /* MPI error code per amcoll code */
     long            nactive;     /* routed requests alive (table entries) */
     amcm_req_t     *detached;
@@ -150,8 +161,18 @@ void  amcm_map_clear(amcm_map_t *m);
 static inline uint64_t amcm_key(const void *handle, size_t size)
 {
     uint64_t k = 0;
+    uint32_t k32;
     const unsigned char *p = handle;
     size_t i;
+    /* handles are pointers (Open MPI) or ints (MPICH): one load, not a loop */
+    if (size == sizeof(k)) {
+        memcpy(&k, handle, sizeof(k));
+        return k;
+    }
+    if (size == sizeof(k32)) {
+        memcpy(&k32, handle, sizeof(k32));
+        return k32;
+    }
     for (i = 0; (i < size) && (i < sizeof(k)); i++) {
         k |= (uint64_t)p[i] << (8 * i);
     }
@@ -160,7 +181,17 @@ static inline uint64_t amcm_key(const void *handle, size_t size)
 #define AMCM_KEY(h) amcm_key(&(h), sizeof(h))
 
 /* comm_map.c */
-amcm_comm_t *amcm_comm_find(MPI_Comm comm);
+amcm_comm_t *amcm_comm_lookup(MPI_Comm comm);
+/* The world, or the communicator of the previous call, without a lookup. */
+static inline amcm_comm_t *amcm_comm_find(MPI_Comm comm)
+{
+    amcm_comm_t *e = amcm_g.last;
+
+    if (comm == MPI_COMM_WORLD) {
+        return amcm_g.world;
+    }
+    return ((e != NULL) && (e->comm == comm)) ? e : amcm_comm_lookup(comm);
+}
 int          amcm_comm_add(MPI_Comm comm, amc_comm_t ac);
 void         amcm_comm_forget_all(void);
 
@@ -174,6 +205,13 @@ typedef struct {
     MPI_Datatype basic;    /* the named MPI type of those elements */
     int          named;    /* predefined: needs no dup to outlive the call */
 } amcm_dt_t;
+/* A predefined type: its amcoll type (-1: data only), what ops it takes, its size. */
+typedef struct {
+    MPI_Datatype dt;
+    int          atype, cls, size;
+} amcm_named_t;
+const amcm_named_t *amcm_named_find(MPI_Datatype dt); /* NULL: not one of them */
+int  amcm_op_fast(MPI_Op op, const amcm_named_t *nm, amc_op_t *aop); /* 1: a predefined op on nm */
 int  amcm_dt_info(MPI_Datatype dt, amcm_dt_t *info); /* MPI error code */
 int  amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop); /* AMCM_ROUTE or why */
 void amcm_op_forget(MPI_Op op);

@@ -594,6 +594,8 @@ int amcm_issue(amcm_req_t *r)
     case AMCM_ALLTOALLV:
     case AMCM_ALLTOALLW:
         return AMCM_ISS(alltoallv, r->sbuf, r->sc, r->sd, r->rbuf, r->rc_, r->rd, r->adt, ac);
+    case AMCM_IDUP:
+        return amc_comm_idup(ac, &r->newac, &r->areq);
     default:
         return AMC_ERR_ARG;
     }
@@ -686,10 +688,90 @@ static int amcm_run_started(amcm_req_t *r, int prep, MPI_Request *request)
 #define NB AMCM_NONBLOCKING
 #define P  AMCM_PERSISTENT
 
+/* ------------------------------------------------------------------ fast paths */
+
+/* The small blocking calls whose wrapper cost shows (barrier, bcast,
+ * reduce, allreduce on a predefined type): straight to amcoll when the
+ * general path would route them the same way without temporaries. They
+ * decide from what the general path decides from, so a rank that takes
+ * the general path instead still decides alike; anything else (and the
+ * detached requests' upkeep) goes the general way. */
+static inline amcm_comm_t *amcm_fast_comm(int coll, MPI_Comm comm)
+{
+    if (!amcm_g.on || !(amcm_g.colls & (1u << coll)) || (amcm_g.detached != NULL)) {
+        return NULL;
+    }
+    return amcm_comm_find(comm);
+}
+
+/* 1 when the call is done (rc reported): else amcoll refused the start for
+ * back-pressure, nothing started, and the general path retries it. */
+static inline int amcm_fast_done(int coll, MPI_Comm comm, int rc, int *ret)
+{
+    if ((rc == AMC_ERR_NO_MEMORY) && ((amcm_g.nactive != 0) || (amcm_g.detached != NULL))) {
+        return 0;
+    }
+    amcm_bump(&amcm_g.routed[coll][AMCM_BLOCKING]);
+    *ret = (rc == AMC_SUCCESS) ? MPI_SUCCESS : amcm_raise(comm, rc);
+    return 1;
+}
+
+/* gather, scatter, allgather, alltoall on predefined types: per-rank bytes,
+ * as amcm_prep_rooted has them; 1 when done (*ret set). */
+static int amcm_fast_rooted(int coll, const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
+                            MPI_Datatype rt, int root, MPI_Comm comm, int *ret)
+{
+    amcm_comm_t        *ce = amcm_fast_comm(coll, comm);
+    const amcm_named_t *t;
+    int                 rooted = (coll == AMCM_GATHER) || (coll == AMCM_SCATTER), at_root, arc;
+    const void         *as = NULL;
+    void               *ar = NULL;
+    size_t              count;
+
+    if ((ce == NULL) || (sc < 0) || (rc < 0) || (rooted && ((root < 0) || (root >= ce->size)))) {
+        return 0;
+    }
+    at_root = !rooted || (ce->rank == root);
+    if (coll == AMCM_SCATTER) {
+        t = amcm_named_find(at_root ? st : rt);
+        if ((t == NULL) || (at_root && (rb != MPI_IN_PLACE) && !amcm_named_find(rt))) {
+            return 0;
+        }
+        count = (size_t)(at_root ? sc : rc) * (size_t)t->size;
+        as    = at_root ? sb : NULL;
+        ar    = (at_root && (rb == MPI_IN_PLACE)) ? AMC_IN_PLACE : rb;
+        arc   = amc_scatter(as, ar, count, AMC_BYTE, root, ce->ac);
+        return amcm_fast_done(coll, comm, arc, ret);
+    }
+    if (!at_root) { /* a gather leaf */
+        if ((t = amcm_named_find(st)) == NULL) {
+            return 0;
+        }
+        arc = amc_gather(sb, NULL, (size_t)sc * (size_t)t->size, AMC_BYTE, root, ce->ac);
+        return amcm_fast_done(coll, comm, arc, ret);
+    }
+    if (((t = amcm_named_find(rt)) == NULL) ||
+        ((sb != MPI_IN_PLACE) && (amcm_named_find(st) == NULL))) {
+        return 0;
+    }
+    count = (size_t)rc * (size_t)t->size;
+    as    = (sb == MPI_IN_PLACE) ? AMC_IN_PLACE : sb;
+    arc   = (coll == AMCM_GATHER)      ? amc_gather(as, rb, count, AMC_BYTE, root, ce->ac)
+            : (coll == AMCM_ALLGATHER) ? amc_allgather(as, rb, count, AMC_BYTE, ce->ac)
+                                       : amc_alltoall(as, rb, count, AMC_BYTE, ce->ac);
+    return amcm_fast_done(coll, comm, arc, ret);
+}
+
 /* ------------------------------------------------------------------ barrier, bcast */
 
 int MPI_Barrier(MPI_Comm comm)
 {
+    amcm_comm_t *ce = amcm_fast_comm(AMCM_BARRIER, comm);
+    int          ret;
+
+    if ((ce != NULL) && amcm_fast_done(AMCM_BARRIER, comm, amc_barrier(ce->ac), &ret)) {
+        return ret;
+    }
     AMCM_B(AMCM_BARRIER, amcm_prep_barrier(&r_, B, comm), PMPI_Barrier(comm));
 }
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
@@ -698,6 +780,17 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 }
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
+    amcm_comm_t        *ce = amcm_fast_comm(AMCM_BCAST, comm);
+    const amcm_named_t *nm;
+    int                 ret;
+
+    if ((ce != NULL) && (count >= 0) && (root >= 0) && (root < ce->size) &&
+        ((nm = amcm_named_find(dt)) != NULL) &&
+        amcm_fast_done(AMCM_BCAST, comm,
+                       amc_bcast(buf, (size_t)count * (size_t)nm->size, AMC_BYTE, root, ce->ac),
+                       &ret)) {
+        return ret;
+    }
     AMCM_B(AMCM_BCAST, amcm_prep_bcast(&r_, B, buf, count, dt, root, comm),
            PMPI_Bcast(buf, count, dt, root, comm));
 }
@@ -713,6 +806,22 @@ int MPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
 int MPI_Reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
                MPI_Comm comm)
 {
+    amcm_comm_t        *ce = amcm_fast_comm(AMCM_REDUCE, comm);
+    const amcm_named_t *nm;
+    amc_op_t            aop;
+    int                 ret, at_root;
+
+    if ((ce != NULL) && (count >= 0) && (root >= 0) && (root < ce->size) &&
+        ((nm = amcm_named_find(dt)) != NULL) && amcm_op_fast(op, nm, &aop)) {
+        at_root = (ce->rank == root);
+        if (amcm_fast_done(AMCM_REDUCE, comm,
+                           amc_reduce((at_root && (sb == MPI_IN_PLACE)) ? AMC_IN_PLACE : sb,
+                                      at_root ? rb : NULL, (size_t)count, (amc_datatype_t)nm->atype,
+                                      aop, root, ce->ac),
+                           &ret)) {
+            return ret;
+        }
+    }
     AMCM_B(AMCM_REDUCE, amcm_prep_reduce_any(&r_, B, AMCM_REDUCE, sb, rb, count, dt, op, root, comm),
            PMPI_Reduce(sb, rb, count, dt, op, root, comm));
 }
@@ -725,6 +834,19 @@ int MPI_Ireduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
 }
 int MPI_Allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
+    amcm_comm_t        *ce = amcm_fast_comm(AMCM_ALLREDUCE, comm);
+    const amcm_named_t *nm;
+    amc_op_t            aop;
+    int                 ret;
+
+    if ((ce != NULL) && (count >= 0) && ((nm = amcm_named_find(dt)) != NULL) &&
+        amcm_op_fast(op, nm, &aop) &&
+        amcm_fast_done(AMCM_ALLREDUCE, comm,
+                       amc_allreduce((sb == MPI_IN_PLACE) ? AMC_IN_PLACE : sb, rb, (size_t)count,
+                                     (amc_datatype_t)nm->atype, aop, ce->ac),
+                       &ret)) {
+        return ret;
+    }
     AMCM_B(AMCM_ALLREDUCE,
            amcm_prep_reduce_any(&r_, B, AMCM_ALLREDUCE, sb, rb, count, dt, op, 0, comm),
            PMPI_Allreduce(sb, rb, count, dt, op, comm));
@@ -795,6 +917,11 @@ int MPI_Ireduce_scatter(const void *sb, void *rb, const int rcs[], MPI_Datatype 
 int MPI_Gather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
                int root, MPI_Comm comm)
 {
+    int ret;
+
+    if (amcm_fast_rooted(AMCM_GATHER, sb, sc, st, rb, rc, rt, root, comm, &ret)) {
+        return ret;
+    }
     AMCM_B(AMCM_GATHER,
            amcm_prep_rooted(&r_, B, AMCM_GATHER, sb, sc, st, rb, rc, rt, root, comm),
            PMPI_Gather(sb, sc, st, rb, rc, rt, root, comm));
@@ -809,6 +936,11 @@ int MPI_Igather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_D
 int MPI_Scatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
                 int root, MPI_Comm comm)
 {
+    int ret;
+
+    if (amcm_fast_rooted(AMCM_SCATTER, sb, sc, st, rb, rc, rt, root, comm, &ret)) {
+        return ret;
+    }
     AMCM_B(AMCM_SCATTER,
            amcm_prep_rooted(&r_, B, AMCM_SCATTER, sb, sc, st, rb, rc, rt, root, comm),
            PMPI_Scatter(sb, sc, st, rb, rc, rt, root, comm));
@@ -823,6 +955,11 @@ int MPI_Iscatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_
 int MPI_Allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
                   MPI_Comm comm)
 {
+    int ret;
+
+    if (amcm_fast_rooted(AMCM_ALLGATHER, sb, sc, st, rb, rc, rt, 0, comm, &ret)) {
+        return ret;
+    }
     AMCM_B(AMCM_ALLGATHER,
            amcm_prep_rooted(&r_, B, AMCM_ALLGATHER, sb, sc, st, rb, rc, rt, 0, comm),
            PMPI_Allgather(sb, sc, st, rb, rc, rt, comm));
@@ -837,6 +974,11 @@ int MPI_Iallgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MP
 int MPI_Alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
                  MPI_Comm comm)
 {
+    int ret;
+
+    if (amcm_fast_rooted(AMCM_ALLTOALL, sb, sc, st, rb, rc, rt, 0, comm, &ret)) {
+        return ret;
+    }
     AMCM_B(AMCM_ALLTOALL,
            amcm_prep_rooted(&r_, B, AMCM_ALLTOALL, sb, sc, st, rb, rc, rt, 0, comm),
            PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm));

@@ -131,16 +131,19 @@ void amcm_map_clear(amcm_map_t *m)
 
 static amcm_map_t amcm_comms;
 
-amcm_comm_t *amcm_comm_find(MPI_Comm comm)
+/* A program calls collectives on one communicator many times in a row: the
+ * entry found is remembered (amcm_comm_find), unless threads may free it
+ * under a reader. */
+amcm_comm_t *amcm_comm_lookup(MPI_Comm comm)
 {
     amcm_comm_t *e;
 
-    if (comm == MPI_COMM_WORLD) {
-        return amcm_g.world;
-    }
     amcm_lock();
     e = amcm_map_get(&amcm_comms, AMCM_KEY(comm));
     amcm_unlock();
+    if ((e != NULL) && !amcm_g.mt) {
+        amcm_g.last = e;
+    }
     return e;
 }
 
@@ -179,6 +182,9 @@ static void amcm_comm_drop(MPI_Comm comm)
     amcm_lock();
     e = amcm_map_del(&amcm_comms, AMCM_KEY(comm));
     amcm_unlock();
+    if (amcm_g.last == e) {
+        amcm_g.last = NULL; /* its handle may come back for another communicator */
+    }
     if (e != NULL) {
         if (e->ac != AMC_COMM_WORLD) {
             amc_comm_free(&e->ac); /* local; collectives still running finish first */
@@ -197,6 +203,7 @@ void amcm_comm_forget_all(void)
     }
     amcm_map_clear(&amcm_comms);
     amcm_g.world = NULL;
+    amcm_g.last  = NULL;
     amcm_unlock();
 }
 
@@ -290,25 +297,45 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     return rc;
 }
 
-int amcm_greq_done(MPI_Request *request);
-
-/* MPI_Comm_idup on a mapped communicator: the dup is made at once (amcoll's
- * creation is a blocking collective over the parent) and the request comes
- * back complete. */
+/* MPI_Comm_idup on a mapped communicator: amcoll's dup starts here, in the
+ * parent's order like any routed collective (amc_comm_idup), before MPI's;
+ * both complete in the background, driven by whatever tests or waits on the
+ * request (requests.c), and the new communicator is mapped when both have.
+ * MPI's idup completes only once every member has called it, so by then
+ * every member has started amcoll's too. amcoll's agreement fails on every
+ * member alike, so the new communicator is mapped everywhere or nowhere
+ * without an agreement of our own. */
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     amcm_comm_t *pe = amcm_comm_find(comm);
+    amcm_req_t  *r;
     int          rc;
 
-    if (pe == NULL) {
+    if ((pe == NULL) || !amcm_g.on || (newcomm == NULL) || (request == NULL)) {
         return PMPI_Comm_idup(comm, newcomm, request);
     }
-    rc = PMPI_Comm_dup(comm, newcomm);
+    if ((r = calloc(1, sizeof(*r))) == NULL) {
+        return amcm_raise(comm, AMC_ERR_NO_MEMORY);
+    }
+    r->coll    = AMCM_IDUP;
+    r->mode    = AMCM_NONBLOCKING;
+    r->comm    = comm;
+    r->ce      = pe;
+    r->newcomm = newcomm;
+    r->inner   = MPI_REQUEST_NULL;
+    rc         = amcm_issue_retry(r, 0);
+    if (rc != AMC_SUCCESS) {
+        free(r);
+        return amcm_raise(comm, rc);
+    }
+    rc = PMPI_Comm_idup(comm, newcomm, &r->inner);
     if (rc != MPI_SUCCESS) {
+        amc_request_free(&r->areq); /* runs on detached; its communicator is never used */
+        free(r);
         return rc;
     }
-    amcm_adopt(pe, *newcomm, AMCM_HOW_DUP, 0, 0);
-    return amcm_greq_done(request);
+    r->active = 1;
+    return amcm_req_register(r, request);
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)

@@ -18,14 +18,16 @@
 /* What MPI lets a predefined op do on a type (MPI-3.1 5.9.2). */
 enum { AMCM_CL_NONE, AMCM_CL_INT, AMCM_CL_FLOAT, AMCM_CL_BYTE };
 
-typedef struct {
-    MPI_Datatype dt;
-    int          atype, cls, size;
-} amcm_named_t;
+#define AMCM_NAMED_MAX  40
+#define AMCM_NAMED_HASH 64 /* power of two */
+static amcm_named_t        amcm_named[AMCM_NAMED_MAX];
+static int                 amcm_nnamed;
+static const amcm_named_t *amcm_named_tab[AMCM_NAMED_HASH]; /* direct-mapped, by handle */
 
-#define AMCM_NAMED_MAX 40
-static amcm_named_t amcm_named[AMCM_NAMED_MAX];
-static int          amcm_nnamed;
+static inline unsigned amcm_named_slot(MPI_Datatype dt)
+{
+    return (unsigned)((AMCM_KEY(dt) * 0x9e3779b97f4a7c15ULL) >> 58) & (AMCM_NAMED_HASH - 1);
+}
 
 static void amcm_named_add(MPI_Datatype dt, int atype, int cls, int want_size)
 {
@@ -44,13 +46,17 @@ static void amcm_named_add(MPI_Datatype dt, int atype, int cls, int want_size)
     amcm_named[amcm_nnamed].atype = atype;
     amcm_named[amcm_nnamed].cls   = cls;
     amcm_named[amcm_nnamed].size  = size;
+    if (amcm_named_tab[amcm_named_slot(dt)] == NULL) {
+        amcm_named_tab[amcm_named_slot(dt)] = &amcm_named[amcm_nnamed]; /* else searched */
+    }
     amcm_nnamed++;
 }
 
 void amcm_dtype_init(void)
 {
     amcm_nnamed = 0;
-    /* the usual ones first: this is a linear search */
+    memset(amcm_named_tab, 0, sizeof(amcm_named_tab));
+    /* the usual ones first: they win a shared slot of the table */
     amcm_named_add(MPI_INT, AMC_INT, AMCM_CL_INT, sizeof(int));
     amcm_named_add(MPI_DOUBLE, AMC_DOUBLE, AMCM_CL_FLOAT, sizeof(double));
     amcm_named_add(MPI_CHAR, AMC_CHAR, AMCM_CL_NONE, 1);
@@ -79,10 +85,14 @@ void amcm_dtype_init(void)
     amcm_named_add(MPI_COUNT, AMC_INT64, AMCM_CL_INT, 8);
 }
 
-static const amcm_named_t *amcm_named_find(MPI_Datatype dt)
+const amcm_named_t *amcm_named_find(MPI_Datatype dt)
 {
-    int i;
+    const amcm_named_t *e = amcm_named_tab[amcm_named_slot(dt)];
+    int                 i;
 
+    if ((e != NULL) && (e->dt == dt)) {
+        return e;
+    }
     for (i = 0; i < amcm_nnamed; i++) {
         if (amcm_named[i].dt == dt) {
             return &amcm_named[i];
@@ -441,10 +451,10 @@ out:
 
 enum { AMCM_OPK_ARITH, AMCM_OPK_MINMAX, AMCM_OPK_LOGIC, AMCM_OPK_BIT };
 
-int amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop)
+/* One of the ten predefined ops amcoll has: its op and kind. */
+static inline int amcm_op_predef(MPI_Op op, amc_op_t *aop, int *kindp)
 {
-    const amcm_named_t *nm;
-    int                 kind, cls;
+    int kind;
 
     if (op == MPI_SUM) {
         *aop = AMC_SUM, kind = AMCM_OPK_ARITH;
@@ -466,19 +476,42 @@ int amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop)
         *aop = AMC_BOR, kind = AMCM_OPK_BIT;
     } else if (op == MPI_BXOR) {
         *aop = AMC_BXOR, kind = AMCM_OPK_BIT;
-    } else if ((op == MPI_MAXLOC) || (op == MPI_MINLOC) || (op == MPI_REPLACE) ||
-               (op == MPI_NO_OP) || (op == MPI_OP_NULL)) {
-        return AMCM_WHY_OP;
     } else {
+        return 0;
+    }
+    *kindp = kind;
+    return 1;
+}
+
+/* MPI-3.1 5.9.2: which kinds of op a class of types takes. */
+static inline int amcm_op_allows(int kind, int cls)
+{
+    return (cls == AMCM_CL_INT) || ((cls == AMCM_CL_FLOAT) && (kind <= AMCM_OPK_MINMAX)) ||
+           ((cls == AMCM_CL_BYTE) && (kind == AMCM_OPK_BIT));
+}
+
+int amcm_op_fast(MPI_Op op, const amcm_named_t *nm, amc_op_t *aop)
+{
+    int kind;
+
+    return amcm_op_predef(op, aop, &kind) && (nm->atype >= 0) && amcm_op_allows(kind, nm->cls);
+}
+
+int amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop)
+{
+    const amcm_named_t *nm;
+    int                 kind;
+
+    if (!amcm_op_predef(op, aop, &kind)) {
+        if ((op == MPI_MAXLOC) || (op == MPI_MINLOC) || (op == MPI_REPLACE) ||
+            (op == MPI_NO_OP) || (op == MPI_OP_NULL)) {
+            return AMCM_WHY_OP;
+        }
         return amcm_uop_map(op, dt, aop);
     }
     if ((dt->atype < 0) || (dt->n <= 0) || ((nm = amcm_named_find(dt->basic)) == NULL)) {
         return AMCM_WHY_TYPE;
     }
-    cls = nm->cls;
-    if ((cls == AMCM_CL_INT) || ((cls == AMCM_CL_FLOAT) && (kind <= AMCM_OPK_MINMAX)) ||
-        ((cls == AMCM_CL_BYTE) && (kind == AMCM_OPK_BIT))) {
-        return AMCM_ROUTE;
-    }
-    return AMCM_WHY_OP; /* MPI itself reports the invalid pair */
+    /* else MPI itself reports the invalid pair */
+    return amcm_op_allows(kind, nm->cls) ? AMCM_ROUTE : AMCM_WHY_OP;
 }

@@ -49,17 +49,6 @@ static int amcm_greq_cancel(void *extra, int complete)
     return MPI_SUCCESS; /* a collective cannot be cancelled */
 }
 
-/* A request that is already complete (MPI_Comm_idup done at once). */
-int amcm_greq_done(MPI_Request *request)
-{
-    int rc = PMPI_Grequest_start(amcm_greq_query, amcm_greq_free, amcm_greq_cancel, NULL, request);
-
-    if (rc == MPI_SUCCESS) {
-        rc = PMPI_Grequest_complete(*request);
-    }
-    return rc;
-}
-
 static void amcm_greq_release(MPI_Request *mreq)
 {
     PMPI_Grequest_complete(*mreq);
@@ -224,6 +213,42 @@ static void amcm_complete(amcm_req_t *r, int rc)
     r->rc = rc;
 }
 
+/* An MPI_Comm_idup (comm_map.c): 1 once MPI's and amcoll's halves are both
+ * done and the new communicator is mapped. */
+static int amcm_idup_poll(amcm_req_t *r)
+{
+    int flag = 0, rc;
+
+    if (r->areq != AMC_REQUEST_NULL) {
+        rc = amc_test(&r->areq, &flag); /* on completion it writes r->newac */
+        if ((rc != AMC_SUCCESS) && !flag) {
+            amc_request_free(&r->areq); /* cannot be tested: left unmapped */
+            r->newac = AMC_COMM_NULL;
+        }
+    }
+    if (r->inner != MPI_REQUEST_NULL) {
+        flag     = 0;
+        r->mpirc = PMPI_Test(&r->inner, &flag, MPI_STATUS_IGNORE);
+        if (r->mpirc != MPI_SUCCESS) {
+            r->inner = MPI_REQUEST_NULL;
+        }
+    }
+    if ((r->areq != AMC_REQUEST_NULL) || (r->inner != MPI_REQUEST_NULL)) {
+        return 0;
+    }
+    r->done = 1;
+    r->rc   = AMC_SUCCESS;
+    if (r->newac != AMC_COMM_NULL) {
+        if ((r->mpirc != MPI_SUCCESS) || (*r->newcomm == MPI_COMM_NULL)) {
+            amc_comm_free(&r->newac);
+        } else if (amcm_comm_add(*r->newcomm, r->newac) != MPI_SUCCESS) {
+            amc_comm_free(&r->newac);
+            r->rc = AMC_ERR_NO_MEMORY; /* mapped on the others: never silent */
+        }
+    }
+    return 1;
+}
+
 /* 1 when r needs nothing more (done, or an inactive persistent request) */
 static int amcm_poll(amcm_req_t *r)
 {
@@ -231,6 +256,9 @@ static int amcm_poll(amcm_req_t *r)
 
     if (!r->active || r->done) {
         return 1;
+    }
+    if (r->coll == AMCM_IDUP) {
+        return amcm_idup_poll(r);
     }
     rc = amc_test(&r->areq, &flag);
     if ((rc != AMC_SUCCESS) || flag) {
@@ -242,6 +270,12 @@ static int amcm_poll(amcm_req_t *r)
 
 static void amcm_wait1(amcm_req_t *r)
 {
+    if (r->coll == AMCM_IDUP) {
+        while (!amcm_poll(r)) {
+            amcm_test_idle();
+        }
+        return;
+    }
     if (r->active && !r->done) {
         amcm_complete(r, amc_wait(&r->areq));
     }
@@ -299,8 +333,9 @@ static int amcm_finish(amcm_req_t *r, MPI_Request *slot, MPI_Status *st)
     MPI_Comm comm = r->comm;
     int      rc   = r->active ? r->rc : AMC_SUCCESS;
     int      code = amcm_mpi_code(rc);
+    int      mrc  = (r->coll == AMCM_IDUP) ? r->mpirc : MPI_SUCCESS;
 
-    amcm_status_empty(st, code);
+    amcm_status_empty(st, (code != MPI_SUCCESS) ? code : mrc);
     if (r->mode == AMCM_PERSISTENT) {
         r->active = 0;
         r->done   = 0;
@@ -314,7 +349,7 @@ static int amcm_finish(amcm_req_t *r, MPI_Request *slot, MPI_Status *st)
     if (rc != AMC_SUCCESS) {
         return amcm_raise(comm, rc);
     }
-    return MPI_SUCCESS;
+    return mrc; /* MPI's own error: its handler has been called */
 }
 
 /* ------------------------------------------------------------------ single requests */

@@ -7,7 +7,9 @@
  *                              ... is already in use" on every rank
  *   test_comm_mpi random       the random script of tests/unit/test_comm_cid
  *                              (same generator, same seed on every rank):
- *                              dups and splits with random colours (0..2,
+ *                              dups (every other one an amc_comm_idup
+ *                              around an amc_ibarrier on the parent) and
+ *                              splits with random colours (0..2,
  *                              AMC_UNDEFINED) and keys (with ties) on the
  *                              world or any live communicator, frees
  *                              interleaved; every new communicator checked
@@ -148,6 +150,30 @@ static int check_comm(int slot, int full)
 /* One creation, the same step on every rank; the ranks outside the parent
  * only follow the model. Returns 0 once something failed: a rank that
  * stops must be followed by all, or they would wait for it. */
+/* Every other dup is an amc_comm_idup with a barrier on the parent started
+ * after it, completed in an order that differs between ranks: the new
+ * communicator must be the same as a blocking dup's. */
+static int idup(amc_comm_t parent, amc_comm_t *out)
+{
+    amc_request_t q[2] = { AMC_REQUEST_NULL, AMC_REQUEST_NULL };
+    int           rc   = amc_comm_idup(parent, out, &q[0]), rc2;
+
+    if (rc != AMC_SUCCESS) {
+        return rc;
+    }
+    rc = amc_ibarrier(parent, &q[1]);
+    if (rc != AMC_SUCCESS) {
+        amc_wait(&q[0]);
+        return rc;
+    }
+    if (g_rank & 1) {
+        return amc_waitall(2, q);
+    }
+    rc  = amc_wait(&q[1]);
+    rc2 = amc_wait(&q[0]);
+    return (rc != AMC_SUCCESS) ? rc : rc2;
+}
+
 static int create(int parent, int slot, const int *color, const int *key)
 {
     amc_comm_t out = AMC_COMM_NULL;
@@ -160,8 +186,9 @@ static int create(int parent, int slot, const int *color, const int *key)
         return 1;
     }
     want = msize[slot][g_rank];
-    rc   = (color == NULL) ? amc_comm_dup(comm[parent], &out)
-                           : amc_comm_split(comm[parent], color[g_rank], key[g_rank], &out);
+    rc   = (color != NULL) ? amc_comm_split(comm[parent], color[g_rank], key[g_rank], &out)
+           : (creations & 1) ? idup(comm[parent], &out)
+                             : amc_comm_dup(comm[parent], &out);
     CT_CHECK(rc == AMC_SUCCESS, "%s of slot %d: %s", (color == NULL) ? "dup" : "split", parent,
              amc_strerror(rc));
     CT_CHECK((rc != AMC_SUCCESS) || ((want == 0) == (out == AMC_COMM_NULL)),

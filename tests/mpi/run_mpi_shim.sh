@@ -5,7 +5,8 @@
 # the collectives (AMCOLL_MPI_STATS=1), that AMCOLL_MPI=0 and
 # AMCOLL_MPI_COLLS keep results identical, and the error handlers
 # (MPI_ERRORS_RETURN gets MPI_ERR_TRUNCATE, MPI_ERRORS_ARE_FATAL aborts with
-# amcoll's message). Run from the build directory (make check).
+# amcoll's message), and that MPI_Comm_idup does not block. Run from the
+# build directory (make check).
 # Knobs: AMCTEST_SHIM_NPROCS (default 1 2 3 4 5 8), MPIRUN.
 set -u
 MPIRUN=${MPIRUN:-mpirun}
@@ -97,6 +98,20 @@ for np in 2 4; do
         tail -n 10 "$WORK/err.log" | sed 's/^/    | /'
     fi
 done
+# MPI_Comm_idup is non-blocking: the sub-test deadlocks (and times out) if
+# the idup waits for the other members; its communicators must be mapped
+# (nothing falls through) and work
+for np in 2 4; do
+    if timeout -k 10 60 "$MPIRUN" "${ARGS[@]}" "${PRE[@]}" -np "$np" "$BIN" idup \
+            </dev/null >"$WORK/idup.log" 2>&1 && grep -q "^ok idup N=$np" "$WORK/idup.log" &&
+            grep -q "^amcoll_mpi stats rank 0: on; routed [1-9][0-9]*, fell through 0;" "$WORK/idup.log"; then
+        pass "MPI_Comm_idup overlaps point-to-point, its communicators routed N=$np"
+    else
+        fail "MPI_Comm_idup N=$np (hang, wrong result or not routed)"
+        tail -n 10 "$WORK/idup.log" | sed 's/^/    | /'
+    fi
+done
+
 # N = 2: one rank fails, so one abort (two at once can lose Open MPI's help
 # message in its aggregation: "Data unpack would read past end of buffer")
 timeout -k 10 120 "$MPIRUN" "${ARGS[@]}" "${PRE[@]}" -np 2 "$BIN" fatal </dev/null \

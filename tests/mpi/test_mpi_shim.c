@@ -18,6 +18,14 @@
  *   test_mpi_shim errors      under the library: an amcoll error reaches an
  *                             MPI_ERRORS_RETURN handler as MPI_ERR_TRUNCATE
  *   test_mpi_shim fatal       the same under MPI_ERRORS_ARE_FATAL: aborts
+ *   test_mpi_shim idup        MPI_Comm_idup overlapping point-to-point it
+ *                             depends on (rank 0 sends to rank 1 before its
+ *                             wait, rank 1 receives before its idup: a blocking
+ *                             dup behind the request deadlocks), idups mixed
+ *                             with routed non-blocking collectives on the
+ *                             parent completed in rank-dependent orders, an
+ *                             idup of an idup'd communicator completed in a
+ *                             mixed Waitall; then collectives on all of them
  */
 #include <mpi.h>
 #if defined(OPEN_MPI) && OPEN_MPI
@@ -647,6 +655,83 @@ static void mixed(MPI_Comm comm, MPI_Comm dup)
 #endif
 }
 
+/* ------------------------------------------------------------------ idup */
+
+static int idup_test(void)
+{
+    MPI_Comm    c1, c2, c3;
+    MPI_Request q1, q[4];
+    int         tok = 42, got = -1, a[4], r[4], sum, i, v, bad = 0, nb = -1;
+    int         sbuf = rank, rbuf = -1;
+
+    snprintf(lbl, sizeof(lbl), "idup");
+    /* 1: rank 0 calls idup, then sends to rank 1, which receives before its
+     * own idup: MPI_Comm_idup must return before rank 1 joins */
+    if (rank == 1) {
+        CHK(MPI_Recv(&got, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+    CHK(MPI_Comm_idup(MPI_COMM_WORLD, &c1, &q1));
+    if ((rank == 0) && (size > 1)) {
+        CHK(MPI_Send(&tok, 1, MPI_INT, 1, 7, MPI_COMM_WORLD));
+    }
+    CHK(MPI_Wait(&q1, MPI_STATUS_IGNORE));
+    if ((rank == 1) && (got != tok)) {
+        printf("FAIL rank %d: received %d, want %d\n", rank, got, tok);
+        bad++;
+    }
+    /* 2: an idup between routed non-blocking collectives on the parent,
+     * completed in an order that differs between ranks */
+    for (i = 0; i < 4; i++) {
+        a[i] = rank + i;
+    }
+    CHK(MPI_Iallreduce(a, r, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[0]));
+    CHK(MPI_Comm_idup(MPI_COMM_WORLD, &c2, &q[1]));
+    CHK(MPI_Ibcast(&a[2], 2, MPI_INT, size - 1, MPI_COMM_WORLD, &q[2]));
+    for (i = 0; i < 3; i++) {
+        int k = (rank & 1) ? 2 - i : i;
+        CHK(MPI_Wait(&q[k], MPI_STATUS_IGNORE));
+    }
+    /* 3: an idup of c1 completed with point-to-point in one Waitall */
+    CHK(MPI_Comm_idup(c1, &c3, &q[0]));
+    CHK(MPI_Irecv(&rbuf, 1, MPI_INT, (rank + size - 1) % size, 8, c2, &q[1]));
+    CHK(MPI_Isend(&sbuf, 1, MPI_INT, (rank + 1) % size, 8, c2, &q[2]));
+    CHK(MPI_Ibarrier(c1, &q[3]));
+    CHK(MPI_Waitall(4, q, MPI_STATUSES_IGNORE));
+    sum = size * (size - 1) / 2;
+    if ((r[0] != sum) || (r[1] != sum + size) || (a[2] != size - 1 + 2) ||
+        (a[3] != size - 1 + 3) || (rbuf != (rank + size - 1) % size)) {
+        printf("FAIL rank %d: parent collectives around idup: %d %d %d %d %d\n", rank, r[0],
+               r[1], a[2], a[3], rbuf);
+        bad++;
+    }
+    /* the new communicators work, and keep their collectives apart */
+    for (i = 0; i < 10; i++) {
+        MPI_Comm c = (i % 3 == 0) ? c1 : (i % 3 == 1) ? c2 : c3;
+        v          = rank * (i + 1);
+        CHK(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, c));
+        if (v != sum * (i + 1)) {
+            printf("FAIL rank %d: allreduce %d on an idup'd communicator: %d, want %d\n",
+                   rank, i, v, sum * (i + 1));
+            bad++;
+        }
+        v = (rank == 0) ? 100 + i : -1;
+        CHK(MPI_Bcast(&v, 1, MPI_INT, 0, c));
+        if (v != 100 + i) {
+            printf("FAIL rank %d: bcast %d on an idup'd communicator: %d\n", rank, i, v);
+            bad++;
+        }
+    }
+    CHK(MPI_Comm_free(&c3));
+    CHK(MPI_Comm_free(&c2));
+    CHK(MPI_Comm_free(&c1));
+    CHK(MPI_Allreduce(&bad, &nb, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    MPI_Finalize();
+    if ((rank == 0) && (nb == 0)) {
+        printf("ok idup N=%d\n", size);
+    }
+    return nb != 0;
+}
+
 /* ------------------------------------------------------------------ main */
 
 static const tinfo_t types[] = {
@@ -732,6 +817,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     trace = getenv("AMCTEST_TRACE") != NULL;
+    if (strcmp(sub, "idup") == 0) {
+        return idup_test();
+    }
     if (strcmp(sub, "errors") == 0 || strcmp(sub, "fatal") == 0) {
         MPI_Comm c;
         int      buf[16] = {0}, rc, cls = -1, len;
@@ -767,7 +855,7 @@ int main(int argc, char **argv)
         return nfail != 0;
     }
     if (argc < 3) {
-        fprintf(stderr, "usage: %s colls OUT | compare A B N | errors | fatal\n", argv[0]);
+        fprintf(stderr, "usage: %s colls OUT | compare A B N | errors | fatal | idup\n", argv[0]);
         return 2;
     }
     snprintf(path, sizeof(path), "%s.%d", argv[2], rank);
