@@ -183,6 +183,13 @@ static const amc_config_entry_t amc_config_table[] = {
       "talks to rank 0 once each way: two scheduling steps, which can win when "
       "ranks share cores); 0 turns it off.",
       offsetof(amc_config_t, linear_max_ranks), AMC_CONFIG_UNSIGNED },
+    { "AMC_NODE_SIZE", "0",
+      "Which ranks share a node, for the node-aware (hierarchical) algorithms: 0 "
+      "asks the launcher (PMIx node ids); k > 0 makes every k consecutive world ranks "
+      "a node (the last one may be short), so that one machine can run them as if "
+      "on several. A k of at least the job size makes one node, which turns them "
+      "off. Every rank must use the same.",
+      offsetof(amc_config_t, node_size), AMC_CONFIG_UNSIGNED },
     { "AMC_RNDV_THRESH", "16384",
       "Bytes from which a collective's message stays at the sender until the "
       "receiver's schedule reaches it and pulls it straight into place (UCX AM "
