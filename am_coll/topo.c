@@ -127,7 +127,11 @@ const amc_topo_t *amc_comm_topo(amc_comm_t comm)
     if (!__atomic_compare_exchange_n(&comm->topo, &expected, topo, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE)) {
         amc_topo_free(topo);
-        topo = expected;
+        return expected;
     }
+    amc_debug(&comm->ctx->log, "communicator 0x%llx: %d ranks on %d node%s%s",
+              (unsigned long long)comm->cid, topo->size, topo->nnodes,
+              (topo->nnodes == 1) ? "" : "s",
+              amc_topo_spans(topo) ? ": node-aware algorithms" : "");
     return topo;
 }
