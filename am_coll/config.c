@@ -227,16 +227,19 @@ static const amc_config_entry_t amc_config_table[] = {
       "Peers on this node are watched by process id either way.",
       offsetof(amc_config_t, ucx_err_mode_peer), AMC_CONFIG_UNSIGNED },
     { "AMC_BARRIER_ALG", "auto",
-      "barrier: auto runs the dedicated fast path (am_coll/barrier.c); "
-      "dissemination runs the same algorithm as a schedule on the engine. Every rank "
-      "must use the same.",
+      "barrier: auto runs the dedicated fast path (am_coll/barrier.c), or on a "
+      "communicator that spans nodes the hierarchical one on the engine; "
+      "dissemination runs the fast path's algorithm as a schedule on the engine, "
+      "hierarchical the node-aware one (AMC_NODE_SIZE). Every rank must use the same.",
       AMC_CONFIG_ALG(AMC_COLL_BARRIER) },
-    { "AMC_BCAST_ALG", "auto", "bcast algorithm (auto: by size).",
+    { "AMC_BCAST_ALG", "auto", "bcast algorithm (auto: by size, node-aware across nodes).",
       AMC_CONFIG_ALG(AMC_COLL_BCAST) },
-    { "AMC_REDUCE_ALG", "auto", "reduce algorithm.",
+    { "AMC_REDUCE_ALG", "auto",
+      "reduce algorithm (auto: node-aware across nodes for commutative ops).",
       AMC_CONFIG_ALG(AMC_COLL_REDUCE) },
     { "AMC_ALLREDUCE_ALG", "auto",
-      "allreduce algorithm (auto: by size; ring only for commutative ops).",
+      "allreduce algorithm (auto: by size, node-aware across nodes; ring and "
+      "hierarchical only for commutative ops).",
       AMC_CONFIG_ALG(AMC_COLL_ALLREDUCE) },
     { "AMC_GATHER_ALG", "auto", "gather algorithm.",
       AMC_CONFIG_ALG(AMC_COLL_GATHER) },
