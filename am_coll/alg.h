@@ -63,6 +63,15 @@ int amc_alg_exscan_doubling(amc_sched_builder_t *b, const amc_coll_args_t *a, in
                             int size);
 int amc_alg_scan_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_exscan_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+/* Node-aware (am_coll/alg_hier.c): read a->topo */
+int amc_alg_barrier_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_bcast_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_reduce_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_allreduce_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+
+/* Whether alg may run a call with these arguments (the order-sensitive
+ * ops exclude the algorithms that combine in an order of their own). */
+int amc_alg_usable(const amc_alg_t *alg, const amc_coll_args_t *args);
 
 /* Helpers shared by builders. */
 static inline int amc_alg_rel(int rank, int root, int size)

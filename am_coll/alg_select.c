@@ -4,6 +4,7 @@
 
 #include "am_coll/comm.h"
 #include "am_coll/context.h"
+#include "am_coll/topo.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -35,34 +36,42 @@ enum {
     AMC_ALG_I_RS_DIRECT,
     AMC_ALG_I_SCAN_DOUBLING,
     AMC_ALG_I_EXSCAN_DOUBLING,
+    AMC_ALG_I_BARRIER_HIER,
+    AMC_ALG_I_BCAST_HIER,
+    AMC_ALG_I_REDUCE_HIER,
+    AMC_ALG_I_ALLREDUCE_HIER,
     AMC_ALG_COUNT
 };
 
 static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
-    [AMC_ALG_I_BCAST_BINOMIAL]     = { AMC_COLL_BCAST,     1, "binomial",           amc_alg_bcast_binomial },
-    [AMC_ALG_I_REDUCE_BINOMIAL]    = { AMC_COLL_REDUCE,    1, "binomial",           amc_alg_reduce_binomial },
-    [AMC_ALG_I_ALLREDUCE_RECDBL]   = { AMC_COLL_ALLREDUCE, 1, "recursive_doubling", amc_alg_allreduce_recdbl },
-    [AMC_ALG_I_GATHER_LINEAR]      = { AMC_COLL_GATHER,    1, "linear",             amc_alg_gather_linear },
-    [AMC_ALG_I_SCATTER_LINEAR]     = { AMC_COLL_SCATTER,   1, "linear",             amc_alg_scatter_linear },
-    [AMC_ALG_I_ALLGATHER_RING]     = { AMC_COLL_ALLGATHER, 1, "ring",               amc_alg_allgather_ring },
-    [AMC_ALG_I_ALLTOALL_PAIRWISE]  = { AMC_COLL_ALLTOALL,  1, "pairwise",           amc_alg_alltoall_pairwise },
-    [AMC_ALG_I_GATHERV_LINEAR]     = { AMC_COLL_GATHERV,    1, "linear",            amc_alg_gatherv_linear },
-    [AMC_ALG_I_SCATTERV_LINEAR]    = { AMC_COLL_SCATTERV,   1, "linear",            amc_alg_scatterv_linear },
-    [AMC_ALG_I_ALLGATHERV_RING]    = { AMC_COLL_ALLGATHERV, 1, "ring",              amc_alg_allgatherv_ring },
-    [AMC_ALG_I_ALLTOALLV_PAIRWISE] = { AMC_COLL_ALLTOALLV,  1, "pairwise",          amc_alg_alltoallv_pairwise },
-    [AMC_ALG_I_RSB_REDUCE_LINEAR]  = { AMC_COLL_REDUCE_SCATTER_BLOCK, 1, "reduce_linear", amc_alg_reduce_scatter_reduce_linear },
-    [AMC_ALG_I_RS_REDUCE_LINEAR]   = { AMC_COLL_REDUCE_SCATTER,       1, "reduce_linear", amc_alg_reduce_scatter_reduce_linear },
-    [AMC_ALG_I_SCAN_RECDBL]        = { AMC_COLL_SCAN,       1, "recursive_doubling", amc_alg_scan_recdbl },
-    [AMC_ALG_I_EXSCAN_RECDBL]      = { AMC_COLL_EXSCAN,     1, "recursive_doubling", amc_alg_exscan_recdbl },
-    [AMC_ALG_I_BCAST_PIPELINE]     = { AMC_COLL_BCAST,     2, "pipeline",           amc_alg_bcast_pipeline },
-    [AMC_ALG_I_BARRIER_DISSEMINATION] = { AMC_COLL_BARRIER, 1, "dissemination",     amc_alg_barrier_dissemination },
-    [AMC_ALG_I_ALLREDUCE_RING]     = { AMC_COLL_ALLREDUCE, 2, "ring",               amc_alg_allreduce_ring },
-    [AMC_ALG_I_ALLREDUCE_LINEAR]   = { AMC_COLL_ALLREDUCE, 3, "linear",             amc_alg_allreduce_linear },
-    [AMC_ALG_I_ALLGATHER_BRUCK]    = { AMC_COLL_ALLGATHER, 2, "bruck",              amc_alg_allgather_bruck },
-    [AMC_ALG_I_RSB_DIRECT]         = { AMC_COLL_REDUCE_SCATTER_BLOCK, 2, "direct",  amc_alg_reduce_scatter_direct },
-    [AMC_ALG_I_RS_DIRECT]          = { AMC_COLL_REDUCE_SCATTER,       2, "direct",  amc_alg_reduce_scatter_direct },
-    [AMC_ALG_I_SCAN_DOUBLING]      = { AMC_COLL_SCAN,       2, "hillis_steele",     amc_alg_scan_doubling },
-    [AMC_ALG_I_EXSCAN_DOUBLING]    = { AMC_COLL_EXSCAN,     2, "hillis_steele",     amc_alg_exscan_doubling },
+    [AMC_ALG_I_BCAST_BINOMIAL]     = { AMC_COLL_BCAST,     1, "binomial",           amc_alg_bcast_binomial, 0 },
+    [AMC_ALG_I_REDUCE_BINOMIAL]    = { AMC_COLL_REDUCE,    1, "binomial",           amc_alg_reduce_binomial, 0 },
+    [AMC_ALG_I_ALLREDUCE_RECDBL]   = { AMC_COLL_ALLREDUCE, 1, "recursive_doubling", amc_alg_allreduce_recdbl, 0 },
+    [AMC_ALG_I_GATHER_LINEAR]      = { AMC_COLL_GATHER,    1, "linear",             amc_alg_gather_linear, 0 },
+    [AMC_ALG_I_SCATTER_LINEAR]     = { AMC_COLL_SCATTER,   1, "linear",             amc_alg_scatter_linear, 0 },
+    [AMC_ALG_I_ALLGATHER_RING]     = { AMC_COLL_ALLGATHER, 1, "ring",               amc_alg_allgather_ring, 0 },
+    [AMC_ALG_I_ALLTOALL_PAIRWISE]  = { AMC_COLL_ALLTOALL,  1, "pairwise",           amc_alg_alltoall_pairwise, 0 },
+    [AMC_ALG_I_GATHERV_LINEAR]     = { AMC_COLL_GATHERV,    1, "linear",            amc_alg_gatherv_linear, 0 },
+    [AMC_ALG_I_SCATTERV_LINEAR]    = { AMC_COLL_SCATTERV,   1, "linear",            amc_alg_scatterv_linear, 0 },
+    [AMC_ALG_I_ALLGATHERV_RING]    = { AMC_COLL_ALLGATHERV, 1, "ring",              amc_alg_allgatherv_ring, 0 },
+    [AMC_ALG_I_ALLTOALLV_PAIRWISE] = { AMC_COLL_ALLTOALLV,  1, "pairwise",          amc_alg_alltoallv_pairwise, 0 },
+    [AMC_ALG_I_RSB_REDUCE_LINEAR]  = { AMC_COLL_REDUCE_SCATTER_BLOCK, 1, "reduce_linear", amc_alg_reduce_scatter_reduce_linear, 0 },
+    [AMC_ALG_I_RS_REDUCE_LINEAR]   = { AMC_COLL_REDUCE_SCATTER,       1, "reduce_linear", amc_alg_reduce_scatter_reduce_linear, 0 },
+    [AMC_ALG_I_SCAN_RECDBL]        = { AMC_COLL_SCAN,       1, "recursive_doubling", amc_alg_scan_recdbl, 0 },
+    [AMC_ALG_I_EXSCAN_RECDBL]      = { AMC_COLL_EXSCAN,     1, "recursive_doubling", amc_alg_exscan_recdbl, 0 },
+    [AMC_ALG_I_BCAST_PIPELINE]     = { AMC_COLL_BCAST,     2, "pipeline",           amc_alg_bcast_pipeline, 0 },
+    [AMC_ALG_I_BARRIER_DISSEMINATION] = { AMC_COLL_BARRIER, 1, "dissemination",     amc_alg_barrier_dissemination, 0 },
+    [AMC_ALG_I_ALLREDUCE_RING]     = { AMC_COLL_ALLREDUCE, 2, "ring",               amc_alg_allreduce_ring, AMC_ALG_FLAG_COMMUTATIVE },
+    [AMC_ALG_I_ALLREDUCE_LINEAR]   = { AMC_COLL_ALLREDUCE, 3, "linear",             amc_alg_allreduce_linear, 0 },
+    [AMC_ALG_I_ALLGATHER_BRUCK]    = { AMC_COLL_ALLGATHER, 2, "bruck",              amc_alg_allgather_bruck, 0 },
+    [AMC_ALG_I_BARRIER_HIER]       = { AMC_COLL_BARRIER,   2, "hierarchical",       amc_alg_barrier_hier, AMC_ALG_FLAG_NODES },
+    [AMC_ALG_I_BCAST_HIER]         = { AMC_COLL_BCAST,     3, "hierarchical",       amc_alg_bcast_hier, AMC_ALG_FLAG_NODES },
+    [AMC_ALG_I_REDUCE_HIER]        = { AMC_COLL_REDUCE,    2, "hierarchical",       amc_alg_reduce_hier, AMC_ALG_FLAG_NODES | AMC_ALG_FLAG_COMMUTATIVE },
+    [AMC_ALG_I_ALLREDUCE_HIER]     = { AMC_COLL_ALLREDUCE, 4, "hierarchical",       amc_alg_allreduce_hier, AMC_ALG_FLAG_NODES | AMC_ALG_FLAG_COMMUTATIVE },
+    [AMC_ALG_I_RSB_DIRECT]         = { AMC_COLL_REDUCE_SCATTER_BLOCK, 2, "direct",  amc_alg_reduce_scatter_direct, 0 },
+    [AMC_ALG_I_RS_DIRECT]          = { AMC_COLL_REDUCE_SCATTER,       2, "direct",  amc_alg_reduce_scatter_direct, 0 },
+    [AMC_ALG_I_SCAN_DOUBLING]      = { AMC_COLL_SCAN,       2, "hillis_steele",     amc_alg_scan_doubling, 0 },
+    [AMC_ALG_I_EXSCAN_DOUBLING]    = { AMC_COLL_EXSCAN,     2, "hillis_steele",     amc_alg_exscan_doubling, 0 },
 };
 
 
@@ -95,17 +104,19 @@ const char *amc_alg_config_hint(int coll)
     switch (coll) {
     case AMC_COLL_BCAST:
         return "AMC_BCAST_ALG (or a size threshold such as AMC_BCAST_PIPELINE_MIN or "
-               "AMC_BCAST_SEGMENT) differs between ranks, or their counts differ";
+               "AMC_BCAST_SEGMENT, or AMC_NODE_SIZE) differs between ranks, or their counts "
+               "differ";
     case AMC_COLL_ALLREDUCE:
         return "AMC_ALLREDUCE_ALG (or a size threshold such as AMC_ALLREDUCE_RING_MIN, or "
-               "AMC_LINEAR_MAX_RANKS) differs between ranks, or their counts or ops differ";
+               "AMC_LINEAR_MAX_RANKS or AMC_NODE_SIZE) differs between ranks, or their counts "
+               "or ops differ";
     case AMC_COLL_ALLGATHER:
         return "AMC_ALLGATHER_ALG (or the size threshold AMC_ALLGATHER_BRUCK_MAX) differs "
                "between ranks, or their counts differ";
     case AMC_COLL_BARRIER:
-        return "AMC_BARRIER_ALG differs between ranks";
+        return "AMC_BARRIER_ALG (or AMC_NODE_SIZE) differs between ranks";
     case AMC_COLL_REDUCE:
-        return "AMC_REDUCE_ALG differs between ranks";
+        return "AMC_REDUCE_ALG (or AMC_NODE_SIZE) differs between ranks, or their ops differ";
     case AMC_COLL_GATHER:
         return "AMC_GATHER_ALG differs between ranks";
     case AMC_COLL_SCATTER:
@@ -147,11 +158,11 @@ void amc_alg_print_names(FILE *stream, int coll)
     }
 }
 
-/* The ring adds contributions in ring order: only for ops whose order does
- * not matter, whatever was asked for. */
-static int amc_alg_usable(const amc_alg_t *alg, const amc_coll_args_t *args)
+/* The ring adds contributions in ring order, the node-aware ones node by
+ * node: only for ops whose order does not matter, whatever was asked for. */
+int amc_alg_usable(const amc_alg_t *alg, const amc_coll_args_t *args)
 {
-    return !((alg->build == amc_alg_allreduce_ring) && !args->commutative);
+    return !((alg->flags & AMC_ALG_FLAG_COMMUTATIVE) && !args->commutative);
 }
 
 const amc_alg_t *amc_alg_bcast_forwarding(void)
@@ -175,19 +186,32 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
                                      int size)
 {
     size_t bytes = args->count * args->dt_size;
+    /* a communicator across nodes: the node-aware algorithms for what is
+     * latency-bound (small messages), the flat ones for bandwidth */
+    int    nodes = amc_topo_spans(args->topo);
 
     switch (args->coll) {
+    case AMC_COLL_BARRIER:
+        return nodes ? &amc_alg_table[AMC_ALG_I_BARRIER_HIER] : NULL;
     case AMC_COLL_BCAST:
-        return &amc_alg_table[((bytes >= cfg->bcast_pipeline_min) &&
-                               (bytes > cfg->bcast_segment) && (size > 2))
-                                  ? AMC_ALG_I_BCAST_PIPELINE : AMC_ALG_I_BCAST_BINOMIAL];
+        if ((bytes >= cfg->bcast_pipeline_min) && (bytes > cfg->bcast_segment) && (size > 2)) {
+            return &amc_alg_table[AMC_ALG_I_BCAST_PIPELINE];
+        }
+        return &amc_alg_table[nodes ? AMC_ALG_I_BCAST_HIER : AMC_ALG_I_BCAST_BINOMIAL];
+    case AMC_COLL_REDUCE:
+        return (nodes && args->commutative) ? &amc_alg_table[AMC_ALG_I_REDUCE_HIER] : NULL;
     case AMC_COLL_ALLREDUCE:
         if ((cfg->linear_max_ranks > 0) && (size <= (int)cfg->linear_max_ranks)) {
             return &amc_alg_table[AMC_ALG_I_ALLREDUCE_LINEAR];
         }
-        return &amc_alg_table[(args->commutative && (bytes >= cfg->allreduce_ring_min) &&
-                               (args->count >= (size_t)size))
-                                  ? AMC_ALG_I_ALLREDUCE_RING : AMC_ALG_I_ALLREDUCE_RECDBL];
+        if (args->commutative && (bytes >= cfg->allreduce_ring_min) &&
+            (args->count >= (size_t)size)) {
+            return &amc_alg_table[AMC_ALG_I_ALLREDUCE_RING];
+        }
+        if (nodes && args->commutative) {
+            return &amc_alg_table[AMC_ALG_I_ALLREDUCE_HIER];
+        }
+        return &amc_alg_table[AMC_ALG_I_ALLREDUCE_RECDBL];
     case AMC_COLL_ALLGATHER:
         return &amc_alg_table[((size_t)size * bytes <= cfg->allgather_bruck_max)
                                   ? AMC_ALG_I_ALLGATHER_BRUCK : AMC_ALG_I_ALLGATHER_RING];

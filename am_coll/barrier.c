@@ -7,6 +7,7 @@
  * round and every send it posted completed.
  */
 #include "am_coll/barrier.h"
+#include "am_coll/topo.h"
 #include "am_coll/comm.h"
 #include "am_coll/request.h"
 #include "am_coll/coll.h"
@@ -33,8 +34,8 @@ static const char *amc_barrier_verdict_str(amc_barrier_verdict_t verdict)
     case AMC_BARRIER_NO_ROOM:   return "further ahead of this rank than any peer can be";
     case AMC_BARRIER_NO_MEMORY: return "out of memory for an early arrival";
     case AMC_BARRIER_MISMATCH:  return "a barrier where this rank runs a data collective "
-                                       "(or the barrier on the engine: AMC_BARRIER_ALG differs "
-                                       "between ranks)";
+                                       "(or the barrier on the engine: AMC_BARRIER_ALG or "
+                                       "AMC_NODE_SIZE differs between ranks)";
     default:                    return "accepted";
     }
 }
@@ -284,7 +285,7 @@ int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
         amc_error(&comm->ctx->log, "barrier on communicator 0x%llx: peers run %s",
                   (unsigned long long)comm->cid,
                   engine ? "the barrier on the engine, this rank on the fast path: "
-                           "AMC_BARRIER_ALG differs between ranks"
+                           "AMC_BARRIER_ALG or AMC_NODE_SIZE differs between ranks"
                          : "a data collective");
         return AMC_SUCCESS;
     }
@@ -325,13 +326,21 @@ void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *bu
     }
 }
 
-/* The fast path, or the engine when AMC_BARRIER_ALG asks for it. */
+/* The fast path, or the engine when AMC_BARRIER_ALG asks for it or the
+ * communicator spans nodes (the node-aware barrier is a schedule). */
 int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
 {
-    amc_coll_args_t args;
+    amc_coll_args_t   args;
+    const amc_topo_t *topo;
 
     if (comm->ctx->alg_forced[AMC_COLL_BARRIER] == NULL) {
-        return amc_barrier_post(comm, req);
+        topo = amc_comm_topo(comm);
+        if (topo == NULL) {
+            return AMC_ERR_NO_MEMORY; /* logged */
+        }
+        if (!amc_topo_spans(topo)) {
+            return amc_barrier_post(comm, req);
+        }
     }
     memset(&args, 0, sizeof(args));
     args.coll    = AMC_COLL_BARRIER;

@@ -20,6 +20,7 @@
 struct amc_comm;
 struct amc_context;
 struct amc_request;
+struct amc_topo;
 
 typedef struct amc_coll_args {
     uint8_t        coll;       /* amc_coll_type_t */
@@ -31,6 +32,8 @@ typedef struct amc_coll_args {
     int            commutative;
     int            in_place;   /* sendbuf was AMC_IN_PLACE */
     size_t         segment;    /* pipelined algorithms: bytes per segment (AMC_BCAST_SEGMENT) */
+    const struct amc_topo *topo; /* node-aware algorithms: the communicator's nodes
+                                  * (am_coll/topo.h); NULL reads as one node */
     const void    *sendbuf;
     void          *recvbuf;
     /* vector forms, in elements as in MPI */
@@ -46,11 +49,18 @@ typedef struct amc_coll_args {
 typedef int (*amc_alg_build_fn_t)(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                                   int size);
 
+/* amc_alg_t.flags */
+enum {
+    AMC_ALG_FLAG_COMMUTATIVE = 1, /* combines in an order of its own: commutative ops only */
+    AMC_ALG_FLAG_NODES       = 2  /* node-aware: reads amc_coll_args_t.topo */
+};
+
 typedef struct amc_alg {
     uint8_t            coll;
     uint8_t            id;       /* distinct within its collective, part of the cache key */
     const char        *name;
     amc_alg_build_fn_t build;
+    unsigned           flags;    /* AMC_ALG_FLAG_* */
 } amc_alg_t;
 
 /* One message of an instance. A send's header lives here until the send

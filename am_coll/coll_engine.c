@@ -7,6 +7,7 @@
  * advances without its caller.
  */
 #include "am_coll/coll.h"
+#include "am_coll/topo.h"
 #include "am_coll/alg.h"
 #include "am_coll/comm.h"
 #include "am_coll/op.h"
@@ -699,7 +700,7 @@ static void amc_coll_barrier_mismatch(amc_comm_t comm, amc_coll_slot_t *slot,
               (unsigned long long)hdr->seq, (unsigned)hdr->src,
               (hdr->coll == AMC_COLL_BARRIER)
                   ? "it runs the barrier on the engine, this rank on the fast path: "
-                    "AMC_BARRIER_ALG differs between ranks"
+                    "AMC_BARRIER_ALG or AMC_NODE_SIZE differs between ranks"
                   : "it runs a data collective where this rank runs a barrier");
     amc_coll_ctrl_note_aborted(&comm->ctrl, hdr->seq);
     amc_coll_notify_abort(comm, hdr->seq, hdr->coll, hdr->root, AMC_ERR_PROTOCOL);
@@ -873,6 +874,10 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     int               status;
 
     args->segment = comm->ctx->cfg.bcast_segment;
+    args->topo    = amc_comm_topo(comm);
+    if (args->topo == NULL) {
+        return AMC_ERR_NO_MEMORY; /* logged */
+    }
     alg           = amc_alg_select(comm, args);
     if (alg == NULL) {
         amc_error(&comm->ctx->log, "no algorithm for %s", amc_coll_name(args->coll));
@@ -897,7 +902,7 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
 
 /* no table entry: its id is in no other algorithm's headers, so no rank
  * mistakes its messages for a bcast to forward */
-static const amc_alg_t amc_coll_given = { AMC_COLL_NONE, UINT8_MAX, "given", NULL };
+static const amc_alg_t amc_coll_given = { AMC_COLL_NONE, UINT8_MAX, "given", NULL, 0 };
 
 int amc_coll_start_sched(amc_comm_t comm, const amc_coll_args_t *args, amc_sched_t *sched,
                          struct amc_request *req)

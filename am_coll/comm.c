@@ -1,4 +1,5 @@
 #include "am_coll/comm.h"
+#include "am_coll/topo.h"
 #include "am_coll/request.h"
 #include "am_coll/coll.h"
 #include "am_coll/peer_watch.h"
@@ -95,6 +96,8 @@ static void amc_comm_unalloc(amc_comm_t comm, int set_up)
     }
     free(comm->peers);
     comm->peers = NULL;
+    amc_topo_free(comm->topo);
+    comm->topo  = NULL;
     comm->magic = AMC_COMM_MAGIC_DEAD;
     amc_context_tomb_push(comm->ctx, comm);
 }
@@ -243,6 +246,8 @@ void amc_comm_destroy(amc_comm_t comm)
     amc_comm_free_schedules(comm);
     free(comm->peers);
     comm->peers = NULL;
+    amc_topo_free(comm->topo);
+    comm->topo  = NULL;
     comm->magic = AMC_COMM_MAGIC_DEAD;
     /* the small struct stays a while, so a stale handle reads as freed, not
      * as garbage */

@@ -26,6 +26,7 @@ struct amc_comm {
     amc_context_t   *ctx;
     amc_coll_ctrl_t  ctrl;
     struct amc_sched *sched_cache; /* schedules by shape, most recent first */
+    struct amc_topo *topo;         /* its nodes, made at first use (am_coll/topo.h) */
     struct amc_comm *next;         /* context hash chain */
     struct amc_comm *list_next;    /* zombie or tombstone list */
     unsigned         in_handlers;  /* arrivals being dispatched to it (context.h) */

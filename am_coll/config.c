@@ -194,6 +194,13 @@ static const amc_config_entry_t amc_config_table[] = {
       "talks to rank 0 once each way: two scheduling steps, which can win when "
       "ranks share cores); 0 turns it off.",
       offsetof(amc_config_t, linear_max_ranks), AMC_CONFIG_UNSIGNED },
+    { "AMC_NODE_SIZE", "0",
+      "Which ranks share a node, for the node-aware (hierarchical) algorithms: 0 "
+      "asks the launcher (PMIx node ids); k > 0 makes every k consecutive world ranks "
+      "a node (the last one may be short), so that one machine can run them as if "
+      "on several. A k of at least the job size makes one node, which turns them "
+      "off. Every rank must use the same.",
+      offsetof(amc_config_t, node_size), AMC_CONFIG_UNSIGNED },
     { "AMC_RNDV_THRESH", "16384",
       "Bytes from which a collective's message stays at the sender until the "
       "receiver's schedule reaches it and pulls it straight into place (UCX AM "
@@ -238,16 +245,19 @@ static const amc_config_entry_t amc_config_table[] = {
       "and is not recorded.",
       offsetof(amc_config_t, timeline), AMC_CONFIG_PATH },
     { "AMC_BARRIER_ALG", "auto",
-      "barrier: auto runs the dedicated fast path (am_coll/barrier.c); "
-      "dissemination runs the same algorithm as a schedule on the engine. Every rank "
-      "must use the same.",
+      "barrier: auto runs the dedicated fast path (am_coll/barrier.c), or on a "
+      "communicator that spans nodes the hierarchical one on the engine; "
+      "dissemination runs the fast path's algorithm as a schedule on the engine, "
+      "hierarchical the node-aware one (AMC_NODE_SIZE). Every rank must use the same.",
       AMC_CONFIG_ALG(AMC_COLL_BARRIER) },
-    { "AMC_BCAST_ALG", "auto", "bcast algorithm (auto: by size).",
+    { "AMC_BCAST_ALG", "auto", "bcast algorithm (auto: by size, node-aware across nodes).",
       AMC_CONFIG_ALG(AMC_COLL_BCAST) },
-    { "AMC_REDUCE_ALG", "auto", "reduce algorithm.",
+    { "AMC_REDUCE_ALG", "auto",
+      "reduce algorithm (auto: node-aware across nodes for commutative ops).",
       AMC_CONFIG_ALG(AMC_COLL_REDUCE) },
     { "AMC_ALLREDUCE_ALG", "auto",
-      "allreduce algorithm (auto: by size; ring only for commutative ops).",
+      "allreduce algorithm (auto: by size, node-aware across nodes; ring and "
+      "hierarchical only for commutative ops).",
       AMC_CONFIG_ALG(AMC_COLL_ALLREDUCE) },
     { "AMC_GATHER_ALG", "auto", "gather algorithm.",
       AMC_CONFIG_ALG(AMC_COLL_GATHER) },

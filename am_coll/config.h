@@ -26,6 +26,7 @@ typedef struct amc_config {
     unsigned          allreduce_ring_min;   /* bytes from which allreduce uses the ring */
     unsigned          allgather_bruck_max;  /* total bytes up to which allgather uses Bruck */
     unsigned          linear_max_ranks;     /* communicators this small use linear algorithms */
+    unsigned          node_size;            /* k: every k world ranks form a node; 0: launcher's */
     unsigned          rndv_thresh;          /* messages from this size are pulled by the receiver */
     unsigned          eager_tokens;         /* eager data messages in flight per peer */
     unsigned          progress_thread;      /* 1: a thread per context runs the handlers */

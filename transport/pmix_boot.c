@@ -107,6 +107,36 @@ err_free:
     return status;
 }
 
+void amc_pmix_boot_node_map(amc_pmix_boot_t *boot, amc_node_map_t *map)
+{
+    pmix_proc_t   peer;
+    pmix_value_t *value;
+    pmix_status_t rc;
+    int           r, node;
+
+    for (r = 0; !boot->singleton && (r < boot->size); r++) {
+        value = NULL;
+        PMIX_LOAD_PROCID(&peer, boot->myproc.nspace, (pmix_rank_t)r);
+        rc = PMIx_Get(&peer, PMIX_NODEID, NULL, 0, &value);
+        if ((rc != PMIX_SUCCESS) || (value == NULL) || (value->type != PMIX_UINT32)) {
+            amc_debug(&boot->log, "no PMIX_NODEID for rank %d (%s): treating the job as one "
+                      "node", r, PMIx_Error_string(rc));
+            if (value != NULL) {
+                PMIX_VALUE_RELEASE(value);
+            }
+            amc_node_map_free(map);
+            return;
+        }
+        node = (int)value->data.uint32;
+        PMIX_VALUE_RELEASE(value);
+        if (amc_node_map_add(map, r, node) != AMC_SUCCESS) {
+            amc_warn(&boot->log, "no memory for the node map: treating the job as one node");
+            amc_node_map_free(map);
+            return;
+        }
+    }
+}
+
 int amc_pmix_boot_rank(const amc_pmix_boot_t *boot)
 {
     return boot->rank;

@@ -5,6 +5,8 @@
 #ifndef AMC_PMIX_BOOT_H
 #define AMC_PMIX_BOOT_H
 
+#include "transport/node_map.h"
+
 #include <stddef.h>
 
 typedef struct amc_pmix_boot amc_pmix_boot_t;
@@ -18,6 +20,11 @@ int  amc_pmix_boot_rank(const amc_pmix_boot_t *boot);
 int  amc_pmix_boot_size(const amc_pmix_boot_t *boot);
 int  amc_pmix_boot_local_size(const amc_pmix_boot_t *boot);  /* ranks on this node */
 int  amc_pmix_boot_is_singleton(const amc_pmix_boot_t *boot);
+
+/* Each rank's node from the launcher (PMIX_NODEID, job-level data every
+ * rank reads alike) into map, which must be empty. A launcher that does not
+ * say leaves it empty, one node: the collectives stay flat. */
+void amc_pmix_boot_node_map(amc_pmix_boot_t *boot, amc_node_map_t *map);
 
 /* Publishes addr under key, fences with data collection, and returns every
  * rank's value in addrs[size] (each malloc'd; free with amc_pmix_boot_free_addrs). */

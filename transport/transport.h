@@ -7,6 +7,7 @@
 #ifndef AMC_TRANSPORT_H
 #define AMC_TRANSPORT_H
 
+#include "transport/node_map.h"
 #include "transport/peer_set.h"
 
 #include <stddef.h>
@@ -73,6 +74,7 @@ struct amc_transport {
     int                        rank;
     int                        size;
     int                        local_size;  /* ranks on this node, for the wait policy */
+    amc_node_map_t             nodes;       /* each rank's node (empty: one node) */
     amc_recv_cb_t              recv_cb;
     void                      *recv_arg;
     const int                 *lock_live;   /* set by the context: threads may meet now */

@@ -397,6 +397,7 @@ static void amc_ucx_destroy(amc_transport_t *tp)
     amc_proc_watch_destroy(self->watch);
     amc_peer_set_cleanup(&tp->dead);
     amc_pmix_boot_finalize(self->boot);
+    amc_node_map_free(&self->super.nodes);
     free(self);
 }
 
@@ -597,6 +598,7 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *para
     self->super.rank = amc_pmix_boot_rank(boot);
     self->super.size = amc_pmix_boot_size(boot);
     self->super.local_size = amc_pmix_boot_local_size(boot);
+    amc_pmix_boot_node_map(boot, &self->super.nodes);
     self->log        = *log;
     self->boot       = boot;
     self->efd        = -1;

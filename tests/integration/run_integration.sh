@@ -268,7 +268,23 @@ else
         done
     done
 
+    # Node-aware algorithms: AMC_NODE_SIZE=k makes every k ranks a node, so
+    # the two-level barrier, bcast, reduce and allreduce run on one machine
+    # (uneven last nodes included); results checked as for the flat ones.
+    # The debug log must say they were chosen (world spans the nodes).
+    for case in "4 2" "5 3" "7 2" "8 3"; do
+        read -r np k <<<"$case"
+        run_one "coll sample N=$np AMC_NODE_SIZE=$k" "$np" "$DEFAULT_TIMEOUT" sample \
+            AMC_NODE_SIZE="$k" AMC_LOG_LEVEL=debug "${coll_env[@]}"
+        if ! grep -q "communicator 0x1: $np ranks on $(( (np + k - 1) / k )) nodes: node-aware" \
+                "$WORK/run.log"; then
+            echo "FAIL: coll sample N=$np AMC_NODE_SIZE=$k (no node-aware line in the debug log)"
+            failed=$((failed + 1))
+            failed_list="$failed_list\n  node-aware N=$np k=$k not chosen"
+        fi
+    done
     BIN=$BARRIER_BIN
+    run_one "semantics N=8 AMC_NODE_SIZE=3" 8 "$DEFAULT_TIMEOUT" semantics AMC_NODE_SIZE=3
     echo "integration: data collectives took $(($(date +%s) - coll_start)) s"
 fi
 

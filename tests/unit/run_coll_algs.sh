@@ -28,6 +28,11 @@ test_coll AMC_EAGER_TOKENS=0
 test_coll AMC_REDUCE_SCATTER_BLOCK_ALG=reduce_linear AMC_REDUCE_SCATTER_ALG=reduce_linear AMC_SCAN_ALG=recursive_doubling AMC_EXSCAN_ALG=recursive_doubling
 test_coll AMC_RNDV_THRESH=1 AMC_EAGER_TOKENS=1 AMC_REDUCE_SCATTER_ALG=direct AMC_SCAN_ALG=hillis_steele
 test_coll AMC_EAGER_TOKENS=2 AMC_BCAST_ALG=pipeline AMC_BCAST_SEGMENT=8 AMC_ALLGATHER_ALG=bruck
+test_coll AMC_NODE_SIZE=2
+test_coll AMC_NODE_SIZE=3 AMC_RNDV_THRESH=1
+test_coll AMC_NODE_SIZE=4 AMC_EAGER_TOKENS=1
+test_coll AMC_NODE_SIZE=3 AMC_BCAST_ALG=hierarchical AMC_REDUCE_ALG=hierarchical AMC_ALLREDUCE_ALG=hierarchical AMC_ALLREDUCE_RING_MIN=0
+test_persistent AMC_NODE_SIZE=3
 test_barrier_orders AMC_BARRIER_ALG=dissemination
 test_barrier_perms AMC_BARRIER_ALG=dissemination
 test_barrier_outstanding AMC_BARRIER_ALG=dissemination

@@ -71,6 +71,7 @@
 #include "tests/unit/harness.h"
 #include "am_coll/alg.h"
 #include "am_coll/sched.h"
+#include "am_coll/topo.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -266,6 +267,7 @@ typedef struct {
     int              in_place;    /* at the root only for rooted collectives */
     int              commutative;
     size_t           segment;
+    int              layout;      /* node-aware algorithms: LAYOUT_* (the nodes) */
     /* self-test: breaks rank's schedule after it was built (NULL: none) */
     void           (*mutate)(amc_sched_t *sched, int rank);
 } shape_t;
@@ -293,6 +295,29 @@ typedef struct {
 } world_t;
 
 static world_t world;
+
+/* Node layouts for the node-aware algorithms: every k consecutive ranks
+ * (the last node short when k does not divide N), ranks dealt round-robin
+ * to 3 nodes (no node is a block of ranks), and one node. */
+enum { LAYOUT_ONE, LAYOUT_BLOCK2, LAYOUT_BLOCK3, LAYOUT_BLOCK4, LAYOUT_CYCLIC3, NLAYOUTS };
+
+static const char *layout_name[NLAYOUTS] = { "one node", "nodes of 2", "nodes of 3",
+                                             "nodes of 4", "round-robin on 3 nodes" };
+
+static int layout_key(void *arg, int r)
+{
+    int layout = *(const int *)arg;
+
+    switch (layout) {
+    case LAYOUT_BLOCK2:  return r / 2;
+    case LAYOUT_BLOCK3:  return r / 3;
+    case LAYOUT_BLOCK4:  return r / 4;
+    case LAYOUT_CYCLIC3: return r % 3;
+    default:             return 0;
+    }
+}
+
+static amc_topo_t *shape_topo;   /* the shape's nodes, NULL for a flat algorithm */
 
 static unsigned long stat_shapes, stat_scheds, stat_pairs, stat_data_shapes;
 
@@ -358,6 +383,12 @@ static void shape_setup(const shape_t *sh)
     int      n = sh->n, r, j, root = sh->root, ip;
     size_t   c = sh->count, total = 0;
 
+    amc_topo_free(shape_topo);
+    shape_topo = NULL;
+    if ((sh->alg->flags & AMC_ALG_FLAG_NODES) &&
+        (amc_topo_create(n, layout_key, (void *)&sh->layout, &shape_topo) != AMC_SUCCESS)) {
+        fail("out of memory");
+    }
     if (coll_is_vector(sh->coll)) {
         for (j = 0; j < n; j++) {
             w->g[j] = pattern_block(sh->pattern, n, j);
@@ -392,6 +423,7 @@ static void shape_setup(const shape_t *sh)
         a->commutative = sh->commutative;
         a->in_place    = ip;
         a->segment     = sh->segment;
+        a->topo        = shape_topo;
         w->send_cells[r] = 0;
         w->recv_cells[r] = 0;
 
@@ -1721,10 +1753,12 @@ static void shape_describe(const shape_t *sh)
         snprintf(what, sizeof(what), "count=%zu", sh->count);
     }
     snprintf(shape_name, sizeof(shape_name),
-             "%s/%s N=%d root=%d %s in_place=%d commutative=%d%s", amc_coll_name(sh->coll),
+             "%s/%s N=%d root=%d %s in_place=%d commutative=%d%s%s%s", amc_coll_name(sh->coll),
              sh->alg->name, sh->n, sh->root, what, sh->in_place, sh->commutative,
              (sh->alg->build == amc_alg_bcast_pipeline) ? ((sh->segment == SEGMENT) ?
-                                                           " segment=100" : " segment=5") : "");
+                                                           " segment=100" : " segment=5") : "",
+             (sh->alg->flags & AMC_ALG_FLAG_NODES) ? " " : "",
+             (sh->alg->flags & AMC_ALG_FLAG_NODES) ? layout_name[sh->layout] : "");
 }
 
 static void shape_check(const shape_t *sh)
@@ -1945,10 +1979,10 @@ static void mutate_drop_edge(amc_sched_t *s, int rank)
 static void selftest(void)
 {
     static const amc_alg_t algs[] = {
-        { AMC_COLL_BCAST, 200, "broken_pipeline", broken_pipeline },
-        { AMC_COLL_ALLREDUCE, 201, "exchange", good_exchange },
-        { AMC_COLL_ALLREDUCE, 202, "exchange_own_send", exchange_own_send },
-        { AMC_COLL_ALLREDUCE, 203, "exchange_flipped", exchange_flipped },
+        { AMC_COLL_BCAST, 200, "broken_pipeline", broken_pipeline, 0 },
+        { AMC_COLL_ALLREDUCE, 201, "exchange", good_exchange, 0 },
+        { AMC_COLL_ALLREDUCE, 202, "exchange_own_send", exchange_own_send, 0 },
+        { AMC_COLL_ALLREDUCE, 203, "exchange_flipped", exchange_flipped, 0 },
     };
     static const struct {
         const char *what;
@@ -2048,45 +2082,66 @@ static int roots_of(int coll, int n, int *roots)
     return k;
 }
 
+/* Every shape of alg at sh->n ranks (and sh->layout). */
+static void alg_sweep_n(shape_t *sh)
+{
+    const amc_alg_t *alg = sh->alg;
+    int              roots[MAX_N], nroots, ri, ci, ncounts, ip, cm, si;
+    size_t           counts[4];
+    size_t           segments[2] = { SEGMENT, SEGMENT_MIN };
+    int              pipeline = (alg->build == amc_alg_bcast_pipeline);
+
+    nroots = roots_of(sh->coll, sh->n, roots);
+    /* none, one, one that no N > 1 divides, and one the pipeline cuts
+     * into several segments (and uneven ring chunks) */
+    counts[0] = 0;
+    counts[1] = 1;
+    counts[2] = (size_t)sh->n + 1;
+    counts[3] = 3 * (size_t)sh->n + 29;
+    ncounts   = coll_is_vector(sh->coll) ? NPATTERNS : (sh->coll == AMC_COLL_BARRIER) ? 1 : 4;
+    for (ri = 0; ri < nroots; ri++) {
+        sh->root = roots[ri];
+        for (ci = 0; ci < ncounts; ci++) {
+            sh->count   = coll_is_vector(sh->coll) ? 0 : counts[ci];
+            sh->pattern = coll_is_vector(sh->coll) ? ci : -1;
+            for (ip = 0; ip <= coll_has_in_place(sh->coll); ip++) {
+                sh->in_place = ip;
+                for (cm = 1; cm >= (coll_is_reduction(sh->coll) ? 0 : 1); cm--) {
+                    /* alg_select.c never runs the ring or the node-aware
+                     * ones for an order-sensitive op */
+                    if (!cm && (alg->flags & AMC_ALG_FLAG_COMMUTATIVE)) {
+                        continue;
+                    }
+                    sh->commutative = coll_is_reduction(sh->coll) ? cm : 0;
+                    for (si = 0; si < (pipeline ? 2 : 1); si++) {
+                        sh->segment = segments[si];
+                        shape_check(sh);
+                    }
+                }
+            }
+        }
+    }
+}
+
 static void alg_sweep(const amc_alg_t *alg)
 {
     shape_t sh;
-    int     roots[MAX_N], nroots, ri, ci, ncounts, ip, cm, si;
-    size_t  counts[4];
-    size_t  segments[2] = { SEGMENT, SEGMENT_MIN };
-    int     pipeline = (alg->build == amc_alg_bcast_pipeline);
+    int     li;
 
     memset(&sh, 0, sizeof(sh));
     sh.alg  = alg;
     sh.coll = alg->coll;
     for (sh.n = 1; sh.n <= MAX_N; sh.n++) {
-        nroots = roots_of(sh.coll, sh.n, roots);
-        /* none, one, one that no N > 1 divides, and one the pipeline cuts
-         * into several segments (and uneven ring chunks) */
-        counts[0] = 0;
-        counts[1] = 1;
-        counts[2] = (size_t)sh.n + 1;
-        counts[3] = 3 * (size_t)sh.n + 29;
-        ncounts   = coll_is_vector(sh.coll) ? NPATTERNS : (sh.coll == AMC_COLL_BARRIER) ? 1 : 4;
-        for (ri = 0; ri < nroots; ri++) {
-            sh.root = roots[ri];
-            for (ci = 0; ci < ncounts; ci++) {
-                sh.count   = coll_is_vector(sh.coll) ? 0 : counts[ci];
-                sh.pattern = coll_is_vector(sh.coll) ? ci : -1;
-                for (ip = 0; ip <= coll_has_in_place(sh.coll); ip++) {
-                    sh.in_place = ip;
-                    for (cm = 1; cm >= (coll_is_reduction(sh.coll) ? 0 : 1); cm--) {
-                        /* alg_select.c never runs the ring for an order-sensitive op */
-                        if (!cm && (alg->build == amc_alg_allreduce_ring)) {
-                            continue;
-                        }
-                        sh.commutative = coll_is_reduction(sh.coll) ? cm : 0;
-                        for (si = 0; si < (pipeline ? 2 : 1); si++) {
-                            sh.segment = segments[si];
-                            shape_check(&sh);
-                        }
-                    }
-                }
+        if (!(alg->flags & AMC_ALG_FLAG_NODES)) {
+            alg_sweep_n(&sh);
+            continue;
+        }
+        /* node-aware: every layout up to FULL_ROOTS ranks, beyond that
+         * nodes of 4 and round-robin */
+        for (li = 0; li < NLAYOUTS; li++) {
+            if ((sh.n <= FULL_ROOTS) || (li == LAYOUT_BLOCK4) || (li == LAYOUT_CYCLIC3)) {
+                sh.layout = li;
+                alg_sweep_n(&sh);
             }
         }
     }
@@ -2120,6 +2175,8 @@ int main(void)
                amc_coll_name(alg->coll), alg->name, stat_shapes - shapes0, stat_scheds - scheds0,
                stat_pairs - pairs0, now_sec() - t1);
     }
+    amc_topo_free(shape_topo);
+    shape_topo = NULL;
     CHECK(amc_alg_at(amc_alg_count()) == NULL, "amc_alg_at past the end");
     CHECK(violations == 0, "%lu violations (the first %d above)", violations, MAX_REPORTS);
     printf("test_sched_check: %zu algorithms, N 1..%d: %lu shapes, %lu schedules checked, "

@@ -1,0 +1,49 @@
+/*
+ * Node-aware collectives need to know, per communicator, which members share
+ * a node. A communicator's topology numbers its nodes 0.. in the order of
+ * each node's lowest member (its leader), so it is derived from facts every
+ * member holds alike (the launcher's node ids or AMC_NODE_SIZE, and the
+ * member order) and is the same on all of them.
+ */
+#ifndef AMC_TOPO_H
+#define AMC_TOPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct amc_comm;
+struct amc_context;
+
+typedef struct amc_topo {
+    int      size;    /* members */
+    int      nnodes;
+    int32_t *node;    /* [size] each member's node; NULL when nnodes == 1 */
+} amc_topo_t;
+
+/* Member r's node: 0 .. nnodes-1; a NULL topology is one node. */
+static inline int amc_topo_node(const amc_topo_t *topo, int r)
+{
+    return ((topo == NULL) || (topo->node == NULL)) ? 0 : topo->node[r];
+}
+
+/* Whether the node-aware algorithms have anything to gain: more than one
+ * node, and some node with more than one member. */
+static inline int amc_topo_spans(const amc_topo_t *topo)
+{
+    return (topo != NULL) && (topo->nnodes > 1) && (topo->nnodes < topo->size);
+}
+
+/* A topology of size members where member r is on node key(arg, r), any
+ * integer: members with equal keys share a node. AMC_SUCCESS or
+ * AMC_ERR_NO_MEMORY. */
+int  amc_topo_create(int size, int (*key)(void *arg, int r), void *arg, amc_topo_t **topo_p);
+void amc_topo_free(amc_topo_t *topo);
+
+/* World rank's node id in ctx: AMC_NODE_SIZE's blocks or the transport's map. */
+int  amc_context_node_of(const struct amc_context *ctx, int world_rank);
+
+/* comm's topology, made at its first use and kept until comm is freed; NULL
+ * when there was no memory for it (logged). Any thread. */
+const amc_topo_t *amc_comm_topo(struct amc_comm *comm);
+
+#endif
