@@ -219,6 +219,12 @@ static const amc_config_entry_t amc_config_table[] = {
       "transports lack it, and traffic moves to TCP unless UCX_MM_ERROR_HANDLING=y. "
       "Peers on this node are watched by process id either way.",
       offsetof(amc_config_t, ucx_err_mode_peer), AMC_CONFIG_UNSIGNED },
+    { "AMC_STATS", "0",
+      "1: amc_finalize prints one line per rank on stderr with the library's "
+      "counters (amc_stat_get): the endpoints this rank created (one per peer it "
+      "sent to, on the first message: not one per rank of the job) and the peers "
+      "it keeps flow-control state for.",
+      offsetof(amc_config_t, stats), AMC_CONFIG_UNSIGNED },
     { "AMC_BARRIER_ALG", "auto",
       "barrier: auto runs the dedicated fast path (am_coll/barrier.c); "
       "dissemination runs the same algorithm as a schedule on the engine. Every rank "

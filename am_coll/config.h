@@ -32,6 +32,7 @@ typedef struct amc_config {
     unsigned          progress_yield_usec;  /* the thread's yielding before it sleeps */
     double            finalize_timeout;     /* seconds the teardown may wait for peers */
     unsigned          ucx_err_mode_peer;    /* 1: UCX endpoints in PEER error mode */
+    unsigned          stats;                /* 1: amc_finalize prints the counters */
 } amc_config_t;
 
 void amc_config_defaults(amc_config_t *cfg);
