@@ -36,6 +36,7 @@ typedef struct amc_ucx_peer {
     ucp_ep_h                  ep;       /* NULL until connected (atomic) */
     int                       rank;
     unsigned                  pending;  /* sends queued for it (conn_lock) */
+    int                       connecting; /* a thread is making ep (conn_lock) */
     struct amc_ucx_transport *tp;       /* the PEER-mode error callback's way back */
     struct amc_ucx_peer      *next;     /* every peer record, for teardown */
 } amc_ucx_peer_t;
@@ -106,6 +107,7 @@ static ucs_status_t amc_ucx_am_cb(void *arg, const void *header, size_t header_l
                                   void *data, size_t length, const ucp_am_recv_param_t *param)
 {
     amc_ucx_transport_t *self = arg;
+    int                  was;
 
     if (self->closing) {
         /* finalize: nothing is dispatched to the collectives any more (a
@@ -118,13 +120,19 @@ static ucs_status_t amc_ucx_am_cb(void *arg, const void *header, size_t header_l
         }
         return UCS_OK;
     }
+    /* a handler: its sends to peers not yet connected are queued (also when
+     * it runs inside ucp_am_send_nbx, for a message to self) */
+    was = amc_ucx_in_progress;
+    amc_ucx_in_progress = 1;
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
         /* data is a descriptor: the handler fetches or releases it, now or
          * when its collective gets there; the sender completes after that */
         self->super.recv_cb(self->super.recv_arg, header, header_length, NULL, length, data);
+        amc_ucx_in_progress = was;
         return UCS_INPROGRESS;
     }
     self->super.recv_cb(self->super.recv_arg, header, header_length, data, length, NULL);
+    amc_ucx_in_progress = was;
     return UCS_OK;
 }
 
@@ -139,7 +147,8 @@ static void amc_ucx_send_cb(void *request, ucs_status_t status, void *user_data)
 static void amc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status);
 
 /* The endpoint to peer: its address from PMIx (direct modex), then
- * ucp_ep_create. Called with conn_lock held, never inside progress. */
+ * ucp_ep_create. Never inside a UCX callback, never with conn_lock held;
+ * the caller marked peer->connecting, so no other thread makes it too. */
 static int amc_ucx_connect(amc_ucx_transport_t *self, amc_ucx_peer_t *peer)
 {
     ucp_ep_params_t eparams;
@@ -237,17 +246,49 @@ static int amc_ucx_post(amc_ucx_transport_t *self, ucp_ep_h ep, int dest, const 
     return AMC_INPROGRESS;
 }
 
+/* Queues a send for amc_ucx_drain. conn_lock held. */
+static int amc_ucx_queue(amc_ucx_transport_t *self, amc_ucx_peer_t *peer, const void *hdr,
+                         size_t hdr_len, const void *data, size_t len, unsigned mode,
+                         amc_completion_t *comp)
+{
+    amc_ucx_pending_t *pend = malloc(sizeof(*pend));
+
+    if (pend == NULL) {
+        amc_error(&self->log, "out of memory queueing a send to rank %d", peer->rank);
+        return AMC_ERR_NO_MEMORY;
+    }
+    pend->next    = NULL;
+    pend->peer    = peer;
+    pend->hdr     = hdr;
+    pend->hdr_len = hdr_len;
+    pend->data    = data;
+    pend->len     = len;
+    pend->mode    = mode;
+    pend->comp    = comp;
+    if (self->pend_tail != NULL) {
+        self->pend_tail->next = pend;
+    } else {
+        self->pend_head = pend;
+    }
+    self->pend_tail = pend;
+    peer->pending++;
+    __atomic_add_fetch(&self->npending, 1, __ATOMIC_RELEASE);
+    return AMC_INPROGRESS;
+}
+
 /* First contact with dest: connect now, or, inside progress, queue the send
- * for amc_ucx_drain. A send that finds sends to dest queued is queued
- * behind them, so that dest sees this rank's messages in the order sent. */
+ * for amc_ucx_drain. A send that finds sends to dest queued, or another
+ * thread connecting to it, is queued behind them. conn_lock is never held
+ * across a call into UCX or PMIx: a thread inside ucp_worker_progress (which
+ * holds UCX's worker lock in MULTI mode, ours in GUARDED mode) may be
+ * waiting for it. */
 static int amc_ucx_send_slow(amc_ucx_transport_t *self, int dest, const void *hdr,
                              size_t hdr_len, const void *data, size_t len, unsigned mode,
                              amc_completion_t *comp)
 {
-    amc_ucx_pending_t *pend;
-    amc_ucx_peer_t    *peer;
-    ucp_ep_h           ep;
-    int                status;
+    amc_ucx_peer_t *peer;
+    ucp_ep_h        ep;
+    int             status;
 
     if ((dest < 0) || (dest >= self->super.size)) {
         amc_error(&self->log, "send to rank %d of %d", dest, self->super.size);
@@ -261,76 +302,69 @@ static int amc_ucx_send_slow(amc_ucx_transport_t *self, int dest, const void *hd
         return AMC_ERR_NO_MEMORY;
     }
     ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
-    if ((ep == NULL) && (amc_ucx_in_progress || (peer->pending > 0))) {
-        pend = malloc(sizeof(*pend));
-        if (pend == NULL) {
-            pthread_mutex_unlock(&self->conn_lock);
-            amc_error(&self->log, "out of memory queueing a send to rank %d", dest);
-            return AMC_ERR_NO_MEMORY;
-        }
-        pend->next    = NULL;
-        pend->peer    = peer;
-        pend->hdr     = hdr;
-        pend->hdr_len = hdr_len;
-        pend->data    = data;
-        pend->len     = len;
-        pend->mode    = mode;
-        pend->comp    = comp;
-        if (self->pend_tail != NULL) {
-            self->pend_tail->next = pend;
-        } else {
-            self->pend_head = pend;
-        }
-        self->pend_tail = pend;
-        peer->pending++;
-        __atomic_add_fetch(&self->npending, 1, __ATOMIC_RELEASE);
+    if ((ep == NULL) && (amc_ucx_in_progress || (peer->pending > 0) || peer->connecting)) {
+        status = amc_ucx_queue(self, peer, hdr, hdr_len, data, len, mode, comp);
         pthread_mutex_unlock(&self->conn_lock);
-        return AMC_INPROGRESS;
-    }
-    status = (ep != NULL) ? AMC_SUCCESS : amc_ucx_connect(self, peer);
-    ep     = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
-    pthread_mutex_unlock(&self->conn_lock);
-    if (status != AMC_SUCCESS) {
         return status;
+    }
+    peer->connecting = (ep == NULL);
+    pthread_mutex_unlock(&self->conn_lock);
+    if (ep == NULL) {
+        status = amc_ucx_connect(self, peer);
+        pthread_mutex_lock(&self->conn_lock);
+        peer->connecting = 0;
+        pthread_mutex_unlock(&self->conn_lock);
+        if (status != AMC_SUCCESS) {
+            return status;
+        }
+        ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
     }
     return amc_ucx_post(self, ep, dest, hdr, hdr_len, data, len, mode, comp);
 }
 
 /* The progress path, outside any UCX callback: connects the peers that
- * sends queued inside progress are for, and makes those sends. Returns how
- * many it made. */
+ * sends queued inside progress are for, and makes those sends, in order.
+ * Returns how many it made. */
 static int amc_ucx_drain(amc_ucx_transport_t *self)
 {
     amc_ucx_pending_t *pend;
+    amc_ucx_peer_t    *peer;
     ucp_ep_h           ep;
-    int                n = 0, status;
+    int                n = 0, status, connect;
 
     while (__atomic_load_n(&self->npending, __ATOMIC_ACQUIRE) > 0) {
         pthread_mutex_lock(&self->conn_lock);
         pend = self->pend_head;
-        if (pend == NULL) {
+        if ((pend == NULL) || pend->peer->connecting) {
+            /* empty, or another thread is connecting that peer: later */
             pthread_mutex_unlock(&self->conn_lock);
             break;
         }
-        status = AMC_SUCCESS;
-        if (__atomic_load_n(&pend->peer->ep, __ATOMIC_ACQUIRE) == NULL) {
-            status = amc_ucx_connect(self, pend->peer);
-        }
-        self->pend_head = pend->next;
+        peer    = pend->peer;
+        connect = (__atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE) == NULL);
+        peer->connecting = connect;
+        self->pend_head  = pend->next;
         if (self->pend_head == NULL) {
             self->pend_tail = NULL;
         }
-        pend->peer->pending--;
+        peer->pending--;
         __atomic_sub_fetch(&self->npending, 1, __ATOMIC_RELEASE);
-        ep = __atomic_load_n(&pend->peer->ep, __ATOMIC_ACQUIRE);
         pthread_mutex_unlock(&self->conn_lock);
+        status = AMC_SUCCESS;
+        if (connect) {
+            status = amc_ucx_connect(self, peer);
+            pthread_mutex_lock(&self->conn_lock);
+            peer->connecting = 0;
+            pthread_mutex_unlock(&self->conn_lock);
+        }
+        ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
         if (self->closing) {
             status = AMC_ERR_TRANSPORT; /* as a send now would be refused */
-        } else if (amc_peer_set_test(&self->super.dead, pend->peer->rank)) {
+        } else if (amc_peer_set_test(&self->super.dead, peer->rank)) {
             status = AMC_SUCCESS;       /* dropped, as amc_ucx_send drops it */
         } else if (status == AMC_SUCCESS) {
-            status = amc_ucx_post(self, ep, pend->peer->rank, pend->hdr, pend->hdr_len,
-                                  pend->data, pend->len, pend->mode, pend->comp);
+            status = amc_ucx_post(self, ep, peer->rank, pend->hdr, pend->hdr_len, pend->data,
+                                  pend->len, pend->mode, pend->comp);
         }
         /* the caller was told AMC_INPROGRESS: it hears the end from here
          * now, or from UCX's callback later */
