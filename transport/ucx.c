@@ -81,9 +81,12 @@ typedef struct amc_ucx_transport {
     double           next_check; /* teardown: the next look for dead peers */
 } amc_ucx_transport_t;
 
-/* Set while this thread is inside ucp_worker_progress: a send made then
- * comes from a handler or a completion, and must not wait for PMIx. */
-static __thread int amc_ucx_in_progress;
+/* Set while this thread is inside ucp_worker_progress or an AM callback: a
+ * send made then comes from a handler or a completion, and must not wait
+ * for PMIx. Initial-exec: one load off the thread pointer on every progress
+ * pass and message, not a __tls_get_addr call (an int fits glibc's spare
+ * static TLS, also when the library is dlopen'ed). */
+static __thread int amc_ucx_in_progress __attribute__((tls_model("initial-exec")));
 
 /* GUARDED mode: the worker lock, taken only while threads may meet. Returns
  * whether it was taken, for amc_ucx_leave. */
@@ -842,6 +845,7 @@ static int amc_ucx_publish(amc_ucx_transport_t *self)
     size_t            addr_len;
     amc_proc_ident_t  me;
     ucs_status_t      status;
+    double            t0, t1;
     int               result;
 
     status = ucp_worker_get_address(self->worker, &addr, &addr_len);
@@ -858,16 +862,21 @@ static int amc_ucx_publish(amc_ucx_transport_t *self)
     self->my_addr_len = addr_len;
     ucp_worker_release_address(self->worker, addr);
     amc_proc_ident_self(&me);
+    t0     = amc_clock_sec();
     result = amc_pmix_boot_publish(self->boot, AMC_UCX_ADDR_KEY, self->my_addr, addr_len,
                                    AMC_UCX_IDENT_KEY, &me, sizeof(me));
     if (result != AMC_SUCCESS) {
         return result;
     }
     self->published = 1;
+    t1     = amc_clock_sec();
     result = amc_ucx_watch_local(self, &me);
     if (result != AMC_SUCCESS) {
         return result;
     }
+    amc_debug(&self->log, "address published, fence without data collection: %.3f ms; "
+              "identities of %d peers on this node read: %.3f ms", (t1 - t0) * 1e3,
+              amc_proc_watch_count(self->watch), (amc_clock_sec() - t1) * 1e3);
     amc_pmix_boot_watch(self->boot, amc_ucx_pmix_dead, self);
     return AMC_SUCCESS;
 }
