@@ -1,10 +1,42 @@
 /* amc_info: prints the AMC_* configuration table (defaults, current values,
- * documentation) and the build's version. No launcher or peers needed. */
+ * documentation) and the build's version. No launcher or peers needed.
+ * amc_info --stats, started by a launcher: every rank joins the job, runs
+ * one barrier and prints its counters (amc_stat_get): the endpoints it made
+ * (one per peer it sent to, not one per rank of the job). */
 #include "am_coll/config.h"
 #include "amcoll.h"
 
 #include <stdio.h>
 #include <string.h>
+
+static int amc_info_stats(int argc, char **argv)
+{
+    static const char *names[] = { "ranks", "endpoints", "flow_peers", "flow_bytes" };
+    unsigned long long v[4] = { 0, 0, 0, 0 };
+    size_t             i;
+    int                rank = 0, status;
+
+    status = amc_init(&argc, &argv);
+    if (status != AMC_SUCCESS) {
+        fprintf(stderr, "amc_info: amc_init: %s\n", amc_strerror(status));
+        return 1;
+    }
+    amc_comm_rank(AMC_COMM_WORLD, &rank);
+    status = amc_barrier(AMC_COMM_WORLD);
+    for (i = 0; (status == AMC_SUCCESS) && (i < 4); i++) {
+        status = amc_stat_get(names[i], &v[i]);
+    }
+    if (status == AMC_SUCCESS) {
+        printf("amc_info rank %d after amc_init and one barrier:", rank);
+        for (i = 0; i < 4; i++) {
+            printf(" %s %llu", names[i], v[i]);
+        }
+        printf("\n");
+    } else {
+        fprintf(stderr, "amc_info: rank %d: %s\n", rank, amc_strerror(status));
+    }
+    return ((amc_finalize() == AMC_SUCCESS) && (status == AMC_SUCCESS)) ? 0 : 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -13,9 +45,14 @@ int main(int argc, char **argv)
     int          status;
 
     if ((argc > 1) && ((strcmp(argv[1], "-h") == 0) || (strcmp(argv[1], "--help") == 0))) {
-        printf("usage: %s\n  prints every AMC_* variable with its default, its value in this "
-               "environment and what it does\n", argv[0]);
+        printf("usage: %s [--stats]\n  prints every AMC_* variable with its default, its value "
+               "in this environment and what it does\n  --stats (under a launcher: mpirun -np N "
+               "%s --stats): each rank runs amc_init and one barrier and prints its counters "
+               "(endpoints made, peers with flow-control state)\n", argv[0], argv[0]);
         return 0;
+    }
+    if ((argc > 1) && (strcmp(argv[1], "--stats") == 0)) {
+        return amc_info_stats(argc, argv);
     }
     status = amc_config_read(&cfg, &log);
     printf("# amcoll %d.%d configuration (AMC_* environment variables)\n",

@@ -1,10 +1,12 @@
 #include "am_coll/api.h"
 #include "base/clock.h"
 #include "am_coll/comm.h"
+#include "am_coll/stats.h"
 #include "transport/pmix_boot.h"
 #include "transport/ucx.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* The only global state of the library: the default context behind the API. */
 static amc_context_t  *amc_default_ctx;
@@ -108,13 +110,30 @@ err:
 
 int amc_finalize(void)
 {
+    char line[256];
+
     if (amc_default_state != AMC_API_INITIALIZED) {
         return AMC_ERR_NOT_INITIALIZED;
+    }
+    if (amc_default_ctx->cfg.stats) {
+        amc_context_stats_line(amc_default_ctx, line, sizeof(line));
+        fprintf(stderr, "%s\n", line);
     }
     amc_context_destroy(amc_default_ctx);
     amc_default_ctx   = NULL;
     amc_default_state = AMC_API_FINALIZED;
     return AMC_SUCCESS;
+}
+
+int amc_stat_get(const char *name, unsigned long long *value)
+{
+    if ((name == NULL) || (value == NULL)) {
+        return AMC_ERR_ARG;
+    }
+    if (amc_default_state != AMC_API_INITIALIZED) {
+        return AMC_ERR_NOT_INITIALIZED;
+    }
+    return amc_context_stat(amc_default_ctx, name, value);
 }
 
 int amc_initialized(int *flag)

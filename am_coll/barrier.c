@@ -211,7 +211,7 @@ void amc_barrier_send_rounds(struct amc_comm *comm, amc_coll_slot_t *slot,
     int              round, dest, status, failure = AMC_SUCCESS;
 
     for (round = first; round < first + count; round++) {
-        dest   = comm->peers[((int64_t)comm->rank + ((int64_t)1 << round)) % comm->size];
+        dest   = amc_comm_peer(comm, ((int64_t)comm->rank + ((int64_t)1 << round)) % comm->size);
         status = tp->ops->send(tp, dest, &slot->hdr[round], sizeof(slot->hdr[round]),
                                NULL, 0, AMC_SEND_EAGER, &slot->send_comp);
         if (status == AMC_INPROGRESS) {

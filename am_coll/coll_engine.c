@@ -100,7 +100,7 @@ static int amc_coll_pulls_live(const amc_coll_inst_t *inst)
 
     for (i = 0; i < inst->sched->nacts; i++) {
         if ((inst->state[i] & AMC_ACT_PULL) &&
-            !amc_peer_set_test(dead, inst->comm->peers[inst->sched->acts[i].peer])) {
+            !amc_peer_set_test(dead, amc_comm_peer(inst->comm, inst->sched->acts[i].peer))) {
             return 1;
         }
     }
@@ -581,7 +581,7 @@ static int amc_coll_post(amc_coll_inst_t *inst, uint32_t index)
     amc_comm_t             comm = inst->comm;
     amc_transport_t       *tp   = comm->ctx->tp;
     const amc_sched_act_t *act  = &inst->sched->acts[index];
-    int                    dest = comm->peers[act->peer];
+    int                    dest = amc_comm_peer(comm, act->peer);
     unsigned               mode = AMC_SEND_EAGER;
 
     /* data below the threshold goes eagerly while a token allows */
@@ -747,7 +747,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
         amc_coll_reject(comm, hdr, "bad sender or collective type", desc);
         return;
     }
-    amc_flow_give(&comm->ctx->flow, comm->peers[hdr->src], hdr->credits);
+    amc_flow_give(&comm->ctx->flow, amc_comm_peer(comm, hdr->src), hdr->credits);
 
     amc_spin_lock(&ctrl->lock);
     switch (amc_coll_ctrl_slot(ctrl, hdr->seq, comm, &slot)) {
@@ -786,7 +786,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
                 goto out;
             }
             if (len > 0) {
-                inst->fwd_token_peer = comm->peers[hdr->src];
+                inst->fwd_token_peer = amc_comm_peer(comm, hdr->src);
                 held                 = 1; /* its buffer holds the data until the call */
             }
         } else {
@@ -849,7 +849,7 @@ out:
     if (!held && eager && (len > 0)) {
         /* copied into place or dropped: the sender's token goes back (a
          * rendezvous message took none, also when it was pulled in place) */
-        amc_flow_release(&comm->ctx->flow, comm->peers[hdr->src]);
+        amc_flow_release(&comm->ctx->flow, amc_comm_peer(comm, hdr->src));
     }
     amc_spin_unlock(&ctrl->lock);
     if (why != NULL) {

@@ -115,7 +115,7 @@ void amc_coll_notify_abort(amc_comm_t comm, uint64_t seq, uint8_t coll, int32_t 
     notice->comp.fn     = amc_coll_notice_on_complete;
     for (i = 0; i < comm->size; i++) {
         if (i != comm->rank) {
-            notice->dest[n++] = comm->peers[i];
+            notice->dest[n++] = amc_comm_peer(comm, i);
         }
     }
     notice->ndest = n;

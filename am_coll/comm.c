@@ -27,14 +27,22 @@ void amc_comm_drop_early(void *arg, amc_early_msg_t *msg)
         msg->desc = NULL;
     }
     if (msg->eager && (msg->len > 0) && (msg->hdr.src < (uint32_t)comm->size)) {
-        amc_flow_release(&comm->ctx->flow, comm->peers[msg->hdr.src]);
+        amc_flow_release(&comm->ctx->flow, amc_comm_peer(comm, msg->hdr.src));
     }
     msg->eager = 0;
 }
 
-/* Memory for a communicator of up to max_size ranks: everything a creation
- * can fail on locally, so that it is known before the members agree. The
- * oldest tombstone is reused once enough wait (context.h). */
+static void amc_comm_group_release(amc_comm_group_t *group)
+{
+    if ((group != NULL) && (__atomic_sub_fetch(&group->refs, 1, __ATOMIC_ACQ_REL) == 0)) {
+        free(group);
+    }
+}
+
+/* Memory for a communicator: everything a creation can fail on locally, so
+ * that it is known before the members agree; a split's member array for up
+ * to max_size ranks (0: none, the communicator will share or need none).
+ * The oldest tombstone is reused once enough wait (context.h). */
 static int amc_comm_alloc(amc_context_t *ctx, int max_size, amc_comm_t *comm_p)
 {
     amc_comm_t comm;
@@ -55,12 +63,16 @@ static int amc_comm_alloc(amc_context_t *ctx, int max_size, amc_comm_t *comm_p)
             goto err;
         }
     }
-    comm->ctx   = ctx;
-    comm->peers = malloc((size_t)max_size * sizeof(*comm->peers));
-    if (comm->peers == NULL) {
-        comm->magic = AMC_COMM_MAGIC_DEAD;
-        amc_context_tomb_push(ctx, comm);
-        goto err;
+    comm->ctx = ctx;
+    if (max_size > 0) {
+        comm->group = malloc(sizeof(*comm->group) + (size_t)max_size * sizeof(int));
+        if (comm->group == NULL) {
+            comm->magic = AMC_COMM_MAGIC_DEAD;
+            amc_context_tomb_push(ctx, comm);
+            goto err;
+        }
+        comm->group->refs = 1;
+        comm->group->size = max_size;
     }
     *comm_p = comm;
     return AMC_SUCCESS;
@@ -94,8 +106,8 @@ static void amc_comm_unalloc(amc_comm_t comm, int set_up)
     if (set_up) {
         amc_coll_ctrl_cleanup(&comm->ctrl, NULL);
     }
-    free(comm->peers);
-    comm->peers = NULL;
+    amc_comm_group_release(comm->group);
+    comm->group = NULL;
     amc_topo_free(comm->topo);
     comm->topo  = NULL;
     comm->magic = AMC_COMM_MAGIC_DEAD;
@@ -129,16 +141,14 @@ static void amc_comm_free_schedules(amc_comm_t comm)
 int amc_comm_create_world(amc_context_t *ctx, amc_comm_t *comm_p)
 {
     amc_comm_t comm;
-    int        status, i;
+    int        status;
 
-    status = amc_comm_alloc(ctx, ctx->tp->size, &comm);
+    /* no member array: rank i is transport rank i */
+    status = amc_comm_alloc(ctx, 0, &comm);
     if (status != AMC_SUCCESS) {
         return status;
     }
     amc_comm_setup(comm, ctx->tp->rank, ctx->tp->size, AMC_CID_WORLD);
-    for (i = 0; i < comm->size; i++) {
-        comm->peers[i] = i;
-    }
     status = amc_context_insert(ctx, comm);
     if (status != AMC_SUCCESS) {
         amc_comm_unalloc(comm, 1);
@@ -165,7 +175,7 @@ int amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,
          * left fail the same call the same way */
         amc_error(&comm->ctx->log, "%s on communicator 0x%llx: rank %d (job rank %d) died; "
                   "AMC_ERR_PEER", what, (unsigned long long)comm->cid, comm->dead_rank,
-                  comm->peers[comm->dead_rank]);
+                  amc_comm_peer(comm, comm->dead_rank));
         return AMC_ERR_PEER;
     }
     amc_spin_lock(&ctrl->lock);
@@ -244,8 +254,8 @@ void amc_comm_destroy(amc_comm_t comm)
     amc_context_remove(ctx, comm);
     amc_coll_ctrl_cleanup(&comm->ctrl, amc_comm_drop_slot);
     amc_comm_free_schedules(comm);
-    free(comm->peers);
-    comm->peers = NULL;
+    amc_comm_group_release(comm->group);
+    comm->group = NULL;
     amc_topo_free(comm->topo);
     comm->topo  = NULL;
     comm->magic = AMC_COMM_MAGIC_DEAD;
@@ -333,7 +343,8 @@ static int amc_comm_create_start(amc_comm_create_t *op, amc_comm_t parent, int s
     } else {
         op->mine   = op->xbuf;
         op->agreed = op->mine + 2;
-        op->failed = amc_comm_alloc(ctx, parent->size, &op->newcomm);
+        /* no member array: the dup shares its parent's */
+        op->failed = amc_comm_alloc(ctx, 0, &op->newcomm);
         if ((op->failed == AMC_SUCCESS) && (parent->rank == 0)) {
             op->failed = amc_context_cid_reserve(ctx, &op->mine[0]);
         }
@@ -389,7 +400,8 @@ static int amc_comm_split_end(amc_comm_create_t *op, amc_comm_t *newcomm_p)
 {
     amc_comm_t            parent = op->parent, newcomm = op->newcomm;
     amc_comm_split_rec_t *recs   = op->recs;
-    int                   i, n = 0, my_index = -1, failed_rank = -1, *peers;
+    int                   i, n = 0, my_index = -1, failed_rank = -1;
+    amc_comm_group_t     *group;
     int32_t               agreed = AMC_SUCCESS;
     uint64_t              cid;
 
@@ -419,19 +431,20 @@ static int amc_comm_split_end(amc_comm_create_t *op, amc_comm_t *newcomm_p)
             n++;
         }
     }
-    cid = amc_context_cid_make(parent->ctx, recs[0].num, parent->peers[recs[0].rank]);
+    cid = amc_context_cid_make(parent->ctx, recs[0].num, amc_comm_peer(parent, recs[0].rank));
     qsort(recs, (size_t)n, sizeof(*recs), amc_comm_split_rec_cmp);
     for (i = 0; i < n; i++) {
         if (recs[i].rank == parent->rank) {
             my_index = i;
         }
-        newcomm->peers[i] = parent->peers[recs[i].rank];
+        newcomm->group->ranks[i] = amc_comm_peer(parent, recs[i].rank);
     }
     /* sized for the whole parent before the agreement; a failed shrink
      * leaves the larger block, which is just as good */
-    peers = realloc(newcomm->peers, (size_t)n * sizeof(*peers));
-    if (peers != NULL) {
-        newcomm->peers = peers;
+    newcomm->group->size = n;
+    group = realloc(newcomm->group, sizeof(*group) + (size_t)n * sizeof(int));
+    if (group != NULL) {
+        newcomm->group = group;
     }
     amc_comm_setup(newcomm, my_index, n, cid);
     return amc_comm_publish(op, newcomm_p);
@@ -449,9 +462,14 @@ static int amc_comm_dup_end(amc_comm_create_t *op, amc_comm_t *newcomm_p)
         }
         return agreed;
     }
+    /* the same members: the parent's array (or the identity), shared; set
+     * before the setup, which looks for dead members */
+    newcomm->group = parent->group;
+    if (newcomm->group != NULL) {
+        __atomic_add_fetch(&newcomm->group->refs, 1, __ATOMIC_ACQ_REL);
+    }
     amc_comm_setup(newcomm, parent->rank, parent->size,
-                   amc_context_cid_make(parent->ctx, op->agreed[0], parent->peers[0]));
-    memcpy(newcomm->peers, parent->peers, (size_t)parent->size * sizeof(*parent->peers));
+                   amc_context_cid_make(parent->ctx, op->agreed[0], amc_comm_peer(parent, 0)));
     return amc_comm_publish(op, newcomm_p);
 }
 

@@ -14,6 +14,15 @@
 
 #define AMC_CID_WORLD 1u
 
+/* The members of a split, shared with its dups (reference counted): one
+ * array per distinct membership, not one per communicator. World and its
+ * dups have none: their rank i is transport rank i (doc/design.md, "Scale"). */
+typedef struct amc_comm_group {
+    unsigned refs;      /* atomic: communicators (and creations) holding it */
+    int      size;
+    int      ranks[];   /* communicator rank -> transport rank */
+} amc_comm_group_t;
+
 struct amc_comm {
     uint32_t         magic;
     uint32_t         gen;          /* uses of this memory so far: a persistent request
@@ -21,7 +30,7 @@ struct amc_comm {
     int              rank;
     int              size;
     int              nrounds;      /* dissemination rounds: ceil(log2 size) */
-    int             *peers;        /* communicator rank -> transport rank */
+    amc_comm_group_t *group;       /* NULL: the identity map (world and its dups) */
     uint64_t         cid;          /* agreed by the members at creation (context.h) */
     amc_context_t   *ctx;
     amc_coll_ctrl_t  ctrl;
@@ -33,6 +42,12 @@ struct amc_comm {
     int              broken;       /* a member died: AMC_ERR_PEER for good (peer_watch.h) */
     int              dead_rank;    /* that member's rank here, once broken */
 };
+
+/* The transport rank of communicator rank i. */
+static inline int amc_comm_peer(const struct amc_comm *comm, int i)
+{
+    return (comm->group != NULL) ? comm->group->ranks[i] : i;
+}
 
 /* amc_early_release_fn_t of every communicator's control structure: gives a
  * dropped early message's descriptor or token back. arg is the comm. */

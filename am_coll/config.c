@@ -244,6 +244,12 @@ static const amc_config_entry_t amc_config_table[] = {
       "off (the engine then pays one branch per act). The fast-path barrier is no schedule "
       "and is not recorded.",
       offsetof(amc_config_t, timeline), AMC_CONFIG_PATH },
+    { "AMC_STATS", "0",
+      "1: amc_finalize prints one line per rank on stderr with the library's "
+      "counters (amc_stat_get): the endpoints this rank created (one per peer it "
+      "sent to, on the first message: not one per rank of the job) and the peers "
+      "it keeps flow-control state for.",
+      offsetof(amc_config_t, stats), AMC_CONFIG_UNSIGNED },
     { "AMC_BARRIER_ALG", "auto",
       "barrier: auto runs the dedicated fast path (am_coll/barrier.c), or on a "
       "communicator that spans nodes the hierarchical one on the engine; "

@@ -6,6 +6,42 @@
 
 static void amc_flow_credit_send(amc_flow_credit_t *credit);
 
+static amc_flow_peer_t *amc_flow_credit_peer(amc_flow_credit_t *credit)
+{
+    return amc_container_of(credit, amc_flow_peer_t, credit);
+}
+
+/* The record of peer, made at first contact. NULL only when out of memory:
+ * the callers then act as if no token were there, which costs eager sends
+ * and never correctness (a data message goes by rendezvous instead). */
+static amc_flow_peer_t *amc_flow_peer(amc_flow_t *flow, int peer)
+{
+    amc_flow_peer_t *rec = amc_sparse_get(&flow->peers, peer), *won, *head;
+
+    if (rec != NULL) {
+        return rec;
+    }
+    rec = calloc(1, sizeof(*rec));
+    if (rec == NULL) {
+        return NULL;
+    }
+    rec->tokens      = flow->window;
+    rec->credit.ctx  = flow->ctx;
+    rec->credit.peer = peer;
+    won = amc_sparse_insert(&flow->peers, peer, rec);
+    if (won != rec) {
+        free(rec); /* another thread made it first, or no memory (won is NULL) */
+        return won;
+    }
+    head = __atomic_load_n(&flow->list, __ATOMIC_ACQUIRE);
+    do {
+        rec->next = head;
+    } while (!__atomic_compare_exchange_n(&flow->list, &head, rec, 1, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
+    __atomic_add_fetch(&flow->nrecords, 1, __ATOMIC_RELAXED);
+    return rec;
+}
+
 static void amc_flow_credit_done(amc_completion_t *comp, int status)
 {
     amc_flow_credit_t *credit = amc_container_of(comp, amc_flow_credit_t, comp);
@@ -13,7 +49,8 @@ static void amc_flow_credit_done(amc_completion_t *comp, int status)
 
     (void)status; /* a lost credit only costs eager sends, never correctness */
     __atomic_store_n(&credit->busy, 0, __ATOMIC_RELEASE);
-    if (__atomic_load_n(&flow->owed[credit->peer], __ATOMIC_RELAXED) * 2 >= flow->window) {
+    if (__atomic_load_n(&amc_flow_credit_peer(credit)->owed, __ATOMIC_RELAXED) * 2 >=
+        flow->window) {
         amc_flow_credit_send(credit);
     }
 }
@@ -28,7 +65,7 @@ static void amc_flow_credit_send(amc_flow_credit_t *credit)
     if (__atomic_exchange_n(&credit->busy, 1, __ATOMIC_ACQ_REL)) {
         return; /* one in flight: its completion looks again */
     }
-    n = __atomic_exchange_n(&ctx->flow.owed[credit->peer], 0, __ATOMIC_ACQ_REL);
+    n = __atomic_exchange_n(&amc_flow_credit_peer(credit)->owed, 0, __ATOMIC_ACQ_REL);
     if (n == 0) {
         __atomic_store_n(&credit->busy, 0, __ATOMIC_RELEASE);
         return;
@@ -50,79 +87,108 @@ static void amc_flow_credit_send(amc_flow_credit_t *credit)
 int amc_flow_init(amc_flow_t *flow, amc_context_t *ctx, int npeers, unsigned window,
                   const int *live)
 {
-    int i;
-
-    flow->live   = live;
-    flow->window = window;
-    flow->npeers = npeers;
-    flow->any_due = 0;
-    flow->tokens = calloc((size_t)npeers, sizeof(*flow->tokens));
-    flow->owed   = calloc((size_t)npeers, sizeof(*flow->owed));
-    flow->credit = calloc((size_t)npeers, sizeof(*flow->credit));
-    if ((flow->tokens == NULL) || (flow->owed == NULL) || (flow->credit == NULL)) {
-        amc_flow_cleanup(flow);
-        return AMC_ERR_NO_MEMORY;
-    }
-    for (i = 0; i < npeers; i++) {
-        flow->tokens[i]      = window;
-        flow->credit[i].ctx  = ctx;
-        flow->credit[i].peer = i;
-    }
-    return AMC_SUCCESS;
+    flow->live     = live;
+    flow->ctx      = ctx;
+    flow->window   = window;
+    flow->any_due  = 0;
+    flow->list     = NULL;
+    flow->nrecords = 0;
+    return amc_sparse_init(&flow->peers, npeers);
 }
 
 void amc_flow_cleanup(amc_flow_t *flow)
 {
-    free(flow->tokens);
-    free(flow->owed);
-    free(flow->credit);
-    flow->tokens = NULL;
-    flow->owed   = NULL;
-    flow->credit = NULL;
+    amc_flow_peer_t *rec;
+
+    while ((rec = flow->list) != NULL) {
+        flow->list = rec->next;
+        free(rec);
+    }
+    amc_sparse_cleanup(&flow->peers);
+    flow->nrecords = 0;
 }
 
 int amc_flow_take(amc_flow_t *flow, int peer)
 {
-    return amc_live_take_u32(&flow->tokens[peer], flow->live);
+    amc_flow_peer_t *rec = amc_flow_peer(flow, peer);
+
+    return (rec != NULL) && amc_live_take_u32(&rec->tokens, flow->live);
 }
 
 uint32_t amc_flow_piggyback(amc_flow_t *flow, int peer)
 {
-    if (__atomic_load_n(&flow->owed[peer], __ATOMIC_RELAXED) == 0) {
+    /* no record: nothing of peer's was ever held here, so nothing is owed */
+    amc_flow_peer_t *rec = amc_sparse_get(&flow->peers, peer);
+
+    if ((rec == NULL) || (__atomic_load_n(&rec->owed, __ATOMIC_RELAXED) == 0)) {
         return 0;
     }
-    return amc_live_xchg_u32(&flow->owed[peer], 0, flow->live);
+    return amc_live_xchg_u32(&rec->owed, 0, flow->live);
 }
 
 void amc_flow_give(amc_flow_t *flow, int peer, uint32_t credits)
 {
+    amc_flow_peer_t *rec;
+
     if (credits > 0) {
-        (void)amc_live_add_u32(&flow->tokens[peer], credits, flow->live);
+        rec = amc_flow_peer(flow, peer);
+        if (rec != NULL) {
+            (void)amc_live_add_u32(&rec->tokens, credits, flow->live);
+        }
     }
 }
 
 void amc_flow_release(amc_flow_t *flow, int peer)
 {
-    uint32_t owed = amc_live_add_u32(&flow->owed[peer], 1, flow->live);
+    amc_flow_peer_t *rec = amc_flow_peer(flow, peer);
+    uint32_t         owed;
 
+    if (rec == NULL) {
+        return; /* the peer keeps a token less: it only sends by rendezvous sooner */
+    }
+    owed = amc_live_add_u32(&rec->owed, 1, flow->live);
     if (owed * 2 >= flow->window) {
         /* sent by amc_flow_flush, once no lock is held (see defer.h) */
-        __atomic_store_n(&flow->credit[peer].due, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&rec->credit.due, 1, __ATOMIC_RELEASE);
         __atomic_store_n(&flow->any_due, 1, __ATOMIC_RELEASE);
     }
 }
 
+uint32_t amc_flow_tokens(const amc_flow_t *flow, int peer)
+{
+    const amc_flow_peer_t *rec = amc_sparse_get(&flow->peers, peer);
+
+    return (rec != NULL) ? __atomic_load_n(&rec->tokens, __ATOMIC_ACQUIRE) : flow->window;
+}
+
+uint32_t amc_flow_owed(const amc_flow_t *flow, int peer)
+{
+    const amc_flow_peer_t *rec = amc_sparse_get(&flow->peers, peer);
+
+    return (rec != NULL) ? __atomic_load_n(&rec->owed, __ATOMIC_ACQUIRE) : 0;
+}
+
+unsigned amc_flow_peers(const amc_flow_t *flow)
+{
+    return __atomic_load_n(&flow->nrecords, __ATOMIC_RELAXED);
+}
+
+size_t amc_flow_bytes(const amc_flow_t *flow)
+{
+    return (size_t)amc_flow_peers(flow) * sizeof(amc_flow_peer_t) + amc_sparse_bytes(&flow->peers);
+}
+
 void amc_flow_flush_slow(amc_flow_t *flow)
 {
-    int i;
+    amc_flow_peer_t *rec;
 
     if (!__atomic_exchange_n(&flow->any_due, 0, __ATOMIC_ACQ_REL)) {
         return;
     }
-    for (i = 0; i < flow->npeers; i++) {
-        if (__atomic_load_n(&flow->credit[i].due, __ATOMIC_RELAXED) &&
-            __atomic_exchange_n(&flow->credit[i].due, 0, __ATOMIC_ACQ_REL)) {
-            amc_flow_credit_send(&flow->credit[i]);
+    for (rec = __atomic_load_n(&flow->list, __ATOMIC_ACQUIRE); rec != NULL; rec = rec->next) {
+        if (__atomic_load_n(&rec->credit.due, __ATOMIC_RELAXED) &&
+            __atomic_exchange_n(&rec->credit.due, 0, __ATOMIC_ACQ_REL)) {
+            amc_flow_credit_send(&rec->credit);
         }
     }
 }

@@ -11,6 +11,7 @@
 #ifndef AMC_FLOW_H
 #define AMC_FLOW_H
 
+#include "base/sparse.h"
 #include "base/spinlock.h"
 #include "handlers/wire.h"
 #include "transport/transport.h"
@@ -28,14 +29,23 @@ typedef struct amc_flow_credit {
     int                 due;      /* half a window owed: flush sends it */
 } amc_flow_credit_t;
 
+/* What flow control keeps of one peer: made on first contact (a send to
+ * it, or its data arriving), never for the others (doc/design.md, "Scale"). */
+typedef struct amc_flow_peer {
+    uint32_t              tokens;  /* eager sends we may still make to it */
+    uint32_t              owed;    /* tokens we hold for it */
+    amc_flow_credit_t     credit;  /* the credit message */
+    struct amc_flow_peer *next;    /* every record, for flush and cleanup */
+} amc_flow_peer_t;
+
 typedef struct amc_flow {
-    const int         *live;      /* the context's "threads may meet" flag */
-    unsigned           window;    /* AMC_EAGER_TOKENS */
-    int                npeers;
-    int                any_due;   /* some credit[].due is set */
-    uint32_t          *tokens;    /* per peer: eager sends we may still make */
-    uint32_t          *owed;      /* per peer: tokens we hold for it */
-    amc_flow_credit_t *credit;    /* per peer: the credit message */
+    const int          *live;      /* the context's "threads may meet" flag */
+    struct amc_context *ctx;
+    unsigned            window;    /* AMC_EAGER_TOKENS */
+    int                 any_due;   /* some record's credit.due is set */
+    amc_sparse_t        peers;     /* rank -> amc_flow_peer_t */
+    amc_flow_peer_t    *list;      /* every record (pushed atomically) */
+    unsigned            nrecords;  /* atomic */
 } amc_flow_t;
 
 int      amc_flow_init(amc_flow_t *flow, struct amc_context *ctx, int npeers, unsigned window,
@@ -55,6 +65,15 @@ void     amc_flow_give(amc_flow_t *flow, int peer, uint32_t credits);
  * credit message that falls due is sent by the next amc_flow_flush: this may
  * run under a lock, and the transport is not called under one (defer.h). */
 void     amc_flow_release(amc_flow_t *flow, int peer);
+
+/* For tests and statistics: the tokens this rank has for peer and those it
+ * owes it (a peer without a record: a full window, nothing owed). */
+uint32_t amc_flow_tokens(const amc_flow_t *flow, int peer);
+uint32_t amc_flow_owed(const amc_flow_t *flow, int peer);
+
+/* Peers with a record, and the bytes flow control holds (records and table). */
+unsigned amc_flow_peers(const amc_flow_t *flow);
+size_t   amc_flow_bytes(const amc_flow_t *flow);
 
 /* Sends the credit messages that fell due; with no amcoll lock held. */
 void     amc_flow_flush_slow(amc_flow_t *flow);

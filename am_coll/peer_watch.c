@@ -9,7 +9,7 @@ static int amc_peer_watch_find(struct amc_comm *comm)
     int                   i;
 
     for (i = 0; i < comm->size; i++) {
-        if (amc_peer_set_test(dead, comm->peers[i])) {
+        if (amc_peer_set_test(dead, amc_comm_peer(comm, i))) {
             return i;
         }
     }
@@ -33,7 +33,7 @@ static void amc_peer_watch_log(struct amc_comm *comm)
 {
     amc_error(&comm->ctx->log, "rank %d of communicator 0x%llx (job rank %d) died: every "
               "collective on it fails with AMC_ERR_PEER from now on",
-              comm->dead_rank, (unsigned long long)comm->cid, comm->peers[comm->dead_rank]);
+              comm->dead_rank, (unsigned long long)comm->cid, amc_comm_peer(comm, comm->dead_rank));
 }
 
 void amc_peer_watch_apply(amc_context_t *ctx)

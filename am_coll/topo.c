@@ -108,7 +108,7 @@ static int amc_comm_topo_key(void *arg, int r)
 {
     amc_comm_t comm = arg;
 
-    return amc_context_node_of(comm->ctx, comm->peers[r]);
+    return amc_context_node_of(comm->ctx, amc_comm_peer(comm, r));
 }
 
 const amc_topo_t *amc_comm_topo(amc_comm_t comm)

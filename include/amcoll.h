@@ -72,6 +72,14 @@ int         amc_init_thread(int *argc, char ***argv, int required, int *provided
 int         amc_finalize(void);
 int         amc_initialized(int *flag);
 double      amc_wtime(void);
+/* A counter of this process's library instance, by name: "ranks" (the job
+ * size), "endpoints" (UCX endpoints this rank created: one per peer it has
+ * sent to, made on the first message), "flow_peers" (peers this rank keeps
+ * flow-control state for: those it exchanged data with), "flow_bytes" (the
+ * memory of that state). AMC_ERR_ARG for an unknown name or a NULL
+ * argument, AMC_ERR_NOT_INITIALIZED outside amc_init .. amc_finalize.
+ * AMC_STATS=1 prints them all at amc_finalize. */
+int         amc_stat_get(const char *name, unsigned long long *value);
 const char *amc_strerror(int code);
 
 /* Communicators */

@@ -254,6 +254,7 @@ void amcm_stats_print(void)
     char          line[4096];
     size_t        o = 0;
     unsigned long r_all = 0, f_all = 0;
+    unsigned long long eps;
     int           c, w;
 
     for (c = 0; c < AMCM_NCOLL; c++) {
@@ -292,6 +293,11 @@ void amcm_stats_print(void)
         }
     }
     line[o] = '\0';
-    fprintf(stderr, "amcoll_mpi stats rank %d: %s; routed %lu, fell through %lu;%s\n",
-            amcm_g.world_rank, amcm_g.on || amcm_g.inited ? "on" : "off", r_all, f_all, line);
+    /* the endpoints amcoll made: one per peer it sent to (doc/design.md, "Scale") */
+    if (!amcm_g.inited || (amc_stat_get("endpoints", &eps) != AMC_SUCCESS)) {
+        eps = 0;
+    }
+    fprintf(stderr, "amcoll_mpi stats rank %d: %s; routed %lu, fell through %lu;%s endpoints "
+            "%llu;\n", amcm_g.world_rank, amcm_g.on || amcm_g.inited ? "on" : "off", r_all, f_all,
+            line, eps);
 }

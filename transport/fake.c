@@ -30,6 +30,7 @@ typedef struct amc_fake_msg {
 typedef struct amc_fake_transport {
     amc_transport_t    super;
     amc_fake_fabric_t *fabric;
+    amc_peer_set_t     contacted;  /* peers sent to: an endpoint each over UCX */
 } amc_fake_transport_t;
 
 struct amc_fake_fabric {
@@ -150,6 +151,10 @@ static int amc_fake_send(amc_transport_t *tp, int dest, const void *hdr, size_t 
     }
     if (amc_peer_set_test(&tp->dead, dest)) {
         return AMC_SUCCESS; /* dropped, as the UCX transport does */
+    }
+    if (amc_peer_set_mark(&self->contacted, dest)) {
+        /* the UCX transport connects on the first send to a peer */
+        __atomic_add_fetch(&tp->eps_created, 1, __ATOMIC_RELAXED);
     }
     amc_fake_worker_lock(fabric, tp->rank);
     status = amc_fake_send_locked(self, dest, hdr, hdr_len, data, len, mode, comp);
@@ -424,6 +429,7 @@ static void amc_fake_destroy(amc_transport_t *tp)
     self->fabric->ranks[tp->rank] = NULL;
     amc_fake_unlock(self->fabric);
     amc_peer_set_cleanup(&tp->dead);
+    amc_peer_set_cleanup(&self->contacted);
     free(self);
 }
 
@@ -560,7 +566,10 @@ int amc_fake_transport_create(amc_fake_fabric_t *fabric, int rank, amc_transport
     self->super.size = fabric->nranks;
     self->super.local_size = 1; /* the test drives delivery; nobody waits */
     self->fabric     = fabric;
-    if (amc_peer_set_init(&self->super.dead, fabric->nranks) != AMC_SUCCESS) {
+    if ((amc_peer_set_init(&self->super.dead, fabric->nranks) != AMC_SUCCESS) ||
+        (amc_peer_set_init(&self->contacted, fabric->nranks) != AMC_SUCCESS)) {
+        amc_peer_set_cleanup(&self->super.dead);
+        amc_peer_set_cleanup(&self->contacted);
         free(self);
         return AMC_ERR_NO_MEMORY;
     }

@@ -254,6 +254,128 @@ void amc_pmix_boot_free_addrs(amc_pmix_boot_t *boot, void **addrs, size_t *lens)
     free(lens);
 }
 
+int amc_pmix_boot_publish(amc_pmix_boot_t *boot, const char *key, const void *val, size_t len,
+                          const char *local_key, const void *local_val, size_t local_len)
+{
+    pmix_value_t  value;
+    pmix_info_t   info;
+    pmix_status_t rc;
+    bool          collect = false;
+
+    if (boot->singleton) {
+        return AMC_SUCCESS; /* nobody to tell: a job of one reads nothing */
+    }
+    value.type          = PMIX_BYTE_OBJECT;
+    value.data.bo.bytes = (char *)val;
+    value.data.bo.size  = len;
+    rc = PMIx_Put(PMIX_GLOBAL, key, &value); /* copies the value */
+    if ((rc == PMIX_SUCCESS) && (local_key != NULL)) {
+        value.data.bo.bytes = (char *)local_val;
+        value.data.bo.size  = local_len;
+        rc = PMIx_Put(PMIX_LOCAL, local_key, &value);
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = PMIx_Commit();
+    }
+    if (rc == PMIX_SUCCESS) {
+        /* no data collection: a peer's value is fetched when it is first
+         * needed (direct modex); the fence only says every rank committed,
+         * so that such a fetch is answered at once, never waits for a peer */
+        PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+        rc = PMIx_Fence(NULL, 0, &info, 1);
+        PMIX_INFO_DESTRUCT(&info);
+    }
+    if (rc != PMIX_SUCCESS) {
+        amc_error(&boot->log, "publishing %s through PMIx failed: %s", key, PMIx_Error_string(rc));
+        return AMC_ERR_TRANSPORT;
+    }
+    return AMC_SUCCESS;
+}
+
+int amc_pmix_boot_get(amc_pmix_boot_t *boot, int rank, const char *key, void **val_p,
+                      size_t *len_p)
+{
+    pmix_value_t *got = NULL;
+    pmix_proc_t   peer;
+    pmix_status_t rc;
+
+    if (boot->singleton) {
+        return AMC_ERR_TRANSPORT; /* nothing was published */
+    }
+    PMIX_LOAD_PROCID(&peer, boot->myproc.nspace, (pmix_rank_t)rank);
+    rc = PMIx_Get(&peer, key, NULL, 0, &got);
+    if ((rc != PMIX_SUCCESS) || (got == NULL) || (got->type != PMIX_BYTE_OBJECT)) {
+        amc_error(&boot->log, "PMIx_Get(%s) of rank %d failed: %s", key, rank,
+                  PMIx_Error_string(rc));
+        if (got != NULL) {
+            PMIX_VALUE_RELEASE(got);
+        }
+        return AMC_ERR_TRANSPORT;
+    }
+    *val_p = malloc((got->data.bo.size > 0) ? got->data.bo.size : 1);
+    if (*val_p == NULL) {
+        PMIX_VALUE_RELEASE(got);
+        return AMC_ERR_NO_MEMORY;
+    }
+    memcpy(*val_p, got->data.bo.bytes, got->data.bo.size);
+    *len_p = got->data.bo.size;
+    PMIX_VALUE_RELEASE(got);
+    return AMC_SUCCESS;
+}
+
+int amc_pmix_boot_local_peers(amc_pmix_boot_t *boot, int **ranks_p, int *n_p)
+{
+    pmix_proc_t   wildcard;
+    pmix_value_t *got = NULL;
+    pmix_status_t rc;
+    const char   *p;
+    char         *end;
+    int          *ranks, n = 0, max = 0;
+    long          r;
+
+    *ranks_p = NULL;
+    *n_p     = 0;
+    if (boot->singleton) {
+        return AMC_SUCCESS;
+    }
+    PMIX_LOAD_PROCID(&wildcard, boot->myproc.nspace, PMIX_RANK_WILDCARD);
+    rc = PMIx_Get(&wildcard, PMIX_LOCAL_PEERS, NULL, 0, &got);
+    if ((rc != PMIX_SUCCESS) || (got == NULL) || (got->type != PMIX_STRING) ||
+        (got->data.string == NULL)) {
+        amc_warn(&boot->log, "PMIx_Get(%s) failed: %s; the peers on this node are not "
+                 "watched by pid", PMIX_LOCAL_PEERS, PMIx_Error_string(rc));
+        if (got != NULL) {
+            PMIX_VALUE_RELEASE(got);
+        }
+        return AMC_ERR_TRANSPORT;
+    }
+    for (p = got->data.string; *p != '\0'; p++) {
+        max += (*p == ',');
+    }
+    ranks = malloc(((size_t)max + 1) * sizeof(*ranks));
+    if (ranks == NULL) {
+        PMIX_VALUE_RELEASE(got);
+        return AMC_ERR_NO_MEMORY;
+    }
+    /* "0,1,2,3": the ranks of this job on this node, this one included */
+    for (p = got->data.string; (*p != '\0') && (n <= max); p = end) {
+        r = strtol(p, &end, 10);
+        if (end == p) {
+            break;
+        }
+        if ((r >= 0) && (r < boot->size)) {
+            ranks[n++] = (int)r;
+        }
+        while (*end == ',') {
+            end++;
+        }
+    }
+    PMIX_VALUE_RELEASE(got);
+    *ranks_p = ranks;
+    *n_p     = n;
+    return AMC_SUCCESS;
+}
+
 /* A fence in flight. On the heap, not the waiter's stack: a fence given up
  * at its deadline may still complete later, on PMIx's thread, and its
  * callback must find memory that is still there (it is then left behind:

@@ -26,12 +26,31 @@ int  amc_pmix_boot_is_singleton(const amc_pmix_boot_t *boot);
  * say leaves it empty, one node: the collectives stay flat. */
 void amc_pmix_boot_node_map(amc_pmix_boot_t *boot, amc_node_map_t *map);
 
-/* Publishes addr under key, fences with data collection, and returns every
- * rank's value in addrs[size] (each malloc'd; free with amc_pmix_boot_free_addrs). */
+/* Every rank's value at once, for the benchmark's layered baseline (the
+ * library connects lazily, below): publishes addr under key, fences with
+ * data collection, and returns every rank's value in addrs[size] (each
+ * malloc'd; free with amc_pmix_boot_free_addrs). */
 int  amc_pmix_boot_exchange(amc_pmix_boot_t *boot, const char *key,
                             const void *addr, size_t len,
                             void ***addrs_p, size_t **lens_p);
 void amc_pmix_boot_free_addrs(amc_pmix_boot_t *boot, void **addrs, size_t *lens);
+
+/* Publishes val under key (PMIX_GLOBAL) and, if local_key is not NULL,
+ * local_val under local_key (PMIX_LOCAL: for the ranks on this node only),
+ * commits, and fences without data collection: nothing of the peers is read
+ * here. After it every rank has committed, so amc_pmix_boot_get answers
+ * without waiting for a peer (doc/design.md, "Scale"). */
+int  amc_pmix_boot_publish(amc_pmix_boot_t *boot, const char *key, const void *val, size_t len,
+                           const char *local_key, const void *local_val, size_t local_len);
+
+/* rank's value of key (direct modex: a question to the local PMIx server,
+ * which fetches it from the peer's node if it must), malloc'd into *val_p. */
+int  amc_pmix_boot_get(amc_pmix_boot_t *boot, int rank, const char *key, void **val_p,
+                       size_t *len_p);
+
+/* The ranks of this job on this node (PMIX_LOCAL_PEERS), this one included,
+ * malloc'd into *ranks_p. */
+int  amc_pmix_boot_local_peers(amc_pmix_boot_t *boot, int **ranks_p, int *n_p);
 
 /* A barrier over PMIx that calls progress(arg) while it waits, until
  * deadline (amc_clock_sec; 0: none): AMC_ERR_TIMEOUT then, or AMC_ERR_PEER

@@ -77,25 +77,24 @@ static int amc_proc_pidfd_open(pid_t pid)
 #endif
 }
 
-int amc_proc_watch_create(const amc_proc_ident_t *const *ids, int size, int self,
-                          amc_proc_watch_t **watch_p)
+int amc_proc_watch_create(const amc_proc_ident_t *self_id, const amc_proc_ident_t *ids,
+                          const int *ranks, int n, amc_proc_watch_t **watch_p)
 {
     amc_proc_watch_t *watch;
     amc_proc_peer_t  *peer;
     int               i;
 
-    watch = calloc(1, sizeof(*watch) + (size_t)size * sizeof(watch->peers[0]));
+    watch = calloc(1, sizeof(*watch) + (size_t)n * sizeof(watch->peers[0]));
     if (watch == NULL) {
         return AMC_ERR_NO_MEMORY;
     }
-    for (i = 0; i < size; i++) {
-        if ((i == self) || (ids[i] == NULL) || (ids[self] == NULL) ||
-            !amc_proc_ident_same_kernel(ids[self], ids[i])) {
+    for (i = 0; i < n; i++) {
+        if (!amc_proc_ident_same_kernel(self_id, &ids[i])) {
             continue;
         }
         peer        = &watch->peers[watch->count++];
-        peer->rank  = i;
-        peer->pid   = (pid_t)ids[i]->pid;
+        peer->rank  = ranks[i];
+        peer->pid   = (pid_t)ids[i].pid;
         /* a peer already gone fails pidfd_open with ESRCH: checked by pid,
          * the first check marks it */
         peer->pidfd = amc_proc_pidfd_open(peer->pid);
@@ -103,6 +102,11 @@ int amc_proc_watch_create(const amc_proc_ident_t *const *ids, int size, int self
     }
     *watch_p = watch;
     return AMC_SUCCESS;
+}
+
+int amc_proc_watch_count(const amc_proc_watch_t *watch)
+{
+    return (watch != NULL) ? watch->count : 0;
 }
 
 void amc_proc_watch_destroy(amc_proc_watch_t *watch)

@@ -30,11 +30,15 @@ typedef struct amc_proc_watch amc_proc_watch_t;
 
 void amc_proc_ident_self(amc_proc_ident_t *id);
 
-/* Watches every rank of ids[size] (NULL entries: unknown) that shares this
- * process's kernel and pid namespace, except self. Never fails for want of
- * pidfds: such peers are checked by pid. */
-int  amc_proc_watch_create(const amc_proc_ident_t *const *ids, int size, int self,
-                           amc_proc_watch_t **watch_p);
+/* Watches the n peers ids[i] (rank ranks[i]; the caller leaves itself
+ * out) that share this process's kernel and pid namespace: the peers on
+ * this node, whatever the size of the job. Never fails for want of pidfds:
+ * such peers are checked by pid. */
+int  amc_proc_watch_create(const amc_proc_ident_t *self_id, const amc_proc_ident_t *ids,
+                           const int *ranks, int n, amc_proc_watch_t **watch_p);
+
+/* Peers watched. */
+int  amc_proc_watch_count(const amc_proc_watch_t *watch);
 void amc_proc_watch_destroy(amc_proc_watch_t *watch);
 
 /* Peers checked by pid only: a sleeping waiter must wake now and then to

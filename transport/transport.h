@@ -82,6 +82,9 @@ struct amc_transport {
      * check_peers). A send to a dead rank is dropped, never queued: it would
      * never complete. The collectives read it (am_coll/peer_watch.c). */
     amc_peer_set_t             dead;
+    /* Endpoints this rank created so far (atomic): one per peer it sent to,
+     * on the first message (doc/design.md, "Scale"); amc_stat_get reads it. */
+    unsigned long              eps_created;
 };
 
 static inline void amc_transport_set_recv(amc_transport_t *tp, amc_recv_cb_t cb, void *arg)

@@ -4,6 +4,7 @@
 #include "base/status.h"
 
 #include "base/spinlock.h"
+#include "base/sparse.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -11,7 +12,8 @@
 #include <string.h>
 #include <ucp/api/ucp.h>
 
-#define AMC_UCX_ADDR_KEY "amc.ucx.wa"
+#define AMC_UCX_ADDR_KEY  "amc.ucx.wa"  /* the worker address, PMIX_GLOBAL */
+#define AMC_UCX_IDENT_KEY "amc.ucx.id"  /* amc_proc_ident_t, PMIX_LOCAL: the pid watch */
 
 /* The UCX active-message id all amcoll traffic uses. */
 #define AMC_UCX_AM_ID 0
@@ -26,6 +28,35 @@
 /* How often the teardown's waits look for peers that died meanwhile. */
 #define AMC_UCX_TEARDOWN_CHECK_SEC 0.05
 
+struct amc_ucx_transport;
+
+/* What this rank keeps of a peer it sent to: made on the first send to it
+ * (doc/design.md, "Scale"), never before. */
+typedef struct amc_ucx_peer {
+    ucp_ep_h                  ep;       /* NULL until connected (atomic) */
+    int                       rank;
+    unsigned                  pending;  /* sends queued for it (conn_lock) */
+    int                       connecting; /* a thread is making ep (conn_lock) */
+    struct amc_ucx_transport *tp;       /* the PEER-mode error callback's way back */
+    struct amc_ucx_peer      *next;     /* every peer record, for teardown */
+} amc_ucx_peer_t;
+
+/* A send made inside ucp_worker_progress (a handler or a completion that
+ * advanced a collective) to a peer not yet connected: connecting asks PMIx,
+ * which a handler must not wait for, so it goes from the progress path
+ * right after (amc_ucx_drain). The caller's header and data stay valid
+ * until its completion, as for any send. */
+typedef struct amc_ucx_pending {
+    struct amc_ucx_pending *next;
+    amc_ucx_peer_t         *peer;
+    const void             *hdr;
+    size_t                  hdr_len;
+    const void             *data;
+    size_t                  len;
+    unsigned                mode;
+    amc_completion_t       *comp;
+} amc_ucx_pending_t;
+
 typedef struct amc_ucx_transport {
     amc_transport_t  super;
     amc_log_t        log;
@@ -33,22 +64,29 @@ typedef struct amc_ucx_transport {
     ucp_context_h    context;
     ucp_worker_h     worker;
     int              efd;
-    ucp_ep_h        *eps;
+    amc_sparse_t     peers;     /* rank -> amc_ucx_peer_t, filled on first contact */
+    amc_ucx_peer_t  *peer_list; /* every record (conn_lock) */
+    pthread_mutex_t  conn_lock; /* making records and endpoints, the pending queue */
+    amc_ucx_pending_t *pend_head, *pend_tail;
+    int              npending;  /* atomic: the sleep looks at it without the lock */
+    void            *my_addr;   /* this worker's address: the endpoint to self */
+    size_t           my_addr_len;
     int              guarded;   /* AMC_UCX_THREADS_GUARDED */
     pthread_mutex_t  guard;     /* recursive: handlers inside progress send */
     int              closing;   /* teardown began: no send, no handler (amc_ucx_destroy) */
     int              err_peer;  /* endpoints in UCP_ERR_HANDLING_MODE_PEER */
     double           fin_timeout;
+    int              published; /* the address is out: the teardown fences */
     amc_proc_watch_t *watch;    /* peers on this node, by pid */
     double           next_check; /* teardown: the next look for dead peers */
 } amc_ucx_transport_t;
 
-/* What each rank publishes: who it is (for the pid watch), then its worker
- * address. */
-typedef struct amc_ucx_blob {
-    amc_proc_ident_t ident;
-    unsigned char    addr[];
-} amc_ucx_blob_t;
+/* Set while this thread is inside ucp_worker_progress or an AM callback: a
+ * send made then comes from a handler or a completion, and must not wait
+ * for PMIx. Initial-exec: one load off the thread pointer on every progress
+ * pass and message, not a __tls_get_addr call (an int fits glibc's spare
+ * static TLS, also when the library is dlopen'ed). */
+static __thread int amc_ucx_in_progress __attribute__((tls_model("initial-exec")));
 
 /* GUARDED mode: the worker lock, taken only while threads may meet. Returns
  * whether it was taken, for amc_ucx_leave. */
@@ -72,6 +110,7 @@ static ucs_status_t amc_ucx_am_cb(void *arg, const void *header, size_t header_l
                                   void *data, size_t length, const ucp_am_recv_param_t *param)
 {
     amc_ucx_transport_t *self = arg;
+    int                  was;
 
     if (self->closing) {
         /* finalize: nothing is dispatched to the collectives any more (a
@@ -84,13 +123,19 @@ static ucs_status_t amc_ucx_am_cb(void *arg, const void *header, size_t header_l
         }
         return UCS_OK;
     }
+    /* a handler: its sends to peers not yet connected are queued (also when
+     * it runs inside ucp_am_send_nbx, for a message to self) */
+    was = amc_ucx_in_progress;
+    amc_ucx_in_progress = 1;
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
         /* data is a descriptor: the handler fetches or releases it, now or
          * when its collective gets there; the sender completes after that */
         self->super.recv_cb(self->super.recv_arg, header, header_length, NULL, length, data);
+        amc_ucx_in_progress = was;
         return UCS_INPROGRESS;
     }
     self->super.recv_cb(self->super.recv_arg, header, header_length, data, length, NULL);
+    amc_ucx_in_progress = was;
     return UCS_OK;
 }
 
@@ -102,13 +147,86 @@ static void amc_ucx_send_cb(void *request, ucs_status_t status, void *user_data)
     comp->fn(comp, (status == UCS_OK) ? AMC_SUCCESS : AMC_ERR_TRANSPORT);
 }
 
-static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
-                        const void *data, size_t len, unsigned mode, amc_completion_t *comp)
+static void amc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status);
+
+/* The endpoint to peer: its address from PMIx (direct modex), then
+ * ucp_ep_create. Never inside a UCX callback, never with conn_lock held;
+ * the caller marked peer->connecting, so no other thread makes it too. */
+static int amc_ucx_connect(amc_ucx_transport_t *self, amc_ucx_peer_t *peer)
 {
-    amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
-    ucp_request_param_t  param;
-    ucs_status_ptr_t     request;
-    int                  held;
+    ucp_ep_params_t eparams;
+    ucs_status_t    status;
+    ucp_ep_h        ep;
+    void           *addr = NULL;
+    size_t          len;
+    int             result, held;
+
+    if (peer->rank == self->super.rank) {
+        addr = self->my_addr;
+    } else {
+        result = amc_pmix_boot_get(self->boot, peer->rank, AMC_UCX_ADDR_KEY, &addr, &len);
+        if (result != AMC_SUCCESS) {
+            return result;
+        }
+    }
+    memset(&eparams, 0, sizeof(eparams));
+    eparams.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    eparams.address    = (const ucp_address_t *)addr;
+    /* PEER mode moves shared-memory traffic to TCP (ucx-pmix-notes §1):
+     * only when asked for (AMC_UCX_ERR_MODE_PEER) */
+    eparams.err_mode   = UCP_ERR_HANDLING_MODE_NONE;
+    if (self->err_peer) {
+        eparams.field_mask     |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        eparams.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
+        eparams.err_handler.cb  = amc_ucx_ep_error;
+        eparams.err_handler.arg = peer;
+    }
+    held   = amc_ucx_enter(self);
+    status = ucp_ep_create(self->worker, &eparams, &ep);
+    amc_ucx_leave(self, held);
+    if (addr != self->my_addr) {
+        free(addr); /* needed only during the call */
+    }
+    if (status != UCS_OK) {
+        amc_error(&self->log, "ucp_ep_create to rank %d failed: %s", peer->rank,
+                  ucs_status_string(status));
+        return AMC_ERR_TRANSPORT;
+    }
+    __atomic_store_n(&peer->ep, ep, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&self->super.eps_created, 1, __ATOMIC_RELAXED);
+    return AMC_SUCCESS;
+}
+
+/* The record of dest, made now if this is the first contact. conn_lock held. */
+static amc_ucx_peer_t *amc_ucx_peer_get(amc_ucx_transport_t *self, int dest)
+{
+    amc_ucx_peer_t *peer = amc_sparse_get(&self->peers, dest);
+
+    if (peer != NULL) {
+        return peer;
+    }
+    peer = calloc(1, sizeof(*peer));
+    if (peer == NULL) {
+        return NULL;
+    }
+    peer->rank = dest;
+    peer->tp   = self;
+    if (amc_sparse_insert(&self->peers, dest, peer) != peer) {
+        free(peer); /* out of memory (inserts are under conn_lock: no race) */
+        return NULL;
+    }
+    peer->next      = self->peer_list;
+    self->peer_list = peer;
+    return peer;
+}
+
+static int amc_ucx_post(amc_ucx_transport_t *self, ucp_ep_h ep, int dest, const void *hdr,
+                        size_t hdr_len, const void *data, size_t len, unsigned mode,
+                        amc_completion_t *comp)
+{
+    ucp_request_param_t param;
+    ucs_status_ptr_t    request;
+    int                 held;
 
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                          UCP_OP_ATTR_FIELD_FLAGS;
@@ -117,6 +235,157 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
     /* eager data is copied or reduced where it lands by the handler; rndv
      * data is pulled by the receiver straight into place */
     param.flags        = (mode == AMC_SEND_RNDV) ? UCP_AM_SEND_FLAG_RNDV : UCP_AM_SEND_FLAG_EAGER;
+    held    = amc_ucx_enter(self);
+    request = ucp_am_send_nbx(ep, AMC_UCX_AM_ID, hdr, hdr_len, data, len, &param);
+    amc_ucx_leave(self, held);
+    if (request == NULL) {
+        return AMC_SUCCESS;
+    }
+    if (UCS_PTR_IS_ERR(request)) {
+        amc_error(&self->log, "ucp_am_send_nbx to rank %d failed: %s", dest,
+                  ucs_status_string(UCS_PTR_STATUS(request)));
+        return AMC_ERR_TRANSPORT;
+    }
+    return AMC_INPROGRESS;
+}
+
+/* Queues a send for amc_ucx_drain. conn_lock held. */
+static int amc_ucx_queue(amc_ucx_transport_t *self, amc_ucx_peer_t *peer, const void *hdr,
+                         size_t hdr_len, const void *data, size_t len, unsigned mode,
+                         amc_completion_t *comp)
+{
+    amc_ucx_pending_t *pend = malloc(sizeof(*pend));
+
+    if (pend == NULL) {
+        amc_error(&self->log, "out of memory queueing a send to rank %d", peer->rank);
+        return AMC_ERR_NO_MEMORY;
+    }
+    pend->next    = NULL;
+    pend->peer    = peer;
+    pend->hdr     = hdr;
+    pend->hdr_len = hdr_len;
+    pend->data    = data;
+    pend->len     = len;
+    pend->mode    = mode;
+    pend->comp    = comp;
+    if (self->pend_tail != NULL) {
+        self->pend_tail->next = pend;
+    } else {
+        self->pend_head = pend;
+    }
+    self->pend_tail = pend;
+    peer->pending++;
+    __atomic_add_fetch(&self->npending, 1, __ATOMIC_RELEASE);
+    return AMC_INPROGRESS;
+}
+
+/* First contact with dest: connect now, or, inside progress, queue the send
+ * for amc_ucx_drain. A send that finds sends to dest queued, or another
+ * thread connecting to it, is queued behind them. conn_lock is never held
+ * across a call into UCX or PMIx: a thread inside ucp_worker_progress (which
+ * holds UCX's worker lock in MULTI mode, ours in GUARDED mode) may be
+ * waiting for it. */
+static int amc_ucx_send_slow(amc_ucx_transport_t *self, int dest, const void *hdr,
+                             size_t hdr_len, const void *data, size_t len, unsigned mode,
+                             amc_completion_t *comp)
+{
+    amc_ucx_peer_t *peer;
+    ucp_ep_h        ep;
+    int             status;
+
+    if ((dest < 0) || (dest >= self->super.size)) {
+        amc_error(&self->log, "send to rank %d of %d", dest, self->super.size);
+        return AMC_ERR_TRANSPORT;
+    }
+    pthread_mutex_lock(&self->conn_lock);
+    peer = amc_ucx_peer_get(self, dest);
+    if (peer == NULL) {
+        pthread_mutex_unlock(&self->conn_lock);
+        amc_error(&self->log, "out of memory for the record of rank %d", dest);
+        return AMC_ERR_NO_MEMORY;
+    }
+    ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
+    if ((ep == NULL) && (amc_ucx_in_progress || (peer->pending > 0) || peer->connecting)) {
+        status = amc_ucx_queue(self, peer, hdr, hdr_len, data, len, mode, comp);
+        pthread_mutex_unlock(&self->conn_lock);
+        return status;
+    }
+    peer->connecting = (ep == NULL);
+    pthread_mutex_unlock(&self->conn_lock);
+    if (ep == NULL) {
+        status = amc_ucx_connect(self, peer);
+        pthread_mutex_lock(&self->conn_lock);
+        peer->connecting = 0;
+        pthread_mutex_unlock(&self->conn_lock);
+        if (status != AMC_SUCCESS) {
+            return status;
+        }
+        ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
+    }
+    return amc_ucx_post(self, ep, dest, hdr, hdr_len, data, len, mode, comp);
+}
+
+/* The progress path, outside any UCX callback: connects the peers that
+ * sends queued inside progress are for, and makes those sends, in order.
+ * Returns how many it made. */
+static int amc_ucx_drain(amc_ucx_transport_t *self)
+{
+    amc_ucx_pending_t *pend;
+    amc_ucx_peer_t    *peer;
+    ucp_ep_h           ep;
+    int                n = 0, status, connect;
+
+    while (__atomic_load_n(&self->npending, __ATOMIC_ACQUIRE) > 0) {
+        pthread_mutex_lock(&self->conn_lock);
+        pend = self->pend_head;
+        if ((pend == NULL) || pend->peer->connecting) {
+            /* empty, or another thread is connecting that peer: later */
+            pthread_mutex_unlock(&self->conn_lock);
+            break;
+        }
+        peer    = pend->peer;
+        connect = (__atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE) == NULL);
+        peer->connecting = connect;
+        self->pend_head  = pend->next;
+        if (self->pend_head == NULL) {
+            self->pend_tail = NULL;
+        }
+        peer->pending--;
+        __atomic_sub_fetch(&self->npending, 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&self->conn_lock);
+        status = AMC_SUCCESS;
+        if (connect) {
+            status = amc_ucx_connect(self, peer);
+            pthread_mutex_lock(&self->conn_lock);
+            peer->connecting = 0;
+            pthread_mutex_unlock(&self->conn_lock);
+        }
+        ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
+        if (self->closing) {
+            status = AMC_ERR_TRANSPORT; /* as a send now would be refused */
+        } else if (amc_peer_set_test(&self->super.dead, peer->rank)) {
+            status = AMC_SUCCESS;       /* dropped, as amc_ucx_send drops it */
+        } else if (status == AMC_SUCCESS) {
+            status = amc_ucx_post(self, ep, peer->rank, pend->hdr, pend->hdr_len, pend->data,
+                                  pend->len, pend->mode, pend->comp);
+        }
+        /* the caller was told AMC_INPROGRESS: it hears the end from here
+         * now, or from UCX's callback later */
+        if (status != AMC_INPROGRESS) {
+            pend->comp->fn(pend->comp, status);
+        }
+        free(pend);
+        n++;
+    }
+    return n;
+}
+
+static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
+                        const void *data, size_t len, unsigned mode, amc_completion_t *comp)
+{
+    amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+    amc_ucx_peer_t      *peer;
+    ucp_ep_h             ep;
 
     if (self->closing) {
         /* a send completion in the teardown's flush advanced a pending
@@ -129,18 +398,12 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
          * would have been a moment later */
         return AMC_SUCCESS;
     }
-    held    = amc_ucx_enter(self);
-    request = ucp_am_send_nbx(self->eps[dest], AMC_UCX_AM_ID, hdr, hdr_len, data, len, &param);
-    amc_ucx_leave(self, held);
-    if (request == NULL) {
-        return AMC_SUCCESS;
+    peer = amc_sparse_get(&self->peers, dest);
+    ep   = (peer != NULL) ? __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE) : NULL;
+    if (ep == NULL) {
+        return amc_ucx_send_slow(self, dest, hdr, hdr_len, data, len, mode, comp);
     }
-    if (UCS_PTR_IS_ERR(request)) {
-        amc_error(&self->log, "ucp_am_send_nbx to rank %d failed: %s", dest,
-                  ucs_status_string(UCS_PTR_STATUS(request)));
-        return AMC_ERR_TRANSPORT;
-    }
-    return AMC_INPROGRESS;
+    return amc_ucx_post(self, ep, dest, hdr, hdr_len, data, len, mode, comp);
 }
 
 static void amc_ucx_fetch_cb(void *request, ucs_status_t status, size_t length,
@@ -197,7 +460,12 @@ static int amc_ucx_progress(amc_transport_t *tp)
     int                  held = amc_ucx_enter(self);
     unsigned             count;
 
+    amc_ucx_in_progress = 1;
     count = ucp_worker_progress(self->worker);
+    amc_ucx_in_progress = 0;
+    if (__atomic_load_n(&self->npending, __ATOMIC_ACQUIRE) > 0) {
+        count += (unsigned)amc_ucx_drain(self);
+    }
     amc_ucx_leave(self, held);
     return (int)count;
 }
@@ -208,8 +476,12 @@ static void amc_ucx_sleep(amc_transport_t *tp, int timeout_ms)
     struct pollfd        pfd[1 + AMC_UCX_SLEEP_PIDFDS];
     int                  ranks[AMC_UCX_SLEEP_PIDFDS];
     ucs_status_t         status;
-    int                  held = amc_ucx_enter(self), npid;
+    int                  held, npid;
 
+    if (__atomic_load_n(&self->npending, __ATOMIC_ACQUIRE) > 0) {
+        return; /* sends to make: the caller's next progress makes them */
+    }
+    held   = amc_ucx_enter(self);
     status = ucp_worker_arm(self->worker);
     amc_ucx_leave(self, held);
     if (status == UCS_ERR_BUSY) {
@@ -306,48 +578,72 @@ static void amc_ucx_close_eps(amc_ucx_transport_t *self, double deadline)
 {
     ucp_request_param_t param;
     ucs_status_t        status;
-    int                 i, dead;
+    amc_ucx_peer_t     *peer;
+    int                 dead;
 
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    for (i = 0; i < self->super.size; i++) {
-        ucp_ep_h ep = self->eps[i];
+    for (peer = self->peer_list; peer != NULL; peer = peer->next) {
+        ucp_ep_h ep = peer->ep;
 
         if (ep == NULL) {
             continue;
         }
-        dead = amc_peer_set_test(&self->super.dead, i);
+        dead = amc_peer_set_test(&self->super.dead, peer->rank);
         if (dead && !self->err_peer) {
             /* a flush would wait for a peer that is gone, and FORCE is
              * invalid without PEER error mode: ucp_worker_destroy discards it */
             continue;
         }
         /* flush: FORCE is invalid for endpoints without PEER error mode */
-        param.flags  = dead ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-        self->eps[i] = NULL; /* before the wait progresses: no use of a closing endpoint */
-        status = amc_ucx_wait_request(self, ucp_ep_close_nbx(ep, &param), deadline, i);
-        if ((status != UCS_OK) && !amc_peer_set_test(&self->super.dead, i)) {
-            amc_warn(&self->log, "closing the endpoint to rank %d: %s", i,
+        param.flags = dead ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+        __atomic_store_n(&peer->ep, NULL, __ATOMIC_RELEASE); /* before the wait progresses:
+                                                                no use of a closing endpoint */
+        status = amc_ucx_wait_request(self, ucp_ep_close_nbx(ep, &param), deadline, peer->rank);
+        if ((status != UCS_OK) && !amc_peer_set_test(&self->super.dead, peer->rank)) {
+            amc_warn(&self->log, "closing the endpoint to rank %d: %s", peer->rank,
                      ucs_status_string(status));
         }
     }
 }
 
 /* Flushes what this rank sent to the peers that are alive (a worker flush
- * would also wait for sends to the dead, which never complete). */
+ * would also wait for sends to the dead, which never complete). Only the
+ * peers this rank connected to: nothing was sent to the others. */
 static void amc_ucx_flush_live(amc_ucx_transport_t *self, double deadline)
 {
     ucp_request_param_t param;
-    int                 i;
+    amc_ucx_peer_t     *peer;
 
     param.op_attr_mask = 0;
-    for (i = 0; i < self->super.size; i++) {
-        if ((self->eps[i] != NULL) && !amc_peer_set_test(&self->super.dead, i) &&
-            (amc_ucx_wait_request(self, ucp_ep_flush_nbx(self->eps[i], &param), deadline, i) ==
-             UCS_ERR_TIMED_OUT)) {
+    for (peer = self->peer_list; peer != NULL; peer = peer->next) {
+        if ((peer->ep != NULL) && !amc_peer_set_test(&self->super.dead, peer->rank) &&
+            (amc_ucx_wait_request(self, ucp_ep_flush_nbx(peer->ep, &param), deadline,
+                                  peer->rank) == UCS_ERR_TIMED_OUT)) {
             amc_warn(&self->log, "finalize: the flush to rank %d did not end within "
-                     "AMC_FINALIZE_TIMEOUT; going on without it", i);
+                     "AMC_FINALIZE_TIMEOUT; going on without it", peer->rank);
         }
     }
+}
+
+/* Sends still queued for a connection at teardown: abandoned with their
+ * collectives (nothing is sent once closing), and the records freed. */
+static void amc_ucx_free_peers(amc_ucx_transport_t *self)
+{
+    amc_ucx_pending_t *pend;
+    amc_ucx_peer_t    *peer;
+
+    while ((pend = self->pend_head) != NULL) {
+        self->pend_head = pend->next;
+        free(pend);
+    }
+    self->pend_tail = NULL;
+    while ((peer = self->peer_list) != NULL) {
+        self->peer_list = peer->next;
+        free(peer);
+    }
+    amc_sparse_cleanup(&self->peers);
+    free(self->my_addr);
+    self->my_addr = NULL;
 }
 
 /* Teardown that never leaves a live peer stuck and never waits for a dead
@@ -371,7 +667,7 @@ static void amc_ucx_destroy(amc_transport_t *tp)
         deadline = amc_clock_sec() + self->fin_timeout;
     }
     self->closing = 1;
-    if (self->eps != NULL) {
+    if (self->published) {
         /* a peer that died since the idle paths last looked: not waited for */
         self->next_check = 0.0;
         (void)amc_ucx_teardown_any_dead(self);
@@ -383,7 +679,6 @@ static void amc_ucx_destroy(amc_transport_t *tp)
         if (fenced) {
             (void)amc_pmix_boot_fence(self->boot, amc_ucx_fence_progress, self, deadline);
         }
-        free(self->eps);
     }
     if (self->worker != NULL) {
         ucp_worker_destroy(self->worker);
@@ -391,6 +686,8 @@ static void amc_ucx_destroy(amc_transport_t *tp)
     if (self->context != NULL) {
         ucp_cleanup(self->context);
     }
+    amc_ucx_free_peers(self);
+    pthread_mutex_destroy(&self->conn_lock);
     if (self->guarded) {
         pthread_mutex_destroy(&self->guard);
     }
@@ -476,20 +773,16 @@ static int amc_ucx_init_worker(amc_ucx_transport_t *self, amc_ucx_threads_t thre
     return AMC_SUCCESS;
 }
 
-/* Runs inside progress: records only. */
+/* Runs inside progress: records only. arg is the peer's record. */
 static void amc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
-    amc_ucx_transport_t *self = arg;
-    int                  i;
+    amc_ucx_peer_t      *peer = arg;
+    amc_ucx_transport_t *self = peer->tp;
 
-    for (i = 0; i < self->super.size; i++) {
-        if ((self->eps != NULL) && (self->eps[i] == ep)) {
-            if (amc_peer_set_mark(&self->super.dead, i)) {
-                amc_info(&self->log, "UCX reports the endpoint to rank %d failed: %s", i,
-                         ucs_status_string(status));
-            }
-            return;
-        }
+    (void)ep;
+    if (amc_peer_set_mark(&self->super.dead, peer->rank)) {
+        amc_info(&self->log, "UCX reports the endpoint to rank %d failed: %s", peer->rank,
+                 ucs_status_string(status));
     }
 }
 
@@ -504,81 +797,89 @@ static void amc_ucx_pmix_dead(void *arg, int rank)
     }
 }
 
-static int amc_ucx_connect(amc_ucx_transport_t *self)
+/* The peers on this node, by pid: their identities (PMIX_LOCAL, one per
+ * rank on the node, whatever the size of the job). Without them the peers
+ * are left to the other detectors. */
+static int amc_ucx_watch_local(amc_ucx_transport_t *self, const amc_proc_ident_t *me)
+{
+    amc_proc_ident_t *ids = NULL;
+    int              *ranks = NULL, n = 0, m = 0, i, result;
+    void             *val;
+    size_t            len;
+
+    if (amc_pmix_boot_is_singleton(self->boot) ||
+        (amc_pmix_boot_local_peers(self->boot, &ranks, &n) != AMC_SUCCESS)) {
+        return amc_proc_watch_create(me, NULL, NULL, 0, &self->watch);
+    }
+    ids = calloc((n > 0) ? (size_t)n : 1, sizeof(*ids));
+    if (ids == NULL) {
+        free(ranks);
+        return AMC_ERR_NO_MEMORY;
+    }
+    for (i = 0; i < n; i++) {
+        if (ranks[i] == self->super.rank) {
+            continue;
+        }
+        if (amc_pmix_boot_get(self->boot, ranks[i], AMC_UCX_IDENT_KEY, &val, &len) !=
+            AMC_SUCCESS) {
+            continue; /* logged; that peer is not watched by pid */
+        }
+        if (len == sizeof(ids[m])) {
+            memcpy(&ids[m], val, len);
+            ranks[m++] = ranks[i];
+        }
+        free(val);
+    }
+    result = amc_proc_watch_create(me, ids, ranks, m, &self->watch);
+    free(ids);
+    free(ranks);
+    return result;
+}
+
+/* Publishes this worker's address (PMIX_GLOBAL) and this process's
+ * identity (PMIX_LOCAL), fences without collecting them, and watches the
+ * peers on this node. No endpoint yet: each is made on the first send to
+ * its peer (amc_ucx_send_slow). */
+static int amc_ucx_publish(amc_ucx_transport_t *self)
 {
     ucp_address_t    *addr;
-    size_t            addr_len, *lens = NULL;
-    void            **addrs = NULL;
-    amc_ucx_blob_t   *blob;
-    const amc_proc_ident_t **idents = NULL;
-    ucp_ep_params_t   eparams;
+    size_t            addr_len;
+    amc_proc_ident_t  me;
     ucs_status_t      status;
-    int               result, i;
+    double            t0, t1;
+    int               result;
 
     status = ucp_worker_get_address(self->worker, &addr, &addr_len);
     if (status != UCS_OK) {
         amc_error(&self->log, "ucp_worker_get_address failed: %s", ucs_status_string(status));
         return AMC_ERR_TRANSPORT;
     }
-    blob = malloc(sizeof(*blob) + addr_len);
-    if (blob == NULL) {
+    self->my_addr = malloc(addr_len);
+    if (self->my_addr == NULL) {
         ucp_worker_release_address(self->worker, addr);
         return AMC_ERR_NO_MEMORY;
     }
-    amc_proc_ident_self(&blob->ident);
-    memcpy(blob->addr, addr, addr_len);
+    memcpy(self->my_addr, addr, addr_len);
+    self->my_addr_len = addr_len;
     ucp_worker_release_address(self->worker, addr);
-    result = amc_pmix_boot_exchange(self->boot, AMC_UCX_ADDR_KEY, blob,
-                                    sizeof(*blob) + addr_len, &addrs, &lens);
-    free(blob);
+    amc_proc_ident_self(&me);
+    t0     = amc_clock_sec();
+    result = amc_pmix_boot_publish(self->boot, AMC_UCX_ADDR_KEY, self->my_addr, addr_len,
+                                   AMC_UCX_IDENT_KEY, &me, sizeof(me));
     if (result != AMC_SUCCESS) {
         return result;
     }
-
-    self->eps = calloc((size_t)self->super.size, sizeof(*self->eps));
-    idents    = calloc((size_t)self->super.size, sizeof(*idents));
-    if ((self->eps == NULL) || (idents == NULL)) {
-        result = AMC_ERR_NO_MEMORY;
-        goto out;
-    }
-    for (i = 0; i < self->super.size; i++) {
-        if (lens[i] <= sizeof(*blob)) {
-            amc_error(&self->log, "rank %d published %zu bytes, no address", i, lens[i]);
-            result = AMC_ERR_TRANSPORT;
-            goto out;
-        }
-        blob      = addrs[i];
-        idents[i] = &blob->ident;
-        memset(&eparams, 0, sizeof(eparams));
-        eparams.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-                             UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-        eparams.address    = (const ucp_address_t *)blob->addr;
-        /* PEER mode moves shared-memory traffic to TCP (ucx-pmix-notes §1):
-         * only when asked for (AMC_UCX_ERR_MODE_PEER) */
-        eparams.err_mode   = UCP_ERR_HANDLING_MODE_NONE;
-        if (self->err_peer) {
-            eparams.field_mask    |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
-            eparams.err_mode       = UCP_ERR_HANDLING_MODE_PEER;
-            eparams.err_handler.cb  = amc_ucx_ep_error;
-            eparams.err_handler.arg = self;
-        }
-        status = ucp_ep_create(self->worker, &eparams, &self->eps[i]);
-        if (status != UCS_OK) {
-            amc_error(&self->log, "ucp_ep_create to rank %d failed: %s", i,
-                      ucs_status_string(status));
-            result = AMC_ERR_TRANSPORT;
-            goto out;
-        }
-    }
-    result = amc_proc_watch_create(idents, self->super.size, self->super.rank, &self->watch);
+    self->published = 1;
+    t1     = amc_clock_sec();
+    result = amc_ucx_watch_local(self, &me);
     if (result != AMC_SUCCESS) {
-        goto out;
+        return result;
     }
+    amc_debug(&self->log, "address published, fence without data collection: %.3f ms; "
+              "identities of %d peers on this node read: %.3f ms", (t1 - t0) * 1e3,
+              amc_proc_watch_count(self->watch), (amc_clock_sec() - t1) * 1e3);
     amc_pmix_boot_watch(self->boot, amc_ucx_pmix_dead, self);
-out:
-    free(idents);
-    amc_pmix_boot_free_addrs(self->boot, addrs, lens);
-    return result;
+    return AMC_SUCCESS;
 }
 
 int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *params,
@@ -614,7 +915,11 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *para
         self->guarded = 1;
     }
 
+    pthread_mutex_init(&self->conn_lock, NULL);
     status = amc_peer_set_init(&self->super.dead, self->super.size);
+    if (status == AMC_SUCCESS) {
+        status = amc_sparse_init(&self->peers, self->super.size);
+    }
     if (status != AMC_SUCCESS) {
         goto err;
     }
@@ -622,7 +927,7 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *para
     if (status != AMC_SUCCESS) {
         goto err;
     }
-    status = amc_ucx_connect(self);
+    status = amc_ucx_publish(self);
     if (status != AMC_SUCCESS) {
         goto err;
     }
@@ -630,7 +935,7 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *para
     return AMC_SUCCESS;
 
 err:
-    /* eps is freed only after a fence: peers may still connect to us */
+    /* once published, the teardown fences: peers may still connect to us */
     amc_ucx_destroy(&self->super);
     return status;
 }

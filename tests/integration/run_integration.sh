@@ -354,6 +354,20 @@ else
         run_one "comm reproducer N=$np" "$np" "$DEFAULT_TIMEOUT" reproducer
         run_one "comm random N=$np" "$np" "$DEFAULT_TIMEOUT" random "${comm_env[@]}"
     done
+    # lazy connection (issue 18): the endpoints a barrier, a dup and a split
+    # make, counted by the library; AMC_STATS=1 prints the counters at
+    # amc_finalize, and that line is checked too
+    for np in 5 8; do
+        run_one "comm lazy N=$np" "$np" "$DEFAULT_TIMEOUT" lazy AMC_STATS=1
+        if grep -q "^amcoll stats rank 0: ranks $np endpoints [0-9]" "$WORK/run.log"; then
+            echo "PASS: stats line N=$np"
+            passed=$((passed + 1))
+        else
+            echo "FAIL: stats line N=$np (no 'amcoll stats rank 0: ranks $np endpoints' with AMC_STATS=1)"
+            failed=$((failed + 1))
+            failed_list="$failed_list\n  stats line N=$np"
+        fi
+    done
     BIN=$SAVED_BIN
 fi
 

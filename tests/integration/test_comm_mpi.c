@@ -16,6 +16,13 @@
  *                              by an allgather of world ranks (membership
  *                              and order) and an allreduce of 1 << world
  *                              rank (BOR), every live one every 50 creations
+ *   test_comm_mpi lazy         connections on first contact (issue 18):
+ *                              no endpoint after amc_init, exactly
+ *                              ceil(log2 N) after a world barrier (the same
+ *                              on every rank), none more for a second one
+ *                              or a barrier on a dup, at most ceil(log2 n)
+ *                              more for a barrier on a split of n; the
+ *                              split's allreduce has its members' value
  *
  * The expected membership is computed here, on every rank, for every rank.
  * AMCTEST_SEED (default 1000 + N) and AMCTEST_COMM_STEPS (creations, default
@@ -296,6 +303,85 @@ static void ct_random(uint64_t seed, size_t steps)
     (void)ok;
 }
 
+static unsigned long long stat_of(const char *name)
+{
+    unsigned long long v = 0;
+    int                rc = amc_stat_get(name, &v);
+
+    CT_CHECK(rc == AMC_SUCCESS, "amc_stat_get(%s): %s", name, amc_strerror(rc));
+    return v;
+}
+
+static unsigned long long ceil_log2(int n)
+{
+    unsigned long long k = 0;
+
+    while ((1ull << k) < (unsigned long long)n) {
+        k++;
+    }
+    return k;
+}
+
+static void ct_lazy(void)
+{
+    amc_comm_t         world = amc_comm_world(), dup = AMC_COMM_NULL, half = AMC_COMM_NULL;
+    unsigned long long eps, after, ext[2], mine[2], k = ceil_log2(g_size);
+    int                rc, hsize = 0, sum = 0, want = 0, r;
+
+    eps = stat_of("endpoints");
+    CT_CHECK(eps == 0, "%llu endpoints after amc_init, want 0", eps);
+    rc  = amc_barrier(world);
+    eps = stat_of("endpoints");
+    CT_CHECK((rc == AMC_SUCCESS) && (eps == k), "barrier (%s): %llu endpoints, want %llu",
+             amc_strerror(rc), eps, k);
+    CT_CHECK(stat_of("flow_peers") == 0, "flow state for %llu peers after a barrier",
+             stat_of("flow_peers"));
+    rc = amc_barrier(world);
+    CT_CHECK((rc == AMC_SUCCESS) && (stat_of("endpoints") == eps),
+             "a second barrier connected %llu more", stat_of("endpoints") - eps);
+    /* every rank alike: the largest count and the largest negated one */
+    mine[0] = eps;
+    mine[1] = ~eps;
+    rc      = amc_allreduce(mine, ext, 2, AMC_UINT64, AMC_MAX, world);
+    CT_CHECK((rc == AMC_SUCCESS) && (ext[0] == k) && (~ext[1] == k),
+             "endpoints after a barrier over the ranks: %llu..%llu, want %llu", ~ext[1], ext[0],
+             k);
+
+    rc = amc_comm_dup(world, &dup);
+    CT_CHECK(rc == AMC_SUCCESS, "dup: %s", amc_strerror(rc));
+    eps = stat_of("endpoints");
+    rc  = amc_barrier(dup);
+    CT_CHECK((rc == AMC_SUCCESS) && (stat_of("endpoints") == eps),
+             "a barrier on a dup (%s) connected %llu more", amc_strerror(rc),
+             stat_of("endpoints") - eps);
+
+    rc = amc_comm_split(world, g_rank % 2, g_rank, &half);
+    CT_CHECK(rc == AMC_SUCCESS, "split: %s", amc_strerror(rc));
+    if (rc == AMC_SUCCESS) {
+        amc_comm_size(half, &hsize);
+        eps   = stat_of("endpoints");
+        rc    = amc_barrier(half);
+        after = stat_of("endpoints");
+        CT_CHECK((rc == AMC_SUCCESS) && (after <= eps + ceil_log2(hsize)),
+                 "a barrier on a split of %d (%s): %llu endpoints more", hsize,
+                 amc_strerror(rc), after - eps);
+        rc = amc_allreduce(&g_rank, &sum, 1, AMC_INT, AMC_SUM, half);
+        for (r = g_rank % 2; r < g_size; r += 2) {
+            want += r;
+        }
+        CT_CHECK((rc == AMC_SUCCESS) && (sum == want), "allreduce on the split (%s): %d, "
+                 "want %d", amc_strerror(rc), sum, want);
+        amc_comm_free(&half);
+    }
+    if (dup != AMC_COMM_NULL) {
+        amc_comm_free(&dup);
+    }
+    if (g_rank == 0) {
+        fprintf(stderr, "lazy N=%d: rank 0 made %llu endpoints (a barrier needs %llu; the "
+                "job has %d ranks)\n", g_size, stat_of("endpoints"), k, g_size);
+    }
+}
+
 static uint64_t env_u64(const char *name, uint64_t dflt)
 {
     const char *v = getenv(name);
@@ -327,7 +413,9 @@ int main(int argc, char **argv)
                 members[0][r][i] = (int8_t)i;
             }
         }
-        if (strcmp(sub, "reproducer") == 0) {
+        if (strcmp(sub, "lazy") == 0) {
+            ct_lazy(); /* first: it counts from amc_init on */
+        } else if (strcmp(sub, "reproducer") == 0) {
             ct_reproducer();
         } else if (strcmp(sub, "random") == 0) {
             ct_random(env_u64("AMCTEST_SEED", 1000 + (uint64_t)g_size),

@@ -289,9 +289,9 @@ static void test_tokens_bound_early_memory(uint64_t seed)
     while (amc_fake_deliverable(w.fabric) > 0) {
         amc_fake_deliver(w.fabric, 0);
     }
-    CHECK(w.ctx[0]->flow.tokens[1] + w.ctx[1]->flow.owed[0] == T,
-          "tokens conserved: %u at the root + %u owed", w.ctx[0]->flow.tokens[1],
-          w.ctx[1]->flow.owed[0]);
+    CHECK(amc_flow_tokens(&w.ctx[0]->flow, 1) + amc_flow_owed(&w.ctx[1]->flow, 0) == T,
+          "tokens conserved: %u at the root + %u owed", amc_flow_tokens(&w.ctx[0]->flow, 1),
+          amc_flow_owed(&w.ctx[1]->flow, 0));
     amc_test_world_destroy(&w);
 }
 

@@ -768,10 +768,10 @@ static void test_flood(uint64_t seed, unsigned tokens)
     for (rank = 0; rank < N; rank++) {
         for (k = 0; k < N; k++) {
             CHECK((k == rank) ||
-                  (w.ctx[rank]->flow.tokens[k] + w.ctx[k]->flow.owed[rank] == tokens),
+                  (amc_flow_tokens(&w.ctx[rank]->flow, k) + amc_flow_owed(&w.ctx[k]->flow, rank) == tokens),
                   "seed %llu: tokens from rank %d to %d: %u + %u owed, of %u",
-                  (unsigned long long)seed, rank, k, w.ctx[rank]->flow.tokens[k],
-                  w.ctx[k]->flow.owed[rank], tokens);
+                  (unsigned long long)seed, rank, k, amc_flow_tokens(&w.ctx[rank]->flow, k),
+                  amc_flow_owed(&w.ctx[k]->flow, rank), tokens);
         }
     }
     CHECK(amc_fake_rndv_pending(w.fabric) == 0, "descriptors left unreleased");
