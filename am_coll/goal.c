@@ -378,6 +378,29 @@ static int amc_goal_check_acts(amc_goal_t g, int rank)
     return AMC_SUCCESS;
 }
 
+/* The rank's deps grouped by an act (a counting sort): by the act they
+ * release (by_act 0: d.dep) or by the act that has them (by_act 1: d.act);
+ * group a is list[first[a] .. first[a + 1]), first[n + 1] zeroed before. */
+static void amc_goal_group_deps(const amc_goal_rank_t *r, uint32_t n, int by_act,
+                                uint32_t *first, uint32_t *list)
+{
+    uint32_t i, a;
+
+    for (i = 0; i < r->ndeps; i++) {
+        first[(by_act ? r->deps[i].act : r->deps[i].dep) + 1]++;
+    }
+    for (a = 0; a < n; a++) {
+        first[a + 1] += first[a];
+    }
+    for (i = 0; i < r->ndeps; i++) {
+        list[first[by_act ? r->deps[i].act : r->deps[i].dep]++] = i;
+    }
+    for (a = n; a > 0; a--) {
+        first[a] = first[a - 1];
+    }
+    first[0] = 0;
+}
+
 /* The order (Kahn's), or the cycle's error. */
 static int amc_goal_order(amc_goal_t g, int rank, amc_goal_graph_t *gr)
 {
@@ -393,18 +416,8 @@ static int amc_goal_order(amc_goal_t g, int rank, amc_goal_graph_t *gr)
     out   = first + n + 1;      /* [ndeps] */
     for (i = 0; i < r->ndeps; i++) {
         indeg[r->deps[i].act]++;
-        first[r->deps[i].dep + 1]++;
     }
-    for (a = 0; a < n; a++) {
-        first[a + 1] += first[a];
-    }
-    for (i = 0; i < r->ndeps; i++) {
-        out[first[r->deps[i].dep]++] = i;
-    }
-    for (a = n; a > 0; a--) {
-        first[a] = first[a - 1];
-    }
-    first[0] = 0;
+    amc_goal_group_deps(r, n, 0, first, out);
     for (a = 0; a < n; a++) {
         if (indeg[a] == 0) {
             gr->order[tail++] = a;
@@ -464,19 +477,7 @@ static int amc_goal_effective(amc_goal_t g, int rank, amc_goal_graph_t *gr)
     }
     dfirst = stamp + n;          /* deps grouped by the act that has them */
     dl     = dfirst + n + 1;
-    for (i = 0; i < r->ndeps; i++) {
-        dfirst[r->deps[i].act + 1]++;
-    }
-    for (a = 0; a < n; a++) {
-        dfirst[a + 1] += dfirst[a];
-    }
-    for (i = 0; i < r->ndeps; i++) {
-        dl[dfirst[r->deps[i].act]++] = i;
-    }
-    for (a = n; a > 0; a--) {
-        dfirst[a] = dfirst[a - 1];
-    }
-    dfirst[0] = 0;
+    amc_goal_group_deps(r, n, 1, dfirst, dl);
     /* lists are built in topological order, so an act's irequires targets
      * have theirs; eff_first is per act, eff appended as acts come */
     uint32_t *efirst = calloc((size_t)n, sizeof(*efirst));

@@ -157,15 +157,47 @@ int amc_pmix_boot_is_singleton(const amc_pmix_boot_t *boot)
     return boot->singleton;
 }
 
+/* Puts key (every rank may read it) and local_key (only this node's ranks:
+ * NULL for none), commits, and fences, collecting the values or not. */
+static int amc_pmix_boot_put_fence(amc_pmix_boot_t *boot, const char *key, const void *val,
+                                   size_t len, const char *local_key, const void *local_val,
+                                   size_t local_len, bool collect)
+{
+    pmix_value_t  value;
+    pmix_info_t   info;
+    pmix_status_t rc;
+
+    value.type          = PMIX_BYTE_OBJECT;
+    value.data.bo.bytes = (char *)val;
+    value.data.bo.size  = len;
+    rc = PMIx_Put(PMIX_GLOBAL, key, &value); /* copies the value */
+    if ((rc == PMIX_SUCCESS) && (local_key != NULL)) {
+        value.data.bo.bytes = (char *)local_val;
+        value.data.bo.size  = local_len;
+        rc = PMIx_Put(PMIX_LOCAL, local_key, &value);
+    }
+    if (rc == PMIX_SUCCESS) {
+        rc = PMIx_Commit();
+    }
+    if (rc == PMIX_SUCCESS) {
+        PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+        rc = PMIx_Fence(NULL, 0, &info, 1);
+        PMIX_INFO_DESTRUCT(&info);
+    }
+    if (rc != PMIX_SUCCESS) {
+        amc_error(&boot->log, "publishing %s through PMIx failed: %s", key, PMIx_Error_string(rc));
+        return AMC_ERR_TRANSPORT;
+    }
+    return AMC_SUCCESS;
+}
+
 int amc_pmix_boot_exchange(amc_pmix_boot_t *boot, const char *key,
                            const void *addr, size_t len,
                            void ***addrs_p, size_t **lens_p)
 {
-    pmix_value_t  value, *got;
-    pmix_info_t   info;
+    pmix_value_t *got;
     pmix_proc_t   peer;
     pmix_status_t rc;
-    bool          collect = true;
     void        **addrs;
     size_t       *lens;
     int           i, status;
@@ -189,21 +221,8 @@ int amc_pmix_boot_exchange(amc_pmix_boot_t *boot, const char *key,
         goto out;
     }
 
-    value.type          = PMIX_BYTE_OBJECT;
-    value.data.bo.bytes = (char *)addr;
-    value.data.bo.size  = len;
-    rc = PMIx_Put(PMIX_GLOBAL, key, &value); /* copies the value */
-    if (rc == PMIX_SUCCESS) {
-        rc = PMIx_Commit();
-    }
-    if (rc == PMIX_SUCCESS) {
-        PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-        rc = PMIx_Fence(NULL, 0, &info, 1);
-        PMIX_INFO_DESTRUCT(&info);
-    }
-    if (rc != PMIX_SUCCESS) {
-        amc_error(&boot->log, "publishing %s through PMIx failed: %s", key, PMIx_Error_string(rc));
-        status = AMC_ERR_TRANSPORT;
+    status = amc_pmix_boot_put_fence(boot, key, addr, len, NULL, NULL, 0, true);
+    if (status != AMC_SUCCESS) {
         goto err;
     }
 
@@ -257,39 +276,13 @@ void amc_pmix_boot_free_addrs(amc_pmix_boot_t *boot, void **addrs, size_t *lens)
 int amc_pmix_boot_publish(amc_pmix_boot_t *boot, const char *key, const void *val, size_t len,
                           const char *local_key, const void *local_val, size_t local_len)
 {
-    pmix_value_t  value;
-    pmix_info_t   info;
-    pmix_status_t rc;
-    bool          collect = false;
-
     if (boot->singleton) {
         return AMC_SUCCESS; /* nobody to tell: a job of one reads nothing */
     }
-    value.type          = PMIX_BYTE_OBJECT;
-    value.data.bo.bytes = (char *)val;
-    value.data.bo.size  = len;
-    rc = PMIx_Put(PMIX_GLOBAL, key, &value); /* copies the value */
-    if ((rc == PMIX_SUCCESS) && (local_key != NULL)) {
-        value.data.bo.bytes = (char *)local_val;
-        value.data.bo.size  = local_len;
-        rc = PMIx_Put(PMIX_LOCAL, local_key, &value);
-    }
-    if (rc == PMIX_SUCCESS) {
-        rc = PMIx_Commit();
-    }
-    if (rc == PMIX_SUCCESS) {
-        /* no data collection: a peer's value is fetched when it is first
-         * needed (direct modex); the fence only says every rank committed,
-         * so that such a fetch is answered at once, never waits for a peer */
-        PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-        rc = PMIx_Fence(NULL, 0, &info, 1);
-        PMIX_INFO_DESTRUCT(&info);
-    }
-    if (rc != PMIX_SUCCESS) {
-        amc_error(&boot->log, "publishing %s through PMIx failed: %s", key, PMIx_Error_string(rc));
-        return AMC_ERR_TRANSPORT;
-    }
-    return AMC_SUCCESS;
+    /* no data collection: a peer's value is fetched when it is first
+     * needed (direct modex); the fence only says every rank committed,
+     * so that such a fetch is answered at once, never waits for a peer */
+    return amc_pmix_boot_put_fence(boot, key, val, len, local_key, local_val, local_len, false);
 }
 
 int amc_pmix_boot_get(amc_pmix_boot_t *boot, int rank, const char *key, void **val_p,
