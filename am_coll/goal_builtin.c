@@ -118,19 +118,13 @@ int amc_goal_from_builtin(const char *coll_name, const char *alg_name, int nrank
     amc_sched_builder_t b;
     amc_sched_t        *s;
     amc_goal_t          g;
+    size_t             *vcounts;
     int                 coll, r, status;
 
     for (coll = 1; coll < AMC_COLL_LAST; coll++) {
         if (!strcmp(amc_coll_name(coll), coll_name)) {
             break;
         }
-    }
-    if ((coll == AMC_COLL_GATHERV) || (coll == AMC_COLL_SCATTERV) ||
-        (coll == AMC_COLL_ALLGATHERV) || (coll == AMC_COLL_ALLTOALLV) ||
-        (coll == AMC_COLL_REDUCE_SCATTER)) {
-        snprintf(err, errlen, "%s takes counts per rank: not exported (use its regular form)",
-                 coll_name);
-        return AMC_ERR_UNSUPPORTED;
     }
     alg = (coll < AMC_COLL_LAST) ? amc_goal_builtin_alg(coll, alg_name) : NULL;
     if ((alg == NULL) || (alg->build == NULL)) {
@@ -152,8 +146,27 @@ int amc_goal_from_builtin(const char *coll_name, const char *alg_name, int nrank
     args.segment     = 32768;
     args.sendbuf     = "";
     args.recvbuf     = &args;  /* never touched: building reads no buffer */
+    /* the v-forms with every rank's block of the given size, laid out in
+     * rank order: the same messages as the regular form's, so its schedule
+     * can be compared with theirs */
+    vcounts = malloc(2 * (size_t)nranks * sizeof(*vcounts));
+    if (vcounts == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return AMC_ERR_NO_MEMORY;
+    }
+    for (r = 0; r < nranks; r++) {
+        vcounts[r]          = args.count;
+        vcounts[nranks + r] = (size_t)r * args.count;
+    }
+    args.scount  = args.count;
+    args.rcount  = args.count;
+    args.scounts = vcounts;
+    args.rcounts = vcounts;
+    args.sdispls = vcounts + nranks;
+    args.rdispls = vcounts + nranks;
     status = amc_goal_create(nranks, &g);
     if (status != AMC_SUCCESS) {
+        free(vcounts);
         snprintf(err, errlen, "out of memory");
         return status;
     }
@@ -172,6 +185,7 @@ int amc_goal_from_builtin(const char *coll_name, const char *alg_name, int nrank
             amc_sched_free(s);
         }
     }
+    free(vcounts);
     if (status != AMC_SUCCESS) {
         snprintf(err, errlen, "building %s/%s for rank %d of %d failed: %s", coll_name,
                  alg->name, r - 1, nranks, amc_strerror(status));
