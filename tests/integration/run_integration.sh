@@ -427,8 +427,8 @@ fi
 # built-in runs with --timeline, whose JSON must parse and whose events pair
 # up (every B with an E, every message's start with its end).
 # Knobs:
-#   AMCTEST_GOAL_NPROCS  rank counts of the data test (default: 2 3 5 8)
-GOAL_NPROCS=${AMCTEST_GOAL_NPROCS-"2 3 5 8"}
+#   AMCTEST_GOAL_NPROCS  rank counts of the data test (default: 2 to 8)
+GOAL_NPROCS=${AMCTEST_GOAL_NPROCS-"2 3 4 5 6 7 8"}
 GOAL_BIN=$(locate_program test_goal_mpi "${AMCTEST_GOAL_BIN:-}")
 GOAL_TOOL=""
 for cand in ./amc_goal "$srcdir/amc_goal"; do
