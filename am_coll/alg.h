@@ -49,11 +49,14 @@ int amc_alg_gather_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int 
 int amc_alg_scatter_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allgather_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_alltoall_pairwise(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_alltoall_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_gatherv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_scatterv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allgatherv_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_alltoallv_pairwise(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                                int size);
+int amc_alg_alltoallv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                             int size);
 int amc_alg_reduce_scatter_reduce_linear(amc_sched_builder_t *b, const amc_coll_args_t *a,
                                          int rank, int size);
 int amc_alg_reduce_scatter_direct(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,

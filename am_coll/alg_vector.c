@@ -90,12 +90,13 @@ int amc_alg_allgatherv_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, in
     return AMC_SUCCESS;
 }
 
-/* Pairwise exchange: in step k rank r sends to r+k and receives from r-k.
- * In place (MPI: the blocks to send are the receive blocks, and counts must
- * be symmetric) every block is first packed into scratch, since the block
- * for r+k would be overwritten in an earlier step otherwise. */
-int amc_alg_alltoallv_pairwise(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
-                               int size)
+/* Pairwise exchange: in step k rank r sends to r+k and receives from r-k;
+ * linear: the same messages all in one step (see alg_alltoall.c). In place
+ * (MPI: the blocks to send are the receive blocks, and counts must be
+ * symmetric) every block is first packed into scratch, since the block for
+ * r+k would be overwritten in an earlier step otherwise. */
+static int amc_alg_alltoallv_steps(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                                   int size, int pairwise)
 {
     const size_t *scounts = a->scounts, *sdispls = a->sdispls;
     size_t        packed = 0, *pack = NULL;
@@ -128,7 +129,7 @@ int amc_alg_alltoallv_pairwise(amc_sched_builder_t *b, const amc_coll_args_t *a,
     for (k = 1; k < size; k++) {
         dst = (rank + k) % size;
         src = (rank - k + size) % size;
-        if (k > 1) {
+        if (pairwise && (k > 1)) {
             amc_sb_round(b);
         }
         amc_sb_send(b, dst, from, amc_alg_voff(a, scounts, sdispls, dst),
@@ -138,4 +139,16 @@ int amc_alg_alltoallv_pairwise(amc_sched_builder_t *b, const amc_coll_args_t *a,
     }
     free(pack);
     return AMC_SUCCESS;
+}
+
+int amc_alg_alltoallv_pairwise(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                               int size)
+{
+    return amc_alg_alltoallv_steps(b, a, rank, size, 1);
+}
+
+int amc_alg_alltoallv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                             int size)
+{
+    return amc_alg_alltoallv_steps(b, a, rank, size, 0);
 }

@@ -189,6 +189,11 @@ static const amc_config_entry_t amc_config_table[] = {
       "Total bytes (all ranks' blocks) up to which allgather uses Bruck's "
       "log2 N steps instead of the N-1 steps of the ring.",
       offsetof(amc_config_t, allgather_bruck_max), AMC_CONFIG_UNSIGNED },
+    { "AMC_ALLTOALL_LINEAR_MAX", "1048576",
+      "Bytes per block up to which alltoall sends every block at once (one "
+      "scheduling step per rank) instead of in N-1 pairwise steps, which bound "
+      "the traffic in flight.",
+      offsetof(amc_config_t, alltoall_linear_max), AMC_CONFIG_UNSIGNED },
     { "AMC_LINEAR_MAX_RANKS", "0",
       "Communicators of at most this many ranks use linear allreduce (every rank "
       "talks to rank 0 once each way: two scheduling steps, which can win when "
@@ -271,8 +276,11 @@ static const amc_config_entry_t amc_config_table[] = {
       AMC_CONFIG_ALG(AMC_COLL_SCATTER) },
     { "AMC_ALLGATHER_ALG", "auto", "allgather algorithm (auto: by total size).",
       AMC_CONFIG_ALG(AMC_COLL_ALLGATHER) },
-    { "AMC_ALLTOALL_ALG", "auto", "alltoall algorithm.",
+    { "AMC_ALLTOALL_ALG", "auto",
+      "alltoall algorithm (auto: linear up to AMC_ALLTOALL_LINEAR_MAX, pairwise above).",
       AMC_CONFIG_ALG(AMC_COLL_ALLTOALL) },
+    { "AMC_ALLTOALLV_ALG", "auto", "alltoallv algorithm (auto: linear).",
+      AMC_CONFIG_ALG(AMC_COLL_ALLTOALLV) },
     { "AMC_REDUCE_SCATTER_BLOCK_ALG", "auto",
       "reduce_scatter_block algorithm (auto: direct up to 4 ranks, else by block size).",
       AMC_CONFIG_ALG(AMC_COLL_REDUCE_SCATTER_BLOCK) },

@@ -25,6 +25,7 @@ typedef struct amc_config {
     unsigned          bcast_segment;        /* its segment size in bytes */
     unsigned          allreduce_ring_min;   /* bytes from which allreduce uses the ring */
     unsigned          allgather_bruck_max;  /* total bytes up to which allgather uses Bruck */
+    unsigned          alltoall_linear_max;  /* block bytes up to which alltoall is linear */
     unsigned          linear_max_ranks;     /* communicators this small use linear algorithms */
     unsigned          node_size;            /* k: every k world ranks form a node; 0: launcher's */
     unsigned          rndv_thresh;          /* messages from this size are pulled by the receiver */

@@ -8,7 +8,8 @@
  *   1. one checked call per method on known data: a wrong result or an error
  *      is reported as such and the cell is not timed, so a broken collective
  *      can never show up as a fast one;
- *   2. calibration (doubles as warm-up): the op count doubles until the
+ *   2. warm-up as OSU does it (200 untimed calls up to 8 KiB, 10 above, cut
+ *      short after a second), then calibration: the op count doubles until the
  *      slowest rank spends AMC_BENCH_CALIB_SEC on it, then it is scaled to
  *      about target_ms per timed block;
  *   3. reps timed blocks per method, the methods interleaved and their order
@@ -50,6 +51,15 @@
 #define CB_DEF_WATCHDOG   120
 #define CB_MAX_ITERS      1000000L
 #define CB_CALIB_SEC      0.002
+/* OSU's warm-up ("skip"): 200 untimed calls up to 8 KiB, 10 above. The first
+ * few dozen eager messages to a peer over UCX shared memory are slow (each
+ * new receive-descriptor segment of the peer is mapped on first use), so a
+ * cell whose first call is slow would otherwise calibrate to a handful of
+ * ops per block and time that wire-up instead of the collective. */
+#define CB_WARMUP_SMALL   200
+#define CB_WARMUP_LARGE   10
+#define CB_WARMUP_BYTES   8192
+#define CB_WARMUP_MAX_SEC 1.0
 #define CB_MAX_SIZES      64
 #define CB_ALIGN          4096
 
@@ -714,6 +724,23 @@ static void cb_block(const cb_t *b, int coll, int method, size_t bytes, long ite
     }
 }
 
+/* Untimed calls before calibration; first_s (the checked call's time, agreed
+ * by every rank) caps the count so a slow cell does not warm up for minutes. */
+static void cb_warmup(const cb_t *b, int coll, int method, size_t bytes, double first_s)
+{
+    long   k = (bytes <= CB_WARMUP_BYTES) ? CB_WARMUP_SMALL : CB_WARMUP_LARGE;
+    double el;
+
+    if ((first_s > 0) && ((double)k * first_s > CB_WARMUP_MAX_SEC)) {
+        k = (long)(CB_WARMUP_MAX_SEC / first_s);
+        if (k < 1) {
+            k = 1;
+        }
+    }
+    cb_phase("warm-up", coll, bytes, method);
+    cb_block(b, coll, method, bytes, k, &el);
+}
+
 /* Seconds per call on the slowest rank, from doubling op counts; the last
  * count is a warm-up as well. */
 static double cb_calibrate(const cb_t *b, int coll, int method, size_t bytes)
@@ -785,12 +812,13 @@ static void cb_cell(const cb_t *b, const cb_opts_t *o, int coll, size_t bytes)
         }
     }
 
-    /* 2. calibration */
+    /* 2. warm-up and calibration */
     for (j = 0; j < nm; j++) {
         m = ms[j];
         if (!live[m]) {
             continue;
         }
+        cb_warmup(b, coll, m, bytes, first[m]);
         per_op[m] = cb_calibrate(b, coll, m, bytes);
         if (o->iters > 0) {
             iters[m] = o->iters;
