@@ -41,3 +41,28 @@ int amc_alg_reduce_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, in
     }
     return AMC_SUCCESS;
 }
+
+/* Linear reduce: every rank sends its vector straight to the root, which
+ * reduces them in MPI's order as they allow (amc_alg_reduce_chain). One
+ * scheduling step per rank: for few ranks, or ranks sharing cores, where a
+ * tree's inner ranks must each be scheduled to forward. */
+int amc_alg_reduce_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
+{
+    size_t bytes = a->count * a->dt_size;
+    int    src   = amc_alg_src_buf(a), prev = -1;
+
+    amc_sb_round(b);
+    if (rank != a->root) {
+        amc_sb_send(b, a->root, src, 0, bytes);
+        return AMC_SUCCESS;
+    }
+    if (!a->in_place) {
+        amc_sb_copy(b, AMC_BUF_RECV, 0, src, 0, bytes);
+        prev = amc_sb_last(b);
+    }
+    if (size > 1) {
+        amc_sb_stage(b);
+        amc_alg_reduce_chain(b, a, rank, size, AMC_BUF_RECV, bytes, prev);
+    }
+    return AMC_SUCCESS;
+}

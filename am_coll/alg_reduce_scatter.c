@@ -64,6 +64,30 @@ int amc_alg_reduce_scatter_reduce_linear(amc_sched_builder_t *b, const amc_coll_
  * usually arrive in the order they are combined. In place the input is the
  * receive buffer, whose start the result overwrites: the sum is then built
  * in scratch and copied once every send is done. */
+/* Every other rank's block reduced into acc, one after the other, each
+ * requiring the one before (and prev, the act that put this rank's own value
+ * there, if any): lower ranks from rank-1 down on the left, then higher ranks
+ * from rank+1 up on the right, which is MPI's order for any op; a commutative
+ * op takes peers in the order they are likely to send. In the current stage. */
+void amc_alg_reduce_chain(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size,
+                          int acc, size_t bytes, int prev)
+{
+    int i, peer;
+
+    for (i = 1; i < size; i++) {
+        if (a->commutative) {
+            peer = (rank - i + size) % size;
+        } else {
+            peer = (i <= rank) ? rank - i : i;
+        }
+        amc_sb_recv_reduce(b, peer, acc, 0, bytes, peer > rank);
+        if (prev >= 0) { /* no copy of an empty block */
+            amc_sb_requires(b, amc_sb_last(b), prev);
+        }
+        prev = amc_sb_last(b);
+    }
+}
+
 int amc_alg_reduce_scatter_direct(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                                   int size)
 {
@@ -94,18 +118,7 @@ int amc_alg_reduce_scatter_direct(amc_sched_builder_t *b, const amc_coll_args_t 
             peer = (rank + i) % size;
             amc_sb_send(b, peer, src, offs[peer], offs[peer + 1] - offs[peer]);
         }
-        for (i = 1; i < size; i++) {
-            if (a->commutative) {
-                peer = (rank - i + size) % size;
-            } else {
-                peer = (i <= rank) ? rank - i : i;
-            }
-            amc_sb_recv_reduce(b, peer, acc, 0, mine, peer > rank);
-            if (prev >= 0) { /* no copy of an empty block */
-                amc_sb_requires(b, amc_sb_last(b), prev);
-            }
-            prev = amc_sb_last(b);
-        }
+        amc_alg_reduce_chain(b, a, rank, size, acc, mine, prev);
         if (a->in_place) {
             amc_sb_round(b);
             amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_TMP, 0, mine);
