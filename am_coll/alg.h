@@ -61,6 +61,10 @@ int amc_alg_reduce_scatter_reduce_linear(amc_sched_builder_t *b, const amc_coll_
                                          int rank, int size);
 void amc_alg_reduce_chain(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size,
                           int acc, size_t bytes, int prev);
+int amc_alg_allgather_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                             int size);
+int amc_alg_allgatherv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                              int size);
 int amc_alg_reduce_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_bcast_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_reduce_scatter_direct(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,

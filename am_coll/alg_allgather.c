@@ -22,3 +22,26 @@ int amc_alg_allgather_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int
     }
     return AMC_SUCCESS;
 }
+
+/* Linear allgather: every rank sends its block to every other rank at once,
+ * one step (each block still sent N-1 times): for small blocks and ranks
+ * sharing cores, where the ring's N-1 steps each need every rank scheduled. */
+int amc_alg_allgather_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                             int size)
+{
+    size_t bytes = a->count * a->dt_size;
+    int    k, peer;
+
+    amc_sb_round(b);
+    if (!a->in_place) {
+        amc_sb_copy(b, AMC_BUF_RECV, (size_t)rank * bytes, AMC_BUF_SEND, 0, bytes);
+    }
+    for (k = 1; k < size; k++) {
+        amc_sb_send(b, (rank + k) % size, AMC_BUF_RECV, (size_t)rank * bytes, bytes);
+    }
+    for (k = 1; k < size; k++) {
+        peer = (rank - k + size) % size;
+        amc_sb_recv(b, peer, AMC_BUF_RECV, (size_t)peer * bytes, bytes);
+    }
+    return AMC_SUCCESS;
+}

@@ -44,6 +44,8 @@ enum {
     AMC_ALG_I_ALLTOALLV_LINEAR,
     AMC_ALG_I_BCAST_LINEAR,
     AMC_ALG_I_REDUCE_LINEAR,
+    AMC_ALG_I_ALLGATHER_LINEAR,
+    AMC_ALG_I_ALLGATHERV_LINEAR,
     AMC_ALG_COUNT
 };
 
@@ -80,6 +82,8 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_ALLTOALLV_LINEAR]   = { AMC_COLL_ALLTOALLV,  2, "linear",            amc_alg_alltoallv_linear, 0 },
     [AMC_ALG_I_BCAST_LINEAR]       = { AMC_COLL_BCAST,      4, "linear",            amc_alg_bcast_linear, 0 },
     [AMC_ALG_I_REDUCE_LINEAR]      = { AMC_COLL_REDUCE,     3, "linear",            amc_alg_reduce_linear, 0 },
+    [AMC_ALG_I_ALLGATHER_LINEAR]   = { AMC_COLL_ALLGATHER,  3, "linear",            amc_alg_allgather_linear, 0 },
+    [AMC_ALG_I_ALLGATHERV_LINEAR]  = { AMC_COLL_ALLGATHERV, 2, "linear",            amc_alg_allgatherv_linear, 0 },
 };
 
 
@@ -134,6 +138,8 @@ const char *amc_alg_config_hint(int coll)
                "between ranks";
     case AMC_COLL_ALLTOALLV:
         return "AMC_ALLTOALLV_ALG differs between ranks";
+    case AMC_COLL_ALLGATHERV:
+        return "AMC_ALLGATHERV_ALG differs between ranks";
     case AMC_COLL_REDUCE_SCATTER_BLOCK:
         return "AMC_REDUCE_SCATTER_BLOCK_ALG differs between ranks, or their counts or ops differ";
     case AMC_COLL_REDUCE_SCATTER:

@@ -90,6 +90,29 @@ int amc_alg_allgatherv_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, in
     return AMC_SUCCESS;
 }
 
+/* Linear: every rank's block to every other rank at once (alg_allgather.c). */
+int amc_alg_allgatherv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                              int size)
+{
+    size_t off = amc_alg_voff(a, a->rcounts, a->rdispls, rank);
+    size_t len = amc_alg_vbytes(a, a->rcounts, rank);
+    int    k, peer;
+
+    amc_sb_round(b);
+    if (!a->in_place) {
+        amc_sb_copy(b, AMC_BUF_RECV, off, AMC_BUF_SEND, 0, len);
+    }
+    for (k = 1; k < size; k++) {
+        amc_sb_send(b, (rank + k) % size, AMC_BUF_RECV, off, len);
+    }
+    for (k = 1; k < size; k++) {
+        peer = (rank - k + size) % size;
+        amc_sb_recv(b, peer, AMC_BUF_RECV, amc_alg_voff(a, a->rcounts, a->rdispls, peer),
+                    amc_alg_vbytes(a, a->rcounts, peer));
+    }
+    return AMC_SUCCESS;
+}
+
 /* Pairwise exchange: in step k rank r sends to r+k and receives from r-k;
  * linear: the same messages all in one step (see alg_alltoall.c). In place
  * (MPI: the blocks to send are the receive blocks, and counts must be

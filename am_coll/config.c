@@ -281,6 +281,8 @@ static const amc_config_entry_t amc_config_table[] = {
       AMC_CONFIG_ALG(AMC_COLL_ALLTOALL) },
     { "AMC_ALLTOALLV_ALG", "auto", "alltoallv algorithm (auto: linear).",
       AMC_CONFIG_ALG(AMC_COLL_ALLTOALLV) },
+    { "AMC_ALLGATHERV_ALG", "auto", "allgatherv algorithm (auto: ring).",
+      AMC_CONFIG_ALG(AMC_COLL_ALLGATHERV) },
     { "AMC_REDUCE_SCATTER_BLOCK_ALG", "auto",
       "reduce_scatter_block algorithm (auto: direct up to 4 ranks, else by block size).",
       AMC_CONFIG_ALG(AMC_COLL_REDUCE_SCATTER_BLOCK) },
