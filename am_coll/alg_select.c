@@ -115,15 +115,16 @@ const char *amc_alg_config_hint(int coll)
 {
     switch (coll) {
     case AMC_COLL_BCAST:
-        return "AMC_BCAST_ALG (or a size threshold such as AMC_BCAST_PIPELINE_MIN or "
-               "AMC_BCAST_SEGMENT, or AMC_NODE_SIZE) differs between ranks, or their counts "
+        return "AMC_BCAST_ALG (or a size threshold such as AMC_BCAST_PIPELINE_MIN, "
+               "AMC_BCAST_SEGMENT or AMC_LINEAR_MAX_*, or AMC_NODE_SIZE) differs between ranks, or their counts "
                "differ";
     case AMC_COLL_ALLREDUCE:
-        return "AMC_ALLREDUCE_ALG (or a size threshold such as AMC_ALLREDUCE_RING_MIN, or "
-               "AMC_LINEAR_MAX_RANKS or AMC_NODE_SIZE) differs between ranks, or their counts "
+        return "AMC_ALLREDUCE_ALG (or a size threshold such as AMC_ALLREDUCE_RING_MIN or "
+               "AMC_LINEAR_MAX_*, or AMC_NODE_SIZE) differs between ranks, or their counts "
                "or ops differ";
     case AMC_COLL_ALLGATHER:
-        return "AMC_ALLGATHER_ALG (or the size threshold AMC_ALLGATHER_BRUCK_MAX) differs "
+        return "AMC_ALLGATHER_ALG (or the size threshold AMC_ALLGATHER_BRUCK_MAX or "
+               "AMC_LINEAR_MAX_*) differs "
                "between ranks, or their counts differ";
     case AMC_COLL_BARRIER:
         return "AMC_BARRIER_ALG (or AMC_NODE_SIZE) differs between ranks";
@@ -229,18 +230,30 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
      * latency-bound (small messages), the flat ones for bandwidth */
     int    nodes = amc_topo_spans(args->topo);
 
+    /* every member sees the same: its node's ranks and cores, when the
+     * communicator lies within one node */
+    int    linear = (bytes <= cfg->linear_max_bytes) &&
+                    ((size <= (int)cfg->linear_max_ranks) ||
+                     (!nodes && (size <= (int)cfg->oversub_linear_max_ranks)));
+
     switch (args->coll) {
     case AMC_COLL_BARRIER:
         return nodes ? &amc_alg_table[AMC_ALG_I_BARRIER_HIER] : NULL;
     case AMC_COLL_BCAST:
+        if (linear) {
+            return &amc_alg_table[AMC_ALG_I_BCAST_LINEAR];
+        }
         if ((bytes >= cfg->bcast_pipeline_min) && (bytes > cfg->bcast_segment) && (size > 2)) {
             return &amc_alg_table[AMC_ALG_I_BCAST_PIPELINE];
         }
         return &amc_alg_table[nodes ? AMC_ALG_I_BCAST_HIER : AMC_ALG_I_BCAST_BINOMIAL];
     case AMC_COLL_REDUCE:
+        if (linear) {
+            return &amc_alg_table[AMC_ALG_I_REDUCE_LINEAR];
+        }
         return (nodes && args->commutative) ? &amc_alg_table[AMC_ALG_I_REDUCE_HIER] : NULL;
     case AMC_COLL_ALLREDUCE:
-        if ((cfg->linear_max_ranks > 0) && (size <= (int)cfg->linear_max_ranks)) {
+        if (linear) {
             return &amc_alg_table[AMC_ALG_I_ALLREDUCE_LINEAR];
         }
         if (args->commutative && (bytes >= cfg->allreduce_ring_min) &&
@@ -252,6 +265,11 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
         }
         return &amc_alg_table[AMC_ALG_I_ALLREDUCE_RECDBL];
     case AMC_COLL_ALLGATHER:
+        /* N-1 messages per rank: measured slower than Bruck at N = 16 and 32
+         * for blocks up to 1 KiB, faster than the ring beyond Bruck's range */
+        if (linear && ((size <= 8) || ((size_t)size * bytes > cfg->allgather_bruck_max))) {
+            return &amc_alg_table[AMC_ALG_I_ALLGATHER_LINEAR];
+        }
         return &amc_alg_table[((size_t)size * bytes <= cfg->allgather_bruck_max)
                                   ? AMC_ALG_I_ALLGATHER_BRUCK : AMC_ALG_I_ALLGATHER_RING];
     case AMC_COLL_REDUCE_SCATTER_BLOCK:

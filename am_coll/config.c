@@ -195,10 +195,19 @@ static const amc_config_entry_t amc_config_table[] = {
       "the traffic in flight.",
       offsetof(amc_config_t, alltoall_linear_max), AMC_CONFIG_UNSIGNED },
     { "AMC_LINEAR_MAX_RANKS", "0",
-      "Communicators of at most this many ranks use linear allreduce (every rank "
-      "talks to rank 0 once each way: two scheduling steps, which can win when "
-      "ranks share cores); 0 turns it off.",
+      "Communicators of at most this many ranks use the linear algorithms of bcast, "
+      "reduce, allreduce and allgather (up to AMC_LINEAR_MAX_BYTES): every rank talks "
+      "to the root, or to every rank, in one step, so each rank is scheduled once "
+      "instead of once per tree level; 0 turns it off.",
       offsetof(amc_config_t, linear_max_ranks), AMC_CONFIG_UNSIGNED },
+    { "AMC_OVERSUB_LINEAR_MAX_RANKS", "32",
+      "The same, for communicators whose ranks all run on one node that has more "
+      "ranks than cores (where waiting for a tree's inner ranks to be scheduled "
+      "dominates); 0 turns it off.",
+      offsetof(amc_config_t, oversub_linear_max_ranks), AMC_CONFIG_UNSIGNED },
+    { "AMC_LINEAR_MAX_BYTES", "65536",
+      "Bytes per rank up to which the two variables above choose linear algorithms.",
+      offsetof(amc_config_t, linear_max_bytes), AMC_CONFIG_UNSIGNED },
     { "AMC_NODE_SIZE", "0",
       "Which ranks share a node, for the node-aware (hierarchical) algorithms: 0 "
       "asks the launcher (PMIx node ids); k > 0 makes every k consecutive world ranks "

@@ -27,6 +27,9 @@ typedef struct amc_config {
     unsigned          allgather_bruck_max;  /* total bytes up to which allgather uses Bruck */
     unsigned          alltoall_linear_max;  /* block bytes up to which alltoall is linear */
     unsigned          linear_max_ranks;     /* communicators this small use linear algorithms */
+    unsigned          oversub_linear_max_ranks; /* the same within one oversubscribed node
+                                                  * (0 once the context found its node is not) */
+    unsigned          linear_max_bytes;     /* ... for messages up to this size */
     unsigned          node_size;            /* k: every k world ranks form a node; 0: launcher's */
     unsigned          rndv_thresh;          /* messages from this size are pulled by the receiver */
     unsigned          eager_tokens;         /* eager data messages in flight per peer */

@@ -55,6 +55,9 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     if (ctx->cfg.wait.spin_count == AMC_SPIN_AUTO) {
         ctx->cfg.wait.spin_count = amc_wait_spin_auto(tp->local_size);
     }
+    if (!amc_node_oversubscribed(tp->local_size)) {
+        ctx->cfg.oversub_linear_max_ranks = 0;
+    }
     ctx->log.level = cfg->log_level;
     ctx->log.rank  = tp->rank;
     ctx->tp        = tp;

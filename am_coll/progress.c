@@ -11,11 +11,16 @@
 /* Yields between two looks at the clock while idle. */
 #define AMC_WAIT_CLOCK_EVERY 16u
 
-unsigned amc_wait_spin_auto(int local_ranks)
+int amc_node_oversubscribed(int local_ranks)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-    return ((cpus > 0) && (local_ranks > cpus)) ? 0u : AMC_SPIN_DEDICATED;
+    return (cpus > 0) && (local_ranks > cpus);
+}
+
+unsigned amc_wait_spin_auto(int local_ranks)
+{
+    return amc_node_oversubscribed(local_ranks) ? 0u : AMC_SPIN_DEDICATED;
 }
 
 void amc_waiter_init(amc_waiter_t *w, const amc_wait_policy_t *policy)

@@ -30,6 +30,9 @@ typedef struct amc_waiter {
 /* AMC_SPIN_COUNT=auto: decided per node by amc_wait_spin_auto. */
 #define AMC_SPIN_AUTO (~0u)
 
+/* More ranks on this node than it has cores online: every rank of the node
+ * computes the same answer (the launcher's count, the node's cores). */
+int      amc_node_oversubscribed(int local_ranks);
 /* Spinning only pays when every local rank has a core of its own: with more
  * ranks than cores a spinning rank holds the core its peer needs (Open MPI
  * yields at once when oversubscribed, for the same reason). */

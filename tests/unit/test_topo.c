@@ -19,6 +19,7 @@
 #include "am_coll/alg.h"
 #include "am_coll/comm.h"
 #include "am_coll/topo.h"
+#include "am_coll/progress.h"
 #include "transport/node_map.h"
 
 #include <stdint.h>
@@ -195,6 +196,32 @@ static void comm_checks(void)
     EXPECT_ALG(amc_test_world_comm(&w, 3), AMC_COLL_BCAST, 4, 0, "binomial");
     EXPECT_ALG(amc_test_world_comm(&w, 3), AMC_COLL_ALLREDUCE, 2, 1, "recursive_doubling");
     EXPECT_ALG(amc_test_world_comm(&w, 3), AMC_COLL_REDUCE, 4, 1, "hierarchical");
+    amc_test_world_destroy(&w);
+
+    /* AMC_LINEAR_MAX_RANKS: linear up to AMC_LINEAR_MAX_BYTES per rank; the
+     * allgather only up to 8 ranks or beyond Bruck's range */
+    for (k = 8; k <= 9; k++) {
+        amc_config_defaults(&cfg);
+        cfg.linear_max_ranks = 9;
+        CHECK(amc_test_world_create(&w, k, AMC_FAKE_COMPLETE_ON_SEND, &cfg) == AMC_SUCCESS,
+              "world");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_BCAST, 4, 0, "linear");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_REDUCE, 4, 0, "linear");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLREDUCE, 4, 0, "linear");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLGATHER, 4, 0,
+                   (k <= 8) ? "linear" : "bruck");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLGATHER, 1 << 13, 0, "linear");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_BCAST, 1 << 20, 0, "pipeline");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_REDUCE, 1 << 20, 1, "binomial");
+        amc_test_world_destroy(&w);
+    }
+    /* the node's own rule: the fake transport runs one rank per node, so
+     * the oversubscribed default never applies here */
+    CHECK(!amc_node_oversubscribed(1) && amc_node_oversubscribed(1 << 20), "oversubscribed");
+    amc_config_defaults(&cfg);
+    CHECK(cfg.oversub_linear_max_ranks > 0, "on by default");
+    CHECK(amc_test_world_create(&w, 4, AMC_FAKE_COMPLETE_ON_SEND, &cfg) == AMC_SUCCESS, "world");
+    EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_BCAST, 4, 0, "binomial");
     amc_test_world_destroy(&w);
 }
 
