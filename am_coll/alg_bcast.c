@@ -24,21 +24,3 @@ int amc_alg_bcast_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int
     }
     return AMC_SUCCESS;
 }
-
-/* Linear broadcast: the root sends to every rank in one step, so each rank
- * is scheduled once (a tree's inner ranks must be scheduled to forward). */
-int amc_alg_bcast_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
-{
-    size_t bytes = a->count * a->dt_size;
-    int    i;
-
-    amc_sb_round(b);
-    if (rank != a->root) {
-        amc_sb_recv(b, a->root, AMC_BUF_RECV, 0, bytes);
-        return AMC_SUCCESS;
-    }
-    for (i = 1; i < size; i++) {
-        amc_sb_send(b, (rank + i) % size, AMC_BUF_RECV, 0, bytes);
-    }
-    return AMC_SUCCESS;
-}
