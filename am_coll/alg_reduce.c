@@ -2,7 +2,11 @@
  * [r, r + 2^k) by adding the block of child r + 2^k on the right, so the
  * result is x0 op x1 op ... op x(N-1) for any op, commutative or not. The tree
  * is rooted at rank 0, which forwards the result to the root if that is
- * another rank. A root 0 accumulates in its receive buffer: no extra copy. */
+ * another rank. A root 0 accumulates in its receive buffer. No rank copies
+ * its own vector: a leaf sends it as it is, and a parent receives its first
+ * child's block straight into the accumulator and reduces its own vector
+ * in from the left (one pass over the data less than copy, receive into
+ * scratch, reduce). */
 #include "am_coll/alg.h"
 
 int amc_alg_reduce_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
@@ -10,27 +14,40 @@ int amc_alg_reduce_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, in
     size_t bytes = a->count * a->dt_size;
     int    mine  = (a->in_place && (rank == a->root)) ? AMC_BUF_RECV : AMC_BUF_SEND;
     int    acc   = ((rank == 0) && (a->root == 0)) ? AMC_BUF_RECV : AMC_BUF_TMP;
-    int    mask;
+    int    have  = 0, mask;
 
     if (acc == AMC_BUF_TMP) {
         amc_sb_tmp(b, bytes);
     }
     amc_sb_round(b);
-    amc_sb_copy(b, acc, 0, mine, 0, bytes);
+    if (acc == mine) {
+        have = 1; /* root 0 in place: its vector is the accumulator already */
+    }
 
     for (mask = 1; mask < size; mask <<= 1) {
         if (rank & mask) {
             amc_sb_round(b);
-            amc_sb_send(b, rank & ~mask, acc, 0, bytes);
+            amc_sb_send(b, rank & ~mask, have ? acc : mine, 0, bytes);
             break;
         }
-        if ((rank | mask) < size) {
-            amc_sb_round(b);
+        if ((rank | mask) >= size) {
+            continue;
+        }
+        amc_sb_round(b);
+        if (have) {
             amc_sb_recv_reduce(b, rank | mask, acc, 0, bytes, 1);
+        } else {
+            amc_sb_recv(b, rank | mask, acc, 0, bytes);
+            amc_sb_round(b);
+            amc_sb_reduce(b, acc, 0, mine, 0, bytes, 0);
+            have = 1;
         }
     }
 
     if (rank == 0) {
+        if (!have) {
+            amc_sb_copy(b, acc, 0, mine, 0, bytes); /* a single rank */
+        }
         if (a->root != 0) {
             amc_sb_round(b);
             amc_sb_send(b, a->root, acc, 0, bytes);
