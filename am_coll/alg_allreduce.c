@@ -15,23 +15,31 @@ int amc_alg_allreduce_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, i
                              int size)
 {
     size_t bytes = a->count * a->dt_size;
-    int    pof2  = 1, rem, newrank, newdst, dst, mask;
+    int    pof2  = 1, rem, newrank, newdst, dst, mask, have;
 
     while (pof2 * 2 <= size) {
         pof2 *= 2;
     }
     rem = size - pof2;
 
+    /* have: the receive buffer holds this rank's partial result. Without
+     * it, the first exchange sends the send buffer itself and lands the
+     * partner's block in the receive buffer, which the reduction then
+     * combines with the send buffer: no copy of this rank's vector. Only an
+     * odd rank of the fold, which reduces into its own vector, and a single
+     * rank copy it. */
+    have = a->in_place;
     amc_sb_tmp(b, bytes);
     amc_sb_round(b);
-    if (!a->in_place) {
+    if (!have && ((size == 1) || ((rank < 2 * rem) && (rank % 2)))) {
         amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, bytes);
+        have = 1;
     }
 
     if (rank < 2 * rem) {
         amc_sb_round(b);
         if ((rank % 2) == 0) {
-            amc_sb_send(b, rank + 1, AMC_BUF_RECV, 0, bytes);
+            amc_sb_send(b, rank + 1, have ? AMC_BUF_RECV : AMC_BUF_SEND, 0, bytes);
             newrank = -1;
         } else {
             amc_sb_recv_reduce(b, rank - 1, AMC_BUF_RECV, 0, bytes, 0);
@@ -46,10 +54,19 @@ int amc_alg_allreduce_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, i
             newdst = newrank ^ mask;
             dst    = (newdst < rem) ? newdst * 2 + 1 : newdst + rem;
             amc_sb_round(b);
-            amc_sb_send(b, dst, AMC_BUF_RECV, 0, bytes);
-            amc_sb_recv(b, dst, AMC_BUF_TMP, 0, bytes);
-            amc_sb_round(b);
-            amc_sb_reduce(b, AMC_BUF_RECV, 0, AMC_BUF_TMP, 0, bytes, dst > rank);
+            if (have) {
+                amc_sb_send(b, dst, AMC_BUF_RECV, 0, bytes);
+                amc_sb_recv(b, dst, AMC_BUF_TMP, 0, bytes);
+                amc_sb_round(b);
+                amc_sb_reduce(b, AMC_BUF_RECV, 0, AMC_BUF_TMP, 0, bytes, dst > rank);
+            } else {
+                /* the lower block stays the left operand */
+                amc_sb_send(b, dst, AMC_BUF_SEND, 0, bytes);
+                amc_sb_recv(b, dst, AMC_BUF_RECV, 0, bytes);
+                amc_sb_round(b);
+                amc_sb_reduce(b, AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, bytes, dst < rank);
+                have = 1;
+            }
         }
     }
 
