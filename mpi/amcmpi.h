@@ -72,6 +72,10 @@ typedef struct amcm_comm {
     int        rank, size;
 } amcm_comm_t;
 
+/* Communicators up to this size run the v-forms' fast path (their counts
+ * converted in the request); larger ones take the general path. */
+#define AMCM_FAST_VMAX 32
+
 /* One routed call: its amcoll arguments, the temporaries, and for the
  * non-blocking and persistent forms the MPI request that stands for it (a
  * generalized request, so the handle is a real one of the MPI library). */
@@ -81,7 +85,6 @@ typedef struct amcm_req {
     MPI_Comm      comm;
     amcm_comm_t  *ce;
     amc_request_t areq;
-    MPI_Request   mreq;
     int           active, done, rc, detached;
     /* amcoll call */
     const void    *sbuf;
@@ -103,6 +106,11 @@ typedef struct amcm_req {
     MPI_Comm      *newcomm;
     amc_comm_t     newac;
     int            mpirc;
+    /* a fast path's v-form counts and displacements (amcoll's size_t) */
+    size_t         vbuf[4][AMCM_FAST_VMAX];
+    /* the MPI handle: kept from one use of the request to the next (the
+     * pool, requests.c), so it is outside what amcm_decide clears */
+    MPI_Request    mreq;
 } amcm_req_t;
 
 typedef struct {
@@ -223,7 +231,9 @@ int  amcm_mpi_code(int amc_rc);
 void amcm_errors_init(void);
 
 /* colls.c / requests.c */
-void amcm_req_free(amcm_req_t *r);
+amcm_req_t *amcm_req_get(void);  /* mreq set or MPI_REQUEST_NULL; the rest to set up */
+void amcm_req_free(amcm_req_t *r); /* temporaries released, kept for reuse or freed */
+void amcm_req_pool_drain(void);
 void amcm_req_release(amcm_req_t *r);
 int  amcm_issue_retry(amcm_req_t *r, int start);
 int  amcm_req_register(amcm_req_t *r, MPI_Request *request);

@@ -241,6 +241,7 @@ int MPI_Finalize(void)
         amcm_comm_forget_all();
         amc_finalize();
         amcm_g.inited = 0;
+        amcm_req_pool_drain();
     } else if (amcm_g.stats) {
         amcm_stats_print();
     }
