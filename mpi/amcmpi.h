@@ -111,6 +111,7 @@ typedef struct amcm_req {
     /* the MPI handle: kept from one use of the request to the next (the
      * pool, requests.c), so it is outside what amcm_decide clears */
     MPI_Request    mreq;
+    int            live; /* handed to the user, not yet completed or freed */
 } amcm_req_t;
 
 typedef struct {
@@ -125,7 +126,7 @@ typedef struct {
     amcm_comm_t    *world, *self;
     amcm_comm_t    *last;        /* the last communicator looked up (not with mt) */
     int             ecode[AMC_ERR_LAST]; /* MPI error code per amcoll code */
-    long            nactive;     /* routed requests alive (table entries) */
+    long            nactive;     /* routed requests live (handed out, not completed) */
     amcm_req_t     *detached;
     unsigned long   routed[AMCM_NCOLL][3];
     unsigned long   fell[AMCM_NCOLL][AMCM_NWHY];

@@ -629,10 +629,27 @@ static int amcm_run_blocking(amcm_req_t *r, int prep)
     return (rc == AMC_SUCCESS) ? MPI_SUCCESS : amcm_raise(r->comm, rc);
 }
 
+/* A non-blocking or persistent call started (rc: amcoll's answer): its
+ * request handed out, or released and the error reported. */
+static int amcm_started(amcm_req_t *r, int rc, MPI_Request *request)
+{
+    MPI_Comm comm = r->comm;
+
+    if (rc != AMC_SUCCESS) {
+        amcm_req_free(r);
+        if (request != NULL) {
+            *request = MPI_REQUEST_NULL;
+        }
+        return amcm_raise(comm, rc);
+    }
+    r->active = (r->mode == AMCM_NONBLOCKING);
+    amcm_bump(&amcm_g.routed[r->coll][r->mode]);
+    return amcm_req_register(r, request);
+}
+
 static int amcm_run_started(amcm_req_t *r, int prep, MPI_Request *request)
 {
-    int      rc = (prep >= AMCM_FAIL) ? prep - AMCM_FAIL : AMC_SUCCESS;
-    MPI_Comm comm = r->comm;
+    int rc = (prep >= AMCM_FAIL) ? prep - AMCM_FAIL : AMC_SUCCESS;
 
     if (amcm_g.detached != NULL) {
         amcm_detached_poll(0);
@@ -646,16 +663,7 @@ static int amcm_run_started(amcm_req_t *r, int prep, MPI_Request *request)
     if (rc == AMC_SUCCESS) {
         rc = amcm_issue_retry(r, 0);
     }
-    if (rc != AMC_SUCCESS) {
-        amcm_req_free(r);
-        if (request != NULL) {
-            *request = MPI_REQUEST_NULL;
-        }
-        return amcm_raise(comm, rc);
-    }
-    r->active = (r->mode == AMCM_NONBLOCKING);
-    amcm_bump(&amcm_g.routed[r->coll][r->mode]);
-    return amcm_req_register(r, request);
+    return amcm_started(r, rc, request);
 }
 
 /* ------------------------------------------------------------------ fast paths */
@@ -996,7 +1004,10 @@ static inline int amcm_fast_done(int coll, MPI_Comm comm, int rc, int *ret)
         return amcm_run_blocking(&r_, w_);                                                     \
     } while (0)
 
-#define AMCM_NB(coll, fast, prep, pmpi, request)                                               \
+/* The fast path's start is inlined with its mode (NB or P); a start that
+ * amcoll refuses for back-pressure (nothing started), or a NULL request
+ * pointer, goes to the general run, which retries or reports it. */
+#define AMCM_NB(coll, mode, fast, prep, pmpi, request)                                         \
     do {                                                                                       \
         amcm_req_t *r_ = amcm_g.on ? amcm_req_get() : NULL;                                    \
         int         w_;                                                                        \
@@ -1007,7 +1018,12 @@ static inline int amcm_fast_done(int coll, MPI_Comm comm, int rc, int *ret)
             }                                                                                  \
             return pmpi;                                                                       \
         }                                                                                      \
-        w_ = (fast) ? AMCM_ROUTE : (prep);                                                     \
+        if (fast) {                                                                            \
+            w_ = (request != NULL) ? amcm_issue_as(r_, coll, mode) : AMC_ERR_NO_MEMORY;        \
+            return (w_ != AMC_ERR_NO_MEMORY) ? amcm_started(r_, w_, request)                   \
+                                             : amcm_run_started(r_, AMCM_ROUTE, request);      \
+        }                                                                                      \
+        w_ = prep;                                                                             \
         if ((w_ != AMCM_ROUTE) && (w_ < AMCM_FAIL)) {                                          \
             amcm_req_free(r_);                                                                 \
             amcm_bump(&amcm_g.fell[coll][w_]);                                                 \
@@ -1029,7 +1045,7 @@ int MPI_Barrier(MPI_Comm comm)
 }
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-    AMCM_NB(AMCM_BARRIER, amcm_fast_barrier(r_, NB, comm), amcm_prep_barrier(r_, NB, comm),
+    AMCM_NB(AMCM_BARRIER, NB, amcm_fast_barrier(r_, NB, comm), amcm_prep_barrier(r_, NB, comm),
             PMPI_Ibarrier(comm, request), request);
 }
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
@@ -1041,7 +1057,7 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 int MPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
                MPI_Request *request)
 {
-    AMCM_NB(AMCM_BCAST, amcm_fast_bcast(r_, NB, buf, count, dt, root, comm),
+    AMCM_NB(AMCM_BCAST, NB, amcm_fast_bcast(r_, NB, buf, count, dt, root, comm),
             amcm_prep_bcast(r_, NB, buf, count, dt, root, comm),
             PMPI_Ibcast(buf, count, dt, root, comm, request), request);
 }
@@ -1055,7 +1071,8 @@ int MPI_Reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, 
 int MPI_Ireduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
                 MPI_Comm comm, MPI_Request *request)
 {
-    AMCM_NB(AMCM_REDUCE, amcm_fast_reduce(r_, NB, AMCM_REDUCE, sb, rb, count, dt, op, root, comm),
+    AMCM_NB(AMCM_REDUCE, NB,
+            amcm_fast_reduce(r_, NB, AMCM_REDUCE, sb, rb, count, dt, op, root, comm),
             amcm_prep_reduce_any(r_, NB, AMCM_REDUCE, sb, rb, count, dt, op, root, comm),
             PMPI_Ireduce(sb, rb, count, dt, op, root, comm, request), request);
 }
@@ -1069,7 +1086,7 @@ int MPI_Allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op o
 int MPI_Iallreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                    MPI_Request *request)
 {
-    AMCM_NB(AMCM_ALLREDUCE,
+    AMCM_NB(AMCM_ALLREDUCE, NB,
             amcm_fast_reduce(r_, NB, AMCM_ALLREDUCE, sb, rb, count, dt, op, 0, comm),
             amcm_prep_reduce_any(r_, NB, AMCM_ALLREDUCE, sb, rb, count, dt, op, 0, comm),
             PMPI_Iallreduce(sb, rb, count, dt, op, comm, request), request);
@@ -1083,7 +1100,7 @@ int MPI_Scan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MP
 int MPI_Iscan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
               MPI_Request *request)
 {
-    AMCM_NB(AMCM_SCAN, amcm_fast_reduce(r_, NB, AMCM_SCAN, sb, rb, count, dt, op, 0, comm),
+    AMCM_NB(AMCM_SCAN, NB, amcm_fast_reduce(r_, NB, AMCM_SCAN, sb, rb, count, dt, op, 0, comm),
             amcm_prep_reduce_any(r_, NB, AMCM_SCAN, sb, rb, count, dt, op, 0, comm),
             PMPI_Iscan(sb, rb, count, dt, op, comm, request), request);
 }
@@ -1096,7 +1113,7 @@ int MPI_Exscan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, 
 int MPI_Iexscan(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
                 MPI_Request *request)
 {
-    AMCM_NB(AMCM_EXSCAN, amcm_fast_reduce(r_, NB, AMCM_EXSCAN, sb, rb, count, dt, op, 0, comm),
+    AMCM_NB(AMCM_EXSCAN, NB, amcm_fast_reduce(r_, NB, AMCM_EXSCAN, sb, rb, count, dt, op, 0, comm),
             amcm_prep_reduce_any(r_, NB, AMCM_EXSCAN, sb, rb, count, dt, op, 0, comm),
             PMPI_Iexscan(sb, rb, count, dt, op, comm, request), request);
 }
@@ -1112,7 +1129,7 @@ int MPI_Reduce_scatter_block(const void *sb, void *rb, int rc, MPI_Datatype dt, 
 int MPI_Ireduce_scatter_block(const void *sb, void *rb, int rc, MPI_Datatype dt, MPI_Op op,
                               MPI_Comm comm, MPI_Request *request)
 {
-    AMCM_NB(AMCM_REDUCE_SCATTER_BLOCK,
+    AMCM_NB(AMCM_REDUCE_SCATTER_BLOCK, NB,
             amcm_fast_reduce(r_, NB, AMCM_REDUCE_SCATTER_BLOCK, sb, rb, rc, dt, op, 0, comm),
             amcm_prep_reduce_scatter(r_, NB, AMCM_REDUCE_SCATTER_BLOCK, sb, rb, rc, NULL, dt, op,
                                      comm),
@@ -1128,7 +1145,7 @@ int MPI_Reduce_scatter(const void *sb, void *rb, const int rcs[], MPI_Datatype d
 int MPI_Ireduce_scatter(const void *sb, void *rb, const int rcs[], MPI_Datatype dt, MPI_Op op,
                         MPI_Comm comm, MPI_Request *request)
 {
-    AMCM_NB(AMCM_REDUCE_SCATTER, amcm_fast_reduce_scatter(r_, NB, sb, rb, rcs, dt, op, comm),
+    AMCM_NB(AMCM_REDUCE_SCATTER, NB, amcm_fast_reduce_scatter(r_, NB, sb, rb, rcs, dt, op, comm),
             amcm_prep_reduce_scatter(r_, NB, AMCM_REDUCE_SCATTER, sb, rb, 0, rcs, dt, op, comm),
             PMPI_Ireduce_scatter(sb, rb, rcs, dt, op, comm, request), request);
 }
@@ -1142,7 +1159,8 @@ int MPI_Gather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Da
 int MPI_Igather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
                 int root, MPI_Comm comm, MPI_Request *request)
 {
-    AMCM_NB(AMCM_GATHER, amcm_fast_rooted(r_, NB, AMCM_GATHER, sb, sc, st, rb, rc, rt, root, comm),
+    AMCM_NB(AMCM_GATHER, NB,
+            amcm_fast_rooted(r_, NB, AMCM_GATHER, sb, sc, st, rb, rc, rt, root, comm),
             amcm_prep_rooted(r_, NB, AMCM_GATHER, sb, sc, st, rb, rc, rt, root, comm),
             PMPI_Igather(sb, sc, st, rb, rc, rt, root, comm, request), request);
 }
@@ -1157,7 +1175,7 @@ int MPI_Scatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_D
 int MPI_Iscatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
                  int root, MPI_Comm comm, MPI_Request *request)
 {
-    AMCM_NB(AMCM_SCATTER,
+    AMCM_NB(AMCM_SCATTER, NB,
             amcm_fast_rooted(r_, NB, AMCM_SCATTER, sb, sc, st, rb, rc, rt, root, comm),
             amcm_prep_rooted(r_, NB, AMCM_SCATTER, sb, sc, st, rb, rc, rt, root, comm),
             PMPI_Iscatter(sb, sc, st, rb, rc, rt, root, comm, request), request);
@@ -1173,7 +1191,7 @@ int MPI_Allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI
 int MPI_Iallgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
                    MPI_Comm comm, MPI_Request *request)
 {
-    AMCM_NB(AMCM_ALLGATHER,
+    AMCM_NB(AMCM_ALLGATHER, NB,
             amcm_fast_rooted(r_, NB, AMCM_ALLGATHER, sb, sc, st, rb, rc, rt, 0, comm),
             amcm_prep_rooted(r_, NB, AMCM_ALLGATHER, sb, sc, st, rb, rc, rt, 0, comm),
             PMPI_Iallgather(sb, sc, st, rb, rc, rt, comm, request), request);
@@ -1188,7 +1206,7 @@ int MPI_Alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_
 int MPI_Ialltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
                   MPI_Comm comm, MPI_Request *request)
 {
-    AMCM_NB(AMCM_ALLTOALL,
+    AMCM_NB(AMCM_ALLTOALL, NB,
             amcm_fast_rooted(r_, NB, AMCM_ALLTOALL, sb, sc, st, rb, rc, rt, 0, comm),
             amcm_prep_rooted(r_, NB, AMCM_ALLTOALL, sb, sc, st, rb, rc, rt, 0, comm),
             PMPI_Ialltoall(sb, sc, st, rb, rc, rt, comm, request), request);
@@ -1204,7 +1222,8 @@ int MPI_Igatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rc
                  const int displs[], MPI_Datatype rt, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
-    AMCM_NB(AMCM_GATHERV, amcm_fast_gatherv(r_, NB, sb, sc, st, rb, rcs, displs, rt, root, comm),
+    AMCM_NB(AMCM_GATHERV, NB,
+            amcm_fast_gatherv(r_, NB, sb, sc, st, rb, rcs, displs, rt, root, comm),
             amcm_prep_gatherv(r_, NB, sb, sc, st, rb, rcs, displs, rt, root, comm),
             PMPI_Igatherv(sb, sc, st, rb, rcs, displs, rt, root, comm, request), request);
 }
@@ -1218,7 +1237,8 @@ int MPI_Scatterv(const void *sb, const int scs[], const int displs[], MPI_Dataty
 int MPI_Iscatterv(const void *sb, const int scs[], const int displs[], MPI_Datatype st, void *rb,
                   int rc, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *request)
 {
-    AMCM_NB(AMCM_SCATTERV, amcm_fast_scatterv(r_, NB, sb, scs, displs, st, rb, rc, rt, root, comm),
+    AMCM_NB(AMCM_SCATTERV, NB,
+            amcm_fast_scatterv(r_, NB, sb, scs, displs, st, rb, rc, rt, root, comm),
             amcm_prep_scatterv(r_, NB, sb, scs, displs, st, rb, rc, rt, root, comm),
             PMPI_Iscatterv(sb, scs, displs, st, rb, rc, rt, root, comm, request), request);
 }
@@ -1232,7 +1252,8 @@ int MPI_Allgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int 
 int MPI_Iallgatherv(const void *sb, int sc, MPI_Datatype st, void *rb, const int rcs[],
                     const int displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Request *request)
 {
-    AMCM_NB(AMCM_ALLGATHERV, amcm_fast_allgatherv(r_, NB, sb, sc, st, rb, rcs, displs, rt, comm),
+    AMCM_NB(AMCM_ALLGATHERV, NB,
+            amcm_fast_allgatherv(r_, NB, sb, sc, st, rb, rcs, displs, rt, comm),
             amcm_prep_allgatherv(r_, NB, sb, sc, st, rb, rcs, displs, rt, comm),
             PMPI_Iallgatherv(sb, sc, st, rb, rcs, displs, rt, comm, request), request);
 }
@@ -1248,7 +1269,8 @@ int MPI_Ialltoallv(const void *sb, const int scs[], const int sds[], MPI_Datatyp
                    const int rcs[], const int rds[], MPI_Datatype rt, MPI_Comm comm,
                    MPI_Request *request)
 {
-    AMCM_NB(AMCM_ALLTOALLV, amcm_fast_alltoallv(r_, NB, sb, scs, sds, st, rb, rcs, rds, rt, comm),
+    AMCM_NB(AMCM_ALLTOALLV, NB,
+            amcm_fast_alltoallv(r_, NB, sb, scs, sds, st, rb, rcs, rds, rt, comm),
             amcm_prep_alltoallvw(r_, NB, AMCM_ALLTOALLV, sb, scs, sds, st, NULL, rb, rcs, rds, rt,
                                  NULL, comm),
             PMPI_Ialltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, request), request);
@@ -1266,7 +1288,7 @@ int MPI_Ialltoallw(const void *sb, const int scs[], const int sds[], const MPI_D
                    void *rb, const int rcs[], const int rds[], const MPI_Datatype rts[],
                    MPI_Comm comm, MPI_Request *request)
 {
-    AMCM_NB(AMCM_ALLTOALLW, 0,
+    AMCM_NB(AMCM_ALLTOALLW, NB, 0,
             amcm_prep_alltoallvw(r_, NB, AMCM_ALLTOALLW, sb, scs, sds, MPI_DATATYPE_NULL, sts, rb,
                                  rcs, rds, MPI_DATATYPE_NULL, rts, comm),
             PMPI_Ialltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, request), request);
@@ -1289,27 +1311,27 @@ int MPI_Ialltoallw(const void *sb, const int scs[], const int sds[], const MPI_D
 #ifdef AMCM_PERSISTENT_API
 int AMCM_PN(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    AMCM_NB(AMCM_BARRIER, amcm_fast_barrier(r_, P, comm), amcm_prep_barrier(r_, P, comm),
+    AMCM_NB(AMCM_BARRIER, P, amcm_fast_barrier(r_, P, comm), amcm_prep_barrier(r_, P, comm),
             AMCM_PPN(Barrier_init)(comm, info, request), request);
 }
 int AMCM_PN(Bcast_init)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
                         MPI_Info info, MPI_Request *request)
 {
-    AMCM_NB(AMCM_BCAST, amcm_fast_bcast(r_, P, buf, count, dt, root, comm),
+    AMCM_NB(AMCM_BCAST, P, amcm_fast_bcast(r_, P, buf, count, dt, root, comm),
             amcm_prep_bcast(r_, P, buf, count, dt, root, comm),
             AMCM_PPN(Bcast_init)(buf, count, dt, root, comm, info, request), request);
 }
 int AMCM_PN(Reduce_init)(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    AMCM_NB(AMCM_REDUCE, amcm_fast_reduce(r_, P, AMCM_REDUCE, sb, rb, count, dt, op, root, comm),
+    AMCM_NB(AMCM_REDUCE, P, amcm_fast_reduce(r_, P, AMCM_REDUCE, sb, rb, count, dt, op, root, comm),
             amcm_prep_reduce_any(r_, P, AMCM_REDUCE, sb, rb, count, dt, op, root, comm),
             AMCM_PPN(Reduce_init)(sb, rb, count, dt, op, root, comm, info, request), request);
 }
 int AMCM_PN(Allreduce_init)(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
                             MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    AMCM_NB(AMCM_ALLREDUCE,
+    AMCM_NB(AMCM_ALLREDUCE, P,
             amcm_fast_reduce(r_, P, AMCM_ALLREDUCE, sb, rb, count, dt, op, 0, comm),
             amcm_prep_reduce_any(r_, P, AMCM_ALLREDUCE, sb, rb, count, dt, op, 0, comm),
             AMCM_PPN(Allreduce_init)(sb, rb, count, dt, op, comm, info, request), request);
@@ -1317,14 +1339,14 @@ int AMCM_PN(Allreduce_init)(const void *sb, void *rb, int count, MPI_Datatype dt
 int AMCM_PN(Scan_init)(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    AMCM_NB(AMCM_SCAN, amcm_fast_reduce(r_, P, AMCM_SCAN, sb, rb, count, dt, op, 0, comm),
+    AMCM_NB(AMCM_SCAN, P, amcm_fast_reduce(r_, P, AMCM_SCAN, sb, rb, count, dt, op, 0, comm),
             amcm_prep_reduce_any(r_, P, AMCM_SCAN, sb, rb, count, dt, op, 0, comm),
             AMCM_PPN(Scan_init)(sb, rb, count, dt, op, comm, info, request), request);
 }
 int AMCM_PN(Exscan_init)(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    AMCM_NB(AMCM_EXSCAN, amcm_fast_reduce(r_, P, AMCM_EXSCAN, sb, rb, count, dt, op, 0, comm),
+    AMCM_NB(AMCM_EXSCAN, P, amcm_fast_reduce(r_, P, AMCM_EXSCAN, sb, rb, count, dt, op, 0, comm),
             amcm_prep_reduce_any(r_, P, AMCM_EXSCAN, sb, rb, count, dt, op, 0, comm),
             AMCM_PPN(Exscan_init)(sb, rb, count, dt, op, comm, info, request), request);
 }
@@ -1332,7 +1354,7 @@ int AMCM_PN(Reduce_scatter_block_init)(const void *sb, void *rb, int rc, MPI_Dat
                                        MPI_Op op, MPI_Comm comm, MPI_Info info,
                                        MPI_Request *request)
 {
-    AMCM_NB(AMCM_REDUCE_SCATTER_BLOCK,
+    AMCM_NB(AMCM_REDUCE_SCATTER_BLOCK, P,
             amcm_fast_reduce(r_, P, AMCM_REDUCE_SCATTER_BLOCK, sb, rb, rc, dt, op, 0, comm),
             amcm_prep_reduce_scatter(r_, P, AMCM_REDUCE_SCATTER_BLOCK, sb, rb, rc, NULL, dt, op,
                                      comm),
@@ -1341,7 +1363,7 @@ int AMCM_PN(Reduce_scatter_block_init)(const void *sb, void *rb, int rc, MPI_Dat
 int AMCM_PN(Reduce_scatter_init)(const void *sb, void *rb, const int rcs[], MPI_Datatype dt,
                                  MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    AMCM_NB(AMCM_REDUCE_SCATTER, amcm_fast_reduce_scatter(r_, P, sb, rb, rcs, dt, op, comm),
+    AMCM_NB(AMCM_REDUCE_SCATTER, P, amcm_fast_reduce_scatter(r_, P, sb, rb, rcs, dt, op, comm),
             amcm_prep_reduce_scatter(r_, P, AMCM_REDUCE_SCATTER, sb, rb, 0, rcs, dt, op, comm),
             AMCM_PPN(Reduce_scatter_init)(sb, rb, rcs, dt, op, comm, info, request), request);
 }
@@ -1349,7 +1371,8 @@ int AMCM_PN(Gather_init)(const void *sb, int sc, MPI_Datatype st, void *rb, int 
                          MPI_Datatype rt, int root, MPI_Comm comm, MPI_Info info,
                          MPI_Request *request)
 {
-    AMCM_NB(AMCM_GATHER, amcm_fast_rooted(r_, P, AMCM_GATHER, sb, sc, st, rb, rc, rt, root, comm),
+    AMCM_NB(AMCM_GATHER, P,
+            amcm_fast_rooted(r_, P, AMCM_GATHER, sb, sc, st, rb, rc, rt, root, comm),
             amcm_prep_rooted(r_, P, AMCM_GATHER, sb, sc, st, rb, rc, rt, root, comm),
             AMCM_PPN(Gather_init)(sb, sc, st, rb, rc, rt, root, comm, info, request), request);
 }
@@ -1357,7 +1380,7 @@ int AMCM_PN(Scatter_init)(const void *sb, int sc, MPI_Datatype st, void *rb, int
                           MPI_Datatype rt, int root, MPI_Comm comm, MPI_Info info,
                           MPI_Request *request)
 {
-    AMCM_NB(AMCM_SCATTER,
+    AMCM_NB(AMCM_SCATTER, P,
             amcm_fast_rooted(r_, P, AMCM_SCATTER, sb, sc, st, rb, rc, rt, root, comm),
             amcm_prep_rooted(r_, P, AMCM_SCATTER, sb, sc, st, rb, rc, rt, root, comm),
             AMCM_PPN(Scatter_init)(sb, sc, st, rb, rc, rt, root, comm, info, request), request);
@@ -1365,7 +1388,7 @@ int AMCM_PN(Scatter_init)(const void *sb, int sc, MPI_Datatype st, void *rb, int
 int AMCM_PN(Allgather_init)(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
                             MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    AMCM_NB(AMCM_ALLGATHER,
+    AMCM_NB(AMCM_ALLGATHER, P,
             amcm_fast_rooted(r_, P, AMCM_ALLGATHER, sb, sc, st, rb, rc, rt, 0, comm),
             amcm_prep_rooted(r_, P, AMCM_ALLGATHER, sb, sc, st, rb, rc, rt, 0, comm),
             AMCM_PPN(Allgather_init)(sb, sc, st, rb, rc, rt, comm, info, request), request);
@@ -1373,7 +1396,8 @@ int AMCM_PN(Allgather_init)(const void *sb, int sc, MPI_Datatype st, void *rb, i
 int AMCM_PN(Alltoall_init)(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
                            MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    AMCM_NB(AMCM_ALLTOALL, amcm_fast_rooted(r_, P, AMCM_ALLTOALL, sb, sc, st, rb, rc, rt, 0, comm),
+    AMCM_NB(AMCM_ALLTOALL, P,
+            amcm_fast_rooted(r_, P, AMCM_ALLTOALL, sb, sc, st, rb, rc, rt, 0, comm),
             amcm_prep_rooted(r_, P, AMCM_ALLTOALL, sb, sc, st, rb, rc, rt, 0, comm),
             AMCM_PPN(Alltoall_init)(sb, sc, st, rb, rc, rt, comm, info, request), request);
 }
@@ -1381,7 +1405,7 @@ int AMCM_PN(Gatherv_init)(const void *sb, int sc, MPI_Datatype st, void *rb, con
                           const int displs[], MPI_Datatype rt, int root, MPI_Comm comm,
                           MPI_Info info, MPI_Request *request)
 {
-    AMCM_NB(AMCM_GATHERV, amcm_fast_gatherv(r_, P, sb, sc, st, rb, rcs, displs, rt, root, comm),
+    AMCM_NB(AMCM_GATHERV, P, amcm_fast_gatherv(r_, P, sb, sc, st, rb, rcs, displs, rt, root, comm),
             amcm_prep_gatherv(r_, P, sb, sc, st, rb, rcs, displs, rt, root, comm),
             AMCM_PPN(Gatherv_init)(sb, sc, st, rb, rcs, displs, rt, root, comm, info, request),
             request);
@@ -1390,7 +1414,8 @@ int AMCM_PN(Scatterv_init)(const void *sb, const int scs[], const int displs[], 
                            void *rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm,
                            MPI_Info info, MPI_Request *request)
 {
-    AMCM_NB(AMCM_SCATTERV, amcm_fast_scatterv(r_, P, sb, scs, displs, st, rb, rc, rt, root, comm),
+    AMCM_NB(AMCM_SCATTERV, P,
+            amcm_fast_scatterv(r_, P, sb, scs, displs, st, rb, rc, rt, root, comm),
             amcm_prep_scatterv(r_, P, sb, scs, displs, st, rb, rc, rt, root, comm),
             AMCM_PPN(Scatterv_init)(sb, scs, displs, st, rb, rc, rt, root, comm, info, request),
             request);
@@ -1399,7 +1424,7 @@ int AMCM_PN(Allgatherv_init)(const void *sb, int sc, MPI_Datatype st, void *rb, 
                              const int displs[], MPI_Datatype rt, MPI_Comm comm, MPI_Info info,
                              MPI_Request *request)
 {
-    AMCM_NB(AMCM_ALLGATHERV, amcm_fast_allgatherv(r_, P, sb, sc, st, rb, rcs, displs, rt, comm),
+    AMCM_NB(AMCM_ALLGATHERV, P, amcm_fast_allgatherv(r_, P, sb, sc, st, rb, rcs, displs, rt, comm),
             amcm_prep_allgatherv(r_, P, sb, sc, st, rb, rcs, displs, rt, comm),
             AMCM_PPN(Allgatherv_init)(sb, sc, st, rb, rcs, displs, rt, comm, info, request),
             request);
@@ -1408,7 +1433,7 @@ int AMCM_PN(Alltoallv_init)(const void *sb, const int scs[], const int sds[], MP
                             void *rb, const int rcs[], const int rds[], MPI_Datatype rt,
                             MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    AMCM_NB(AMCM_ALLTOALLV, amcm_fast_alltoallv(r_, P, sb, scs, sds, st, rb, rcs, rds, rt, comm),
+    AMCM_NB(AMCM_ALLTOALLV, P, amcm_fast_alltoallv(r_, P, sb, scs, sds, st, rb, rcs, rds, rt, comm),
             amcm_prep_alltoallvw(r_, P, AMCM_ALLTOALLV, sb, scs, sds, st, NULL, rb, rcs, rds, rt,
                                  NULL, comm),
             AMCM_PPN(Alltoallv_init)(sb, scs, sds, st, rb, rcs, rds, rt, comm, info, request),
@@ -1419,7 +1444,7 @@ int AMCM_PN(Alltoallw_init)(const void *sb, const int scs[], const int sds[],
                             const MPI_Datatype rts[], MPI_Comm comm, MPI_Info info,
                             MPI_Request *request)
 {
-    AMCM_NB(AMCM_ALLTOALLW, 0,
+    AMCM_NB(AMCM_ALLTOALLW, P, 0,
             amcm_prep_alltoallvw(r_, P, AMCM_ALLTOALLW, sb, scs, sds, MPI_DATATYPE_NULL, sts, rb,
                                  rcs, rds, MPI_DATATYPE_NULL, rts, comm),
             AMCM_PPN(Alltoallw_init)(sb, scs, sds, sts, rb, rcs, rds, rts, comm, info, request),

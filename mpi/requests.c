@@ -57,24 +57,27 @@ static void amcm_greq_release(MPI_Request *mreq)
 
 /* ------------------------------------------------------------------ table */
 
+/* A request's generalized request enters the table when it is made and
+ * leaves it when it is released (amcm_req_free, amcm_req_pool_drain): a
+ * pooled request stays in, not live, so a routed call and its completion
+ * cost no insertion and deletion. nactive counts the live ones. */
+static amcm_req_t *amcm_req_last; /* the last registered (not with mt): a wait finds it first */
+
 int amcm_req_register(amcm_req_t *r, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
 
     if (r->mreq == MPI_REQUEST_NULL) {
         rc = PMPI_Grequest_start(amcm_greq_query, amcm_greq_free, amcm_greq_cancel, r, &r->mreq);
-    }
-
-    if (rc == MPI_SUCCESS) {
-        amcm_lock();
-        if (amcm_map_put(&amcm_reqs, AMCM_KEY(r->mreq), r) != 0) {
-            rc = MPI_ERR_NO_MEM;
-        } else {
-            amcm_g.nactive = (long)amcm_reqs.n;
-        }
-        amcm_unlock();
-        if (rc != MPI_SUCCESS) {
-            amcm_greq_release(&r->mreq); /* leaves MPI_REQUEST_NULL */
+        if (rc == MPI_SUCCESS) {
+            amcm_lock();
+            if (amcm_map_put(&amcm_reqs, AMCM_KEY(r->mreq), r) != 0) {
+                rc = MPI_ERR_NO_MEM;
+            }
+            amcm_unlock();
+            if (rc != MPI_SUCCESS) {
+                amcm_greq_release(&r->mreq); /* leaves MPI_REQUEST_NULL */
+            }
         }
     }
     if (rc != MPI_SUCCESS) {
@@ -91,29 +94,54 @@ int amcm_req_register(amcm_req_t *r, MPI_Request *request)
         PMPI_Comm_call_errhandler(comm, rc);
         return rc;
     }
+    amcm_lock();
+    r->live = 1;
+    amcm_g.nactive++;
+    amcm_unlock();
+    if (!amcm_g.mt) {
+        amcm_req_last = r;
+    }
     *request = r->mreq;
     return MPI_SUCCESS;
 }
 
 amcm_req_t *amcm_req_find(MPI_Request req)
 {
-    amcm_req_t *r;
+    amcm_req_t *r = amcm_req_last;
 
     if ((amcm_g.nactive == 0) || (req == MPI_REQUEST_NULL)) {
         return NULL;
     }
-    amcm_lock();
-    r = amcm_map_get(&amcm_reqs, AMCM_KEY(req));
-    amcm_unlock();
-    return r;
+    if ((r == NULL) || (r->mreq != req)) {
+        amcm_lock();
+        r = amcm_map_get(&amcm_reqs, AMCM_KEY(req));
+        amcm_unlock();
+    }
+    /* not live: a pooled request's handle, used after its completion */
+    return ((r != NULL) && r->live) ? r : NULL;
 }
 
 static void amcm_req_unregister(amcm_req_t *r)
 {
     amcm_lock();
-    amcm_map_del(&amcm_reqs, AMCM_KEY(r->mreq));
-    amcm_g.nactive = (long)amcm_reqs.n;
+    r->live = 0;
+    amcm_g.nactive--;
     amcm_unlock();
+}
+
+/* Out of the table, and MPI's generalized request released. */
+static void amcm_req_destroy(amcm_req_t *r)
+{
+    if (r->mreq != MPI_REQUEST_NULL) {
+        amcm_lock();
+        amcm_map_del(&amcm_reqs, AMCM_KEY(r->mreq));
+        amcm_unlock();
+        amcm_greq_release(&r->mreq);
+    }
+    if (amcm_req_last == r) {
+        amcm_req_last = NULL;
+    }
+    free(r);
 }
 
 /* ------------------------------------------------------------------ temporaries */
@@ -187,11 +215,12 @@ void amcm_req_release(amcm_req_t *r)
  * non-blocking call takes one instead of a malloc and an
  * MPI_Grequest_start, and its completion gives it back instead of an
  * MPI_Grequest_complete, MPI_Request_free and free (together 600-700
- * instructions of a sub-microsecond collective). A pooled request is in
- * no table: its handle, which MPI cannot give to anything else while the
- * generalized request lives, reaches us again only from a program that
- * uses a handle after completing it (erroneous). Its own lock: requests
- * are freed with the tables' lock held (amcm_detached_poll). */
+ * instructions of a sub-microsecond collective). A pooled request stays in
+ * the table, not live: its handle, which MPI cannot give to anything else
+ * while the generalized request lives, reaches us again only from a
+ * program that uses a handle after completing it (erroneous), and is
+ * handed to MPI as not ours. Its own lock: requests are freed with the
+ * tables' lock held (amcm_detached_poll). */
 #define AMCM_POOL_MAX 32
 static amcm_req_t     *amcm_pool[AMCM_POOL_MAX];
 static int             amcm_npool;
@@ -212,6 +241,7 @@ amcm_req_t *amcm_req_get(void)
     }
     if ((r == NULL) && ((r = malloc(sizeof(*r))) != NULL)) {
         r->mreq = MPI_REQUEST_NULL;
+        r->live = 0;
     }
     return r;
 }
@@ -232,10 +262,7 @@ void amcm_req_free(amcm_req_t *r)
         pthread_mutex_unlock(&amcm_pool_lock);
     }
     if (!kept) {
-        if (r->mreq != MPI_REQUEST_NULL) {
-            amcm_greq_release(&r->mreq);
-        }
-        free(r);
+        amcm_req_destroy(r);
     }
 }
 
@@ -246,11 +273,7 @@ void amcm_req_pool_drain(void)
 
     amcm_npool = 0;
     while (n > 0) {
-        amcm_req_t *r = amcm_pool[--n];
-        if (r->mreq != MPI_REQUEST_NULL) {
-            amcm_greq_release(&r->mreq);
-        }
-        free(r);
+        amcm_req_destroy(amcm_pool[--n]);
     }
 }
 
@@ -358,7 +381,7 @@ void amcm_progress_all(void)
     amcm_lock();
     for (i = 0; (i < amcm_reqs.cap) && (n < 64); i++) {
         amcm_req_t *r = amcm_reqs.vals[i];
-        if ((r != NULL) && r->active && !r->done) {
+        if ((r != NULL) && r->live && r->active && !r->done) {
             list[n++] = r;
         }
     }
@@ -369,10 +392,11 @@ void amcm_progress_all(void)
     amcm_detached_poll(0);
 }
 
-/* Requests freed by the user while running: finished in the background. */
+/* Requests freed by the user while running: finished in the background,
+ * released once the list's lock is dropped (a release may take it). */
 void amcm_detached_poll(int wait)
 {
-    amcm_req_t **pp, *r;
+    amcm_req_t **pp, *r, *gone = NULL;
 
     amcm_lock();
     pp = &amcm_g.detached;
@@ -383,16 +407,21 @@ void amcm_detached_poll(int wait)
             amcm_poll(r);
         }
         if (r->done || !r->active) {
-            *pp = r->next_detached;
-            if (r->areq != AMC_REQUEST_NULL) {
-                amc_request_free(&r->areq);
-            }
-            amcm_req_free(r);
+            *pp              = r->next_detached;
+            r->next_detached = gone;
+            gone             = r;
         } else {
             pp = &r->next_detached;
         }
     }
     amcm_unlock();
+    while ((r = gone) != NULL) {
+        gone = r->next_detached;
+        if (r->areq != AMC_REQUEST_NULL) {
+            amc_request_free(&r->areq);
+        }
+        amcm_req_free(r);
+    }
 }
 
 /* The completion of a done (or inactive) r for the user: its status, its
