@@ -72,6 +72,9 @@ typedef struct amcm_comm {
     int        rank, size;
 } amcm_comm_t;
 
+/* Requests kept for reuse with their generalized requests (requests.c). */
+#define AMCM_POOL_MAX 32
+
 /* Communicators up to this size run the v-forms' fast path (their counts
  * converted in the request); larger ones take the general path. */
 #define AMCM_FAST_VMAX 32
@@ -128,6 +131,9 @@ typedef struct {
     int             ecode[AMC_ERR_LAST]; /* MPI error code per amcoll code */
     long            nactive;     /* routed requests live (handed out, not completed) */
     amcm_req_t     *detached;
+    amcm_req_t     *pool[AMCM_POOL_MAX]; /* requests kept for reuse (requests.c) */
+    int             npool;
+    amcm_req_t     *last_req;    /* the last registered (not with mt) */
     unsigned long   routed[AMCM_NCOLL][3];
     unsigned long   fell[AMCM_NCOLL][AMCM_NWHY];
 } amcm_global_t;
@@ -232,13 +238,66 @@ int  amcm_mpi_code(int amc_rc);
 void amcm_errors_init(void);
 
 /* colls.c / requests.c */
-amcm_req_t *amcm_req_get(void);  /* mreq set or MPI_REQUEST_NULL; the rest to set up */
-void amcm_req_free(amcm_req_t *r); /* temporaries released, kept for reuse or freed */
-void amcm_req_pool_drain(void);
+amcm_req_t *amcm_req_get_slow(void);
+void        amcm_req_free_slow(amcm_req_t *r);
+int         amcm_req_register_slow(amcm_req_t *r, MPI_Request *request);
+amcm_req_t *amcm_req_lookup(MPI_Request req);
+void        amcm_req_pool_drain(void);
+
+/* A request for a call: mreq is kept from its last use or MPI_REQUEST_NULL,
+ * the rest is for the caller to set up. Single-threaded, the common cases
+ * of these four are inline (a routed non-blocking call and its wait are a
+ * few hundred instructions in all): one from the pool, one without
+ * temporaries back to it, one whose handle was made by an earlier use, the
+ * last one registered. */
+static inline amcm_req_t *amcm_req_get(void)
+{
+    if (!amcm_g.mt && (amcm_g.npool > 0)) {
+        return amcm_g.pool[--amcm_g.npool];
+    }
+    return amcm_req_get_slow();
+}
+
+/* Releases r's temporaries and keeps r (with its handle) or frees it. */
+static inline void amcm_req_free(amcm_req_t *r)
+{
+    if (!amcm_g.mt && ((r->npack | r->nunpack | r->nmem) == 0) && amcm_g.inited &&
+        (amcm_g.npool < AMCM_POOL_MAX)) {
+        amcm_g.pool[amcm_g.npool++] = r;
+        return;
+    }
+    amcm_req_free_slow(r);
+}
+
+/* r started: hands its handle out (it is live until completed or freed). */
+static inline int amcm_req_register(amcm_req_t *r, MPI_Request *request)
+{
+    if (!amcm_g.mt && (r->mreq != MPI_REQUEST_NULL)) {
+        r->live = 1;
+        amcm_g.nactive++;
+        amcm_g.last_req = r;
+        *request        = r->mreq;
+        return MPI_SUCCESS;
+    }
+    return amcm_req_register_slow(r, request);
+}
+
+/* The live routed request of a handle, or NULL (MPI's own). */
+static inline amcm_req_t *amcm_req_find(MPI_Request req)
+{
+    amcm_req_t *r = amcm_g.last_req;
+
+    if (amcm_g.nactive == 0) {
+        return NULL;
+    }
+    if ((r != NULL) && (r->mreq == req) && r->live) {
+        return r;
+    }
+    return amcm_req_lookup(req);
+}
+
 void amcm_req_release(amcm_req_t *r);
 int  amcm_issue_retry(amcm_req_t *r, int start);
-int  amcm_req_register(amcm_req_t *r, MPI_Request *request);
-amcm_req_t *amcm_req_find(MPI_Request req);
 int  amcm_req_run_jobs(amcm_req_t *r, int unpack);
 void amcm_progress_all(void);
 void amcm_detached_poll(int wait);

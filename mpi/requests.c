@@ -17,7 +17,7 @@ static amcm_map_t amcm_reqs;
 
 /* ------------------------------------------------------------------ generalized requests */
 
-static void amcm_status_empty(MPI_Status *st, int err)
+static inline void amcm_status_empty(MPI_Status *st, int err)
 {
     if ((st == MPI_STATUS_IGNORE) || (st == NULL)) {
         return;
@@ -61,9 +61,7 @@ static void amcm_greq_release(MPI_Request *mreq)
  * leaves it when it is released (amcm_req_free, amcm_req_pool_drain): a
  * pooled request stays in, not live, so a routed call and its completion
  * cost no insertion and deletion. nactive counts the live ones. */
-static amcm_req_t *amcm_req_last; /* the last registered (not with mt): a wait finds it first */
-
-int amcm_req_register(amcm_req_t *r, MPI_Request *request)
+int amcm_req_register_slow(amcm_req_t *r, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
 
@@ -99,29 +97,27 @@ int amcm_req_register(amcm_req_t *r, MPI_Request *request)
     amcm_g.nactive++;
     amcm_unlock();
     if (!amcm_g.mt) {
-        amcm_req_last = r;
+        amcm_g.last_req = r;
     }
     *request = r->mreq;
     return MPI_SUCCESS;
 }
 
-amcm_req_t *amcm_req_find(MPI_Request req)
+amcm_req_t *amcm_req_lookup(MPI_Request req)
 {
-    amcm_req_t *r = amcm_req_last;
+    amcm_req_t *r;
 
-    if ((amcm_g.nactive == 0) || (req == MPI_REQUEST_NULL)) {
+    if (req == MPI_REQUEST_NULL) {
         return NULL;
     }
-    if ((r == NULL) || (r->mreq != req)) {
-        amcm_lock();
-        r = amcm_map_get(&amcm_reqs, AMCM_KEY(req));
-        amcm_unlock();
-    }
+    amcm_lock();
+    r = amcm_map_get(&amcm_reqs, AMCM_KEY(req));
+    amcm_unlock();
     /* not live: a pooled request's handle, used after its completion */
     return ((r != NULL) && r->live) ? r : NULL;
 }
 
-static void amcm_req_unregister(amcm_req_t *r)
+static inline void amcm_req_unregister(amcm_req_t *r)
 {
     amcm_lock();
     r->live = 0;
@@ -138,8 +134,8 @@ static void amcm_req_destroy(amcm_req_t *r)
         amcm_unlock();
         amcm_greq_release(&r->mreq);
     }
-    if (amcm_req_last == r) {
-        amcm_req_last = NULL;
+    if (amcm_g.last_req == r) {
+        amcm_g.last_req = NULL;
     }
     free(r);
 }
@@ -219,22 +215,19 @@ void amcm_req_release(amcm_req_t *r)
  * the table, not live: its handle, which MPI cannot give to anything else
  * while the generalized request lives, reaches us again only from a
  * program that uses a handle after completing it (erroneous), and is
- * handed to MPI as not ours. Its own lock: requests are freed with the
- * tables' lock held (amcm_detached_poll). */
-#define AMCM_POOL_MAX 32
-static amcm_req_t     *amcm_pool[AMCM_POOL_MAX];
-static int             amcm_npool;
+ * handed to MPI as not ours. Its own lock, as a release that finds the
+ * pool full takes the tables' lock. */
 static pthread_mutex_t amcm_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
-amcm_req_t *amcm_req_get(void)
+amcm_req_t *amcm_req_get_slow(void)
 {
     amcm_req_t *r = NULL;
 
     if (amcm_g.mt) {
         pthread_mutex_lock(&amcm_pool_lock);
     }
-    if (amcm_npool > 0) {
-        r = amcm_pool[--amcm_npool];
+    if (amcm_g.npool > 0) {
+        r = amcm_g.pool[--amcm_g.npool];
     }
     if (amcm_g.mt) {
         pthread_mutex_unlock(&amcm_pool_lock);
@@ -246,7 +239,7 @@ amcm_req_t *amcm_req_get(void)
     return r;
 }
 
-void amcm_req_free(amcm_req_t *r)
+void amcm_req_free_slow(amcm_req_t *r)
 {
     int kept = 0;
 
@@ -254,9 +247,9 @@ void amcm_req_free(amcm_req_t *r)
     if (amcm_g.mt) {
         pthread_mutex_lock(&amcm_pool_lock);
     }
-    if (amcm_g.inited && (amcm_npool < AMCM_POOL_MAX)) {
-        amcm_pool[amcm_npool++] = r;
-        kept                    = 1;
+    if (amcm_g.inited && (amcm_g.npool < AMCM_POOL_MAX)) {
+        amcm_g.pool[amcm_g.npool++] = r;
+        kept                        = 1;
     }
     if (amcm_g.mt) {
         pthread_mutex_unlock(&amcm_pool_lock);
@@ -269,11 +262,11 @@ void amcm_req_free(amcm_req_t *r)
 /* Before MPI_Finalize: MPI must see every generalized request completed. */
 void amcm_req_pool_drain(void)
 {
-    int n = amcm_npool;
+    int n = amcm_g.npool;
 
-    amcm_npool = 0;
+    amcm_g.npool = 0;
     while (n > 0) {
-        amcm_req_destroy(amcm_pool[--n]);
+        amcm_req_destroy(amcm_g.pool[--n]);
     }
 }
 
@@ -360,7 +353,7 @@ static int amcm_poll(amcm_req_t *r)
     return 0;
 }
 
-static void amcm_wait1(amcm_req_t *r)
+static inline void amcm_wait1(amcm_req_t *r)
 {
     if (r->coll == AMCM_IDUP) {
         while (!amcm_poll(r)) {
@@ -426,7 +419,7 @@ void amcm_detached_poll(int wait)
 
 /* The completion of a done (or inactive) r for the user: its status, its
  * handle (freed, or back to inactive), its error through the handler. */
-static int amcm_finish(amcm_req_t *r, MPI_Request *slot, MPI_Status *st)
+static inline int amcm_finish(amcm_req_t *r, MPI_Request *slot, MPI_Status *st)
 {
     MPI_Comm comm = r->comm;
     int      rc   = r->active ? r->rc : AMC_SUCCESS;
