@@ -136,6 +136,7 @@ typedef struct {
     amcm_req_t     *last_req;    /* the last registered (not with mt) */
     unsigned long   routed[AMCM_NCOLL][3];
     unsigned long   fell[AMCM_NCOLL][AMCM_NWHY];
+    unsigned long   routed_fast[AMCM_NCOLL]; /* of the routed, those that took a fast path */
 } amcm_global_t;
 
 extern amcm_global_t amcm_g;
@@ -236,6 +237,20 @@ void amcm_dtype_init(void);
 int  amcm_raise(MPI_Comm comm, int amc_rc);      /* calls the errhandler; returns the MPI code */
 int  amcm_mpi_code(int amc_rc);
 void amcm_errors_init(void);
+
+/* A request's header for a call: cleared (clear: it outlives the call, as
+ * the general path and the tables read all of it), then what every call has. */
+static inline void amcm_req_head(amcm_req_t *r, int clear, int coll, int mode, MPI_Comm comm,
+                                 amcm_comm_t *ce)
+{
+    if (clear) {
+        memset(r, 0, offsetof(amcm_req_t, pack));
+    }
+    r->coll = coll;
+    r->mode = mode;
+    r->comm = comm;
+    r->ce   = ce;
+}
 
 /* colls.c / requests.c */
 amcm_req_t *amcm_req_get_slow(void);

@@ -41,10 +41,7 @@ static inline void amcm_bump(unsigned long *c)
 
 static inline int amcm_decide(amcm_req_t *r, int coll, int mode, MPI_Comm comm)
 {
-    memset(r, 0, offsetof(amcm_req_t, pack)); /* the jobs are set when counted */
-    r->coll = coll;
-    r->mode = mode;
-    r->comm = comm;
+    amcm_req_head(r, 1, coll, mode, comm, NULL); /* the jobs are set when counted */
     if (!amcm_g.on) {
         return AMCM_WHY_OFF;
     }
@@ -692,14 +689,8 @@ static inline amcm_comm_t *amcm_fast_comm(int coll, MPI_Comm comm)
 static inline void amcm_fast_head(amcm_req_t *r, int coll, int mode, MPI_Comm comm,
                                   amcm_comm_t *ce)
 {
-    if (mode != AMCM_BLOCKING) {
-        memset(r, 0, offsetof(amcm_req_t, pack));
-    }
-    r->coll = coll;
-    r->mode = mode;
-    r->comm = comm;
-    r->ce   = ce;
-    r->adt  = AMC_BYTE;
+    amcm_req_head(r, mode != AMCM_BLOCKING, coll, mode, comm, ce);
+    r->adt = AMC_BYTE;
 }
 
 /* The communicator, the type and the op of a reduction: its request's
@@ -875,30 +866,50 @@ static inline int amcm_fast_rooted(amcm_req_t *r, int mode, int coll, const void
     return 1;
 }
 
-static inline int amcm_fast_gatherv(amcm_req_t *r, int mode, const void *sb, int sc,
-                                    MPI_Datatype st, void *rb, const int rcs[],
-                                    const int displs[], MPI_Datatype rt, int root, MPI_Comm comm)
+/* gatherv, scatterv: the root's v-side (vc, vd, vt: receive for a gather,
+ * send for a scatter) into *c, *d (NULL elsewhere), every rank's single
+ * side (oc, ot at obuf) in *bytes unless in place at the root. */
+static inline int amcm_fast_rootedv(amcm_req_t *r, int mode, int coll, const int vc[],
+                                    const int vd[], MPI_Datatype vt, int oc, MPI_Datatype ot,
+                                    const void *obuf, int root, MPI_Comm comm, size_t **c,
+                                    size_t **d, size_t *bytes, int *in_place)
 {
-    amcm_comm_t *ce = amcm_fast_comm(AMCM_GATHERV, comm);
-    int          at_root, in_place;
-    size_t       sbytes = 0, *c = NULL, *d = NULL;
+    amcm_comm_t *ce = amcm_fast_comm(coll, comm);
+    int          at_root;
 
     if ((ce == NULL) || ((unsigned)root >= (unsigned)ce->size)) {
         return 0;
     }
-    at_root  = (ce->rank == root);
-    in_place = at_root && (sb == MPI_IN_PLACE);
-    if ((at_root && !amcm_fast_vside(r, 0, ce->size, rcs, displs, rt, &c, &d)) ||
-        (!in_place && !amcm_fast_bytes(sc, st, &sbytes))) {
+    at_root   = (ce->rank == root);
+    *in_place = at_root && (obuf == MPI_IN_PLACE);
+    *c        = NULL;
+    *d        = NULL;
+    *bytes    = 0;
+    if ((at_root && !amcm_fast_vside(r, 0, ce->size, vc, vd, vt, c, d)) ||
+        (!*in_place && !amcm_fast_bytes(oc, ot, bytes))) {
         return 0;
     }
-    amcm_fast_head(r, AMCM_GATHERV, mode, comm, ce);
-    r->root   = root;
+    amcm_fast_head(r, coll, mode, comm, ce);
+    r->root = root;
+    return 1;
+}
+
+static inline int amcm_fast_gatherv(amcm_req_t *r, int mode, const void *sb, int sc,
+                                    MPI_Datatype st, void *rb, const int rcs[],
+                                    const int displs[], MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    size_t *c, *d, bytes;
+    int     in_place;
+
+    if (!amcm_fast_rootedv(r, mode, AMCM_GATHERV, rcs, displs, rt, sc, st, sb, root, comm, &c,
+                           &d, &bytes, &in_place)) {
+        return 0;
+    }
     r->rc_    = c;
     r->rd     = d;
-    r->rbuf   = at_root ? rb : NULL;
+    r->rbuf   = (c != NULL) ? rb : NULL;
     r->sbuf   = in_place ? AMC_IN_PLACE : sb;
-    r->scount = in_place ? c[root] : sbytes;
+    r->scount = in_place ? c[root] : bytes;
     return 1;
 }
 
@@ -906,26 +917,18 @@ static inline int amcm_fast_scatterv(amcm_req_t *r, int mode, const void *sb, co
                                      const int displs[], MPI_Datatype st, void *rb, int rc,
                                      MPI_Datatype rt, int root, MPI_Comm comm)
 {
-    amcm_comm_t *ce = amcm_fast_comm(AMCM_SCATTERV, comm);
-    int          at_root, in_place;
-    size_t       rbytes = 0, *c = NULL, *d = NULL;
+    size_t *c, *d, bytes;
+    int     in_place;
 
-    if ((ce == NULL) || ((unsigned)root >= (unsigned)ce->size)) {
+    if (!amcm_fast_rootedv(r, mode, AMCM_SCATTERV, scs, displs, st, rc, rt, rb, root, comm, &c,
+                           &d, &bytes, &in_place)) {
         return 0;
     }
-    at_root  = (ce->rank == root);
-    in_place = at_root && (rb == MPI_IN_PLACE);
-    if ((at_root && !amcm_fast_vside(r, 0, ce->size, scs, displs, st, &c, &d)) ||
-        (!in_place && !amcm_fast_bytes(rc, rt, &rbytes))) {
-        return 0;
-    }
-    amcm_fast_head(r, AMCM_SCATTERV, mode, comm, ce);
-    r->root  = root;
     r->sc    = c;
     r->sd    = d;
-    r->sbuf  = at_root ? sb : NULL;
+    r->sbuf  = (c != NULL) ? sb : NULL;
     r->rbuf  = in_place ? AMC_IN_PLACE : rb;
-    r->count = in_place ? c[root] : rbytes;
+    r->count = in_place ? c[root] : bytes;
     return 1;
 }
 
@@ -981,6 +984,7 @@ static inline int amcm_fast_done(int coll, MPI_Comm comm, int rc, int *ret)
         return 0;
     }
     amcm_bump(&amcm_g.routed[coll][AMCM_BLOCKING]);
+    amcm_bump(&amcm_g.routed_fast[coll]);
     *ret = (rc == AMC_SUCCESS) ? MPI_SUCCESS : amcm_raise(comm, rc);
     return 1;
 }
@@ -1019,6 +1023,7 @@ static inline int amcm_fast_done(int coll, MPI_Comm comm, int rc, int *ret)
             return pmpi;                                                                       \
         }                                                                                      \
         if (fast) {                                                                            \
+            amcm_bump(&amcm_g.routed_fast[coll]);                                                     \
             w_ = (request != NULL) ? amcm_issue_as(r_, coll, mode) : AMC_ERR_NO_MEMORY;        \
             return (w_ != AMC_ERR_NO_MEMORY) ? amcm_started(r_, w_, request)                   \
                                              : amcm_run_started(r_, AMCM_ROUTE, request);      \

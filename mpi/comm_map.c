@@ -14,7 +14,6 @@
  */
 #include "mpi/amcmpi.h"
 
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,11 +317,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     if ((r = amcm_req_get()) == NULL) {
         return amcm_raise(comm, AMC_ERR_NO_MEMORY);
     }
-    memset(r, 0, offsetof(amcm_req_t, pack));
-    r->coll    = AMCM_IDUP;
-    r->mode    = AMCM_NONBLOCKING;
-    r->comm    = comm;
-    r->ce      = pe;
+    amcm_req_head(r, 1, AMCM_IDUP, AMCM_NONBLOCKING, comm, pe);
     r->newcomm = newcomm;
     r->inner   = MPI_REQUEST_NULL;
     r->newac   = AMC_COMM_NULL;
