@@ -18,8 +18,14 @@
 #include <stdint.h>
 #include <string.h>
 #include <pthread.h>
+#include <sched.h>
 
 #include "amcoll.h"
+
+/* The library's own names are internal: calls and amcm_g go direct, not
+ * through the PLT and the GOT; only the MPI_ functions (declared above, in
+ * mpi.h) are exported. */
+#pragma GCC visibility push(hidden)
 
 /* Collectives, for AMCOLL_MPI_COLLS and the statistics. */
 enum {
@@ -158,7 +164,6 @@ static inline void amcm_unlock(void)
  * cores, as MPI libraries do when oversubscribed (the caller loops). */
 static inline void amcm_test_idle(void)
 {
-    extern int sched_yield(void);
     if (amcm_g.oversub) {
         sched_yield();
     }
@@ -226,7 +231,20 @@ typedef struct {
     MPI_Datatype dt;
     int          atype, cls, size;
 } amcm_named_t;
-const amcm_named_t *amcm_named_find(MPI_Datatype dt); /* NULL: not one of them */
+#define AMCM_NAMED_HASH 64 /* power of two */
+extern const amcm_named_t *amcm_named_tab[AMCM_NAMED_HASH]; /* direct-mapped, by handle */
+const amcm_named_t *amcm_named_search(MPI_Datatype dt); /* past the table: a search */
+static inline unsigned amcm_named_slot(MPI_Datatype dt)
+{
+    return (unsigned)((AMCM_KEY(dt) * 0x9e3779b97f4a7c15ULL) >> 58) & (AMCM_NAMED_HASH - 1);
+}
+/* NULL: not one of them. Inline: every fast path asks it once or twice. */
+static inline const amcm_named_t *amcm_named_find(MPI_Datatype dt)
+{
+    const amcm_named_t *e = amcm_named_tab[amcm_named_slot(dt)];
+
+    return ((e != NULL) && (e->dt == dt)) ? e : amcm_named_search(dt);
+}
 int  amcm_op_fast(MPI_Op op, const amcm_named_t *nm, amc_op_t *aop); /* 1: a predefined op on nm */
 int  amcm_dt_info(MPI_Datatype dt, amcm_dt_t *info); /* MPI error code */
 int  amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop); /* AMCM_ROUTE or why */
@@ -321,5 +339,7 @@ int  amcm_issue(amcm_req_t *r);
 /* stats */
 void amcm_stats_print(void);
 extern const char *const amcm_coll_names[AMCM_NCOLL];
+
+#pragma GCC visibility pop
 
 #endif /* AMCMPI_H */

@@ -677,8 +677,11 @@ static int amcm_run_started(amcm_req_t *r, int prep, MPI_Request *request)
  * fall through, and also while a detached request needs the general
  * path's upkeep. A blocking call's request is on the stack and holds only
  * what amcm_issue_as reads; a non-blocking or persistent one outlives the
- * call and gets the header amcm_decide would give it. */
-static inline amcm_comm_t *amcm_fast_comm(int coll, MPI_Comm comm)
+ * call and gets the header amcm_decide would give it. All inline in each
+ * wrapper, so that a blocking call's request stays in registers. */
+#define AMCM_FAST static inline __attribute__((always_inline))
+
+AMCM_FAST amcm_comm_t *amcm_fast_comm(int coll, MPI_Comm comm)
 {
     if (!amcm_g.on || !(amcm_g.colls & (1u << coll)) || (amcm_g.detached != NULL)) {
         return NULL;
@@ -686,8 +689,8 @@ static inline amcm_comm_t *amcm_fast_comm(int coll, MPI_Comm comm)
     return amcm_comm_find(comm);
 }
 
-static inline void amcm_fast_head(amcm_req_t *r, int coll, int mode, MPI_Comm comm,
-                                  amcm_comm_t *ce)
+AMCM_FAST void amcm_fast_head(amcm_req_t *r, int coll, int mode, MPI_Comm comm,
+                              amcm_comm_t *ce)
 {
     amcm_req_head(r, mode != AMCM_BLOCKING, coll, mode, comm, ce);
     r->adt = AMC_BYTE;
@@ -695,8 +698,8 @@ static inline void amcm_fast_head(amcm_req_t *r, int coll, int mode, MPI_Comm co
 
 /* The communicator, the type and the op of a reduction: its request's
  * header, type, op and element count; NULL where the general path decides. */
-static inline amcm_comm_t *amcm_fast_red(amcm_req_t *r, int coll, int mode, MPI_Comm comm,
-                                         int count, MPI_Datatype dt, MPI_Op op)
+AMCM_FAST amcm_comm_t *amcm_fast_red(amcm_req_t *r, int coll, int mode, MPI_Comm comm,
+                                     int count, MPI_Datatype dt, MPI_Op op)
 {
     amcm_comm_t        *ce = amcm_fast_comm(coll, comm);
     const amcm_named_t *nm;
@@ -718,8 +721,8 @@ static inline amcm_comm_t *amcm_fast_red(amcm_req_t *r, int coll, int mode, MPI_
  * d): what amcm_vlayout makes of a dense layout; 0 where it would pack (a
  * negative displacement) or report (a negative count, a block over
  * INT_MAX bytes), or the communicator is beyond the request's room. */
-static inline int amcm_fast_conv(size_t *c, size_t *d, int n, const int counts[],
-                                 const int displs[], size_t unit)
+AMCM_FAST int amcm_fast_conv(size_t *c, size_t *d, int n, const int counts[],
+                             const int displs[], size_t unit)
 {
     int i;
 
@@ -742,8 +745,8 @@ static inline int amcm_fast_conv(size_t *c, size_t *d, int n, const int counts[]
 }
 
 /* One side of a v-form: counts and displacements in r->vbuf[k], k + 1. */
-static inline int amcm_fast_vside(amcm_req_t *r, int k, int n, const int counts[],
-                                  const int displs[], MPI_Datatype dt, size_t **c, size_t **d)
+AMCM_FAST int amcm_fast_vside(amcm_req_t *r, int k, int n, const int counts[],
+                              const int displs[], MPI_Datatype dt, size_t **c, size_t **d)
 {
     const amcm_named_t *nm = amcm_named_find(dt);
 
@@ -757,7 +760,7 @@ static inline int amcm_fast_vside(amcm_req_t *r, int k, int n, const int counts[
 }
 
 /* count elements of a predefined dt in bytes into *bytes; 0 if not one */
-static inline int amcm_fast_bytes(int count, MPI_Datatype dt, size_t *bytes)
+AMCM_FAST int amcm_fast_bytes(int count, MPI_Datatype dt, size_t *bytes)
 {
     const amcm_named_t *nm;
 
@@ -768,7 +771,7 @@ static inline int amcm_fast_bytes(int count, MPI_Datatype dt, size_t *bytes)
     return 1;
 }
 
-static inline int amcm_fast_barrier(amcm_req_t *r, int mode, MPI_Comm comm)
+AMCM_FAST int amcm_fast_barrier(amcm_req_t *r, int mode, MPI_Comm comm)
 {
     amcm_comm_t *ce = amcm_fast_comm(AMCM_BARRIER, comm);
 
@@ -779,8 +782,8 @@ static inline int amcm_fast_barrier(amcm_req_t *r, int mode, MPI_Comm comm)
     return 1;
 }
 
-static inline int amcm_fast_bcast(amcm_req_t *r, int mode, void *buf, int count, MPI_Datatype dt,
-                                  int root, MPI_Comm comm)
+AMCM_FAST int amcm_fast_bcast(amcm_req_t *r, int mode, void *buf, int count, MPI_Datatype dt,
+                              int root, MPI_Comm comm)
 {
     amcm_comm_t *ce = amcm_fast_comm(AMCM_BCAST, comm);
     size_t       bytes;
@@ -797,9 +800,9 @@ static inline int amcm_fast_bcast(amcm_req_t *r, int mode, void *buf, int count,
 }
 
 /* reduce, allreduce, scan, exscan, reduce_scatter_block */
-static inline int amcm_fast_reduce(amcm_req_t *r, int mode, int coll, const void *sb, void *rb,
-                                   int count, MPI_Datatype dt, MPI_Op op, int root,
-                                   MPI_Comm comm)
+AMCM_FAST int amcm_fast_reduce(amcm_req_t *r, int mode, int coll, const void *sb, void *rb,
+                               int count, MPI_Datatype dt, MPI_Op op, int root,
+                               MPI_Comm comm)
 {
     amcm_comm_t *ce = amcm_fast_red(r, coll, mode, comm, count, dt, op);
     int          at_root;
@@ -814,9 +817,9 @@ static inline int amcm_fast_reduce(amcm_req_t *r, int mode, int coll, const void
     return 1;
 }
 
-static inline int amcm_fast_reduce_scatter(amcm_req_t *r, int mode, const void *sb, void *rb,
-                                           const int rcs[], MPI_Datatype dt, MPI_Op op,
-                                           MPI_Comm comm)
+AMCM_FAST int amcm_fast_reduce_scatter(amcm_req_t *r, int mode, const void *sb, void *rb,
+                                       const int rcs[], MPI_Datatype dt, MPI_Op op,
+                                       MPI_Comm comm)
 {
     amcm_comm_t *ce = amcm_fast_red(r, AMCM_REDUCE_SCATTER, mode, comm, 0, dt, op);
 
@@ -830,9 +833,9 @@ static inline int amcm_fast_reduce_scatter(amcm_req_t *r, int mode, const void *
 }
 
 /* gather, scatter, allgather, alltoall: per-rank bytes, as amcm_prep_rooted */
-static inline int amcm_fast_rooted(amcm_req_t *r, int mode, int coll, const void *sb, int sc,
-                                   MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, int root,
-                                   MPI_Comm comm)
+AMCM_FAST int amcm_fast_rooted(amcm_req_t *r, int mode, int coll, const void *sb, int sc,
+                               MPI_Datatype st, void *rb, int rc, MPI_Datatype rt, int root,
+                               MPI_Comm comm)
 {
     amcm_comm_t *ce     = amcm_fast_comm(coll, comm);
     int          rooted = (coll == AMCM_GATHER) || (coll == AMCM_SCATTER), at_root;
@@ -869,10 +872,10 @@ static inline int amcm_fast_rooted(amcm_req_t *r, int mode, int coll, const void
 /* gatherv, scatterv: the root's v-side (vc, vd, vt: receive for a gather,
  * send for a scatter) into *c, *d (NULL elsewhere), every rank's single
  * side (oc, ot at obuf) in *bytes unless in place at the root. */
-static inline int amcm_fast_rootedv(amcm_req_t *r, int mode, int coll, const int vc[],
-                                    const int vd[], MPI_Datatype vt, int oc, MPI_Datatype ot,
-                                    const void *obuf, int root, MPI_Comm comm, size_t **c,
-                                    size_t **d, size_t *bytes, int *in_place)
+AMCM_FAST int amcm_fast_rootedv(amcm_req_t *r, int mode, int coll, const int vc[],
+                                const int vd[], MPI_Datatype vt, int oc, MPI_Datatype ot,
+                                const void *obuf, int root, MPI_Comm comm, size_t **c,
+                                size_t **d, size_t *bytes, int *in_place)
 {
     amcm_comm_t *ce = amcm_fast_comm(coll, comm);
     int          at_root;
@@ -894,9 +897,9 @@ static inline int amcm_fast_rootedv(amcm_req_t *r, int mode, int coll, const int
     return 1;
 }
 
-static inline int amcm_fast_gatherv(amcm_req_t *r, int mode, const void *sb, int sc,
-                                    MPI_Datatype st, void *rb, const int rcs[],
-                                    const int displs[], MPI_Datatype rt, int root, MPI_Comm comm)
+AMCM_FAST int amcm_fast_gatherv(amcm_req_t *r, int mode, const void *sb, int sc,
+                                MPI_Datatype st, void *rb, const int rcs[],
+                                const int displs[], MPI_Datatype rt, int root, MPI_Comm comm)
 {
     size_t *c, *d, bytes;
     int     in_place;
@@ -913,9 +916,9 @@ static inline int amcm_fast_gatherv(amcm_req_t *r, int mode, const void *sb, int
     return 1;
 }
 
-static inline int amcm_fast_scatterv(amcm_req_t *r, int mode, const void *sb, const int scs[],
-                                     const int displs[], MPI_Datatype st, void *rb, int rc,
-                                     MPI_Datatype rt, int root, MPI_Comm comm)
+AMCM_FAST int amcm_fast_scatterv(amcm_req_t *r, int mode, const void *sb, const int scs[],
+                                 const int displs[], MPI_Datatype st, void *rb, int rc,
+                                 MPI_Datatype rt, int root, MPI_Comm comm)
 {
     size_t *c, *d, bytes;
     int     in_place;
@@ -932,9 +935,9 @@ static inline int amcm_fast_scatterv(amcm_req_t *r, int mode, const void *sb, co
     return 1;
 }
 
-static inline int amcm_fast_allgatherv(amcm_req_t *r, int mode, const void *sb, int sc,
-                                       MPI_Datatype st, void *rb, const int rcs[],
-                                       const int displs[], MPI_Datatype rt, MPI_Comm comm)
+AMCM_FAST int amcm_fast_allgatherv(amcm_req_t *r, int mode, const void *sb, int sc,
+                                   MPI_Datatype st, void *rb, const int rcs[],
+                                   const int displs[], MPI_Datatype rt, MPI_Comm comm)
 {
     amcm_comm_t *ce       = amcm_fast_comm(AMCM_ALLGATHERV, comm);
     int          in_place = (sb == MPI_IN_PLACE);
@@ -953,10 +956,10 @@ static inline int amcm_fast_allgatherv(amcm_req_t *r, int mode, const void *sb, 
     return 1;
 }
 
-static inline int amcm_fast_alltoallv(amcm_req_t *r, int mode, const void *sb, const int scs[],
-                                      const int sds[], MPI_Datatype st, void *rb,
-                                      const int rcs[], const int rds[], MPI_Datatype rt,
-                                      MPI_Comm comm)
+AMCM_FAST int amcm_fast_alltoallv(amcm_req_t *r, int mode, const void *sb, const int scs[],
+                                  const int sds[], MPI_Datatype st, void *rb,
+                                  const int rcs[], const int rds[], MPI_Datatype rt,
+                                  MPI_Comm comm)
 {
     amcm_comm_t *ce       = amcm_fast_comm(AMCM_ALLTOALLV, comm);
     int          in_place = (sb == MPI_IN_PLACE);
@@ -978,7 +981,7 @@ static inline int amcm_fast_alltoallv(amcm_req_t *r, int mode, const void *sb, c
 
 /* 1 when the blocking call is done (rc reported): else amcoll refused the
  * start for back-pressure, nothing started, and the general path retries. */
-static inline int amcm_fast_done(int coll, MPI_Comm comm, int rc, int *ret)
+AMCM_FAST int amcm_fast_done(int coll, MPI_Comm comm, int rc, int *ret)
 {
     if ((rc == AMC_ERR_NO_MEMORY) && ((amcm_g.nactive != 0) || (amcm_g.detached != NULL))) {
         return 0;
@@ -995,11 +998,14 @@ static inline int amcm_fast_done(int coll, MPI_Comm comm, int rc, int *ret)
  * preparation (prep) and run, else MPI's own (pmpi). */
 #define AMCM_B(coll, fast, prep, pmpi)                                                         \
     do {                                                                                       \
-        amcm_req_t r_;                                                                         \
-        int        w_;                                                                         \
-        if ((fast) && amcm_fast_done(coll, comm, amcm_issue_as(&r_, coll, B), &w_)) {          \
-            return w_;                                                                         \
+        int w_;                                                                                \
+        {   /* its own request: one whose address no call takes stays in registers */          \
+            amcm_req_t r_;                                                                     \
+            if ((fast) && amcm_fast_done(coll, comm, amcm_issue_as(&r_, coll, B), &w_)) {      \
+                return w_;                                                                     \
+            }                                                                                  \
         }                                                                                      \
+        amcm_req_t r_;                                                                         \
         w_ = prep;                                                                             \
         if ((w_ != AMCM_ROUTE) && (w_ < AMCM_FAIL)) {                                          \
             amcm_bump(&amcm_g.fell[coll][w_]);                                                 \
@@ -1023,7 +1029,7 @@ static inline int amcm_fast_done(int coll, MPI_Comm comm, int rc, int *ret)
             return pmpi;                                                                       \
         }                                                                                      \
         if (fast) {                                                                            \
-            amcm_bump(&amcm_g.routed_fast[coll]);                                                     \
+            amcm_bump(&amcm_g.routed_fast[coll]);                                              \
             w_ = (request != NULL) ? amcm_issue_as(r_, coll, mode) : AMC_ERR_NO_MEMORY;        \
             return (w_ != AMC_ERR_NO_MEMORY) ? amcm_started(r_, w_, request)                   \
                                              : amcm_run_started(r_, AMCM_ROUTE, request);      \
