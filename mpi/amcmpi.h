@@ -95,7 +95,10 @@ typedef struct amcm_req {
     amcm_comm_t  *ce;
     amc_request_t areq;
     int           active, done, rc, detached;
-    /* amcoll call */
+    int           npack, nunpack, nmem;
+    struct amcm_req *next_detached;
+    /* amcoll call (from here to pack: cleared by amcm_decide; a fast path
+     * sets what its collective's call reads, and clears only what is above) */
     const void    *sbuf;
     void          *rbuf;
     size_t         count, scount;
@@ -103,8 +106,6 @@ typedef struct amcm_req {
     amc_op_t       op;
     int            root;
     size_t        *sc, *sd, *rc_, *rd;
-    int            npack, nunpack, nmem;
-    struct amcm_req *next_detached;
     /* temporaries: set up only when used (amcm_decide clears what is above) */
     amcm_job_t     pack[2];
     amcm_job_t     unpack;
@@ -256,13 +257,14 @@ int  amcm_raise(MPI_Comm comm, int amc_rc);      /* calls the errhandler; return
 int  amcm_mpi_code(int amc_rc);
 void amcm_errors_init(void);
 
-/* A request's header for a call: cleared (clear: it outlives the call, as
- * the general path and the tables read all of it), then what every call has. */
-static inline void amcm_req_head(amcm_req_t *r, int clear, int coll, int mode, MPI_Comm comm,
+/* A request's header for a call: cleared up to clear bytes (the state a
+ * request outliving the call needs, and for the general path the amcoll
+ * call too: offsetof sbuf or pack), then what every call has. */
+static inline void amcm_req_head(amcm_req_t *r, size_t clear, int coll, int mode, MPI_Comm comm,
                                  amcm_comm_t *ce)
 {
-    if (clear) {
-        memset(r, 0, offsetof(amcm_req_t, pack));
+    if (clear > 0) {
+        memset(r, 0, clear);
     }
     r->coll = coll;
     r->mode = mode;

@@ -41,7 +41,8 @@ static inline void amcm_bump(unsigned long *c)
 
 static inline int amcm_decide(amcm_req_t *r, int coll, int mode, MPI_Comm comm)
 {
-    amcm_req_head(r, 1, coll, mode, comm, NULL); /* the jobs are set when counted */
+    /* all of the header: the jobs are set when counted */
+    amcm_req_head(r, offsetof(amcm_req_t, pack), coll, mode, comm, NULL);
     if (!amcm_g.on) {
         return AMCM_WHY_OFF;
     }
@@ -628,7 +629,8 @@ static int amcm_run_blocking(amcm_req_t *r, int prep)
 
 /* A non-blocking or persistent call started (rc: amcoll's answer): its
  * request handed out, or released and the error reported. */
-static int amcm_started(amcm_req_t *r, int rc, MPI_Request *request)
+static inline __attribute__((always_inline)) int amcm_started(amcm_req_t *r, int rc,
+                                                              MPI_Request *request)
 {
     MPI_Comm comm = r->comm;
 
@@ -692,7 +694,8 @@ AMCM_FAST amcm_comm_t *amcm_fast_comm(int coll, MPI_Comm comm)
 AMCM_FAST void amcm_fast_head(amcm_req_t *r, int coll, int mode, MPI_Comm comm,
                               amcm_comm_t *ce)
 {
-    amcm_req_head(r, mode != AMCM_BLOCKING, coll, mode, comm, ce);
+    amcm_req_head(r, (mode != AMCM_BLOCKING) ? offsetof(amcm_req_t, sbuf) : 0, coll, mode, comm,
+                  ce);
     r->adt = AMC_BYTE;
 }
 

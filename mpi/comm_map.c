@@ -317,7 +317,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     if ((r = amcm_req_get()) == NULL) {
         return amcm_raise(comm, AMC_ERR_NO_MEMORY);
     }
-    amcm_req_head(r, 1, AMCM_IDUP, AMCM_NONBLOCKING, comm, pe);
+    amcm_req_head(r, offsetof(amcm_req_t, pack), AMCM_IDUP, AMCM_NONBLOCKING, comm, pe);
     r->newcomm = newcomm;
     r->inner   = MPI_REQUEST_NULL;
     r->newac   = AMC_COMM_NULL;

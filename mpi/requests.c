@@ -289,10 +289,10 @@ int amcm_issue_retry(amcm_req_t *r, int start)
 }
 
 /* amcoll finished r (rc): its output into the user's buffers. */
-static void amcm_complete(amcm_req_t *r, int rc)
+static inline void amcm_complete(amcm_req_t *r, int rc)
 {
     r->done = 1;
-    if (rc == AMC_SUCCESS) {
+    if ((rc == AMC_SUCCESS) && r->nunpack) {
         rc = amcm_req_run_jobs(r, 1);
     }
     r->rc = rc;
@@ -510,7 +510,7 @@ int MPI_Request_free(MPI_Request *request)
     return MPI_SUCCESS;
 }
 
-static int amcm_start1(amcm_req_t *r)
+static inline int amcm_start1(amcm_req_t *r)
 {
     int rc;
 
@@ -518,9 +518,12 @@ static int amcm_start1(amcm_req_t *r)
         PMPI_Comm_call_errhandler(r->comm, MPI_ERR_REQUEST);
         return MPI_ERR_REQUEST;
     }
-    rc = amcm_req_run_jobs(r, 0);
+    rc = (r->npack > 0) ? amcm_req_run_jobs(r, 0) : AMC_SUCCESS;
     if (rc == AMC_SUCCESS) {
-        rc = amcm_issue_retry(r, 1);
+        rc = amc_start(&r->areq);
+        if (rc == AMC_ERR_NO_MEMORY) {
+            rc = amcm_issue_retry(r, 1); /* back-pressure: nothing started */
+        }
     }
     if (rc != AMC_SUCCESS) {
         return amcm_raise(r->comm, rc);
