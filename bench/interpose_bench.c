@@ -18,22 +18,11 @@
  */
 #include <amcoll.h>
 #include <mpi.h>
-#if defined(OPEN_MPI) && OPEN_MPI
-#include <mpi-ext.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define P_(x) MPIX_##x
-#define HAVE_P 1
-#elif MPI_VERSION >= 4
-#define P_(x) MPI_##x
-#define HAVE_P 1
-#else
-#define HAVE_P 0
-#endif
+#include "tests/mpi/mpi_pcoll.h"
 
 #define MAXBLOCKS 101
 #define MAXRANKS  64

@@ -32,23 +32,12 @@
  *                             mixed Waitall; then collectives on all of them
  */
 #include <mpi.h>
-#if defined(OPEN_MPI) && OPEN_MPI
-#include <mpi-ext.h>
-#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define P_(x) MPIX_##x
-#define HAVE_P 1
-#elif MPI_VERSION >= 4
-#define P_(x) MPI_##x
-#define HAVE_P 1
-#else
-#define HAVE_P 0
-#endif
+#include "mpi_pcoll.h"
 
 static int   rank, size, nfail, waitk;
 static FILE *out;
