@@ -18,8 +18,14 @@
 #include <stdint.h>
 #include <string.h>
 #include <pthread.h>
+#include <sched.h>
 
 #include "amcoll.h"
+
+/* The library's own names are internal: calls and amcm_g go direct, not
+ * through the PLT and the GOT; only the MPI_ functions (declared above, in
+ * mpi.h) are exported. */
+#pragma GCC visibility push(hidden)
 
 /* Collectives, for AMCOLL_MPI_COLLS and the statistics. */
 enum {
@@ -72,6 +78,13 @@ typedef struct amcm_comm {
     int        rank, size;
 } amcm_comm_t;
 
+/* Requests kept for reuse with their generalized requests (requests.c). */
+#define AMCM_POOL_MAX 32
+
+/* Communicators up to this size run the v-forms' fast path (their counts
+ * converted in the request); larger ones take the general path. */
+#define AMCM_FAST_VMAX 32
+
 /* One routed call: its amcoll arguments, the temporaries, and for the
  * non-blocking and persistent forms the MPI request that stands for it (a
  * generalized request, so the handle is a real one of the MPI library). */
@@ -81,9 +94,11 @@ typedef struct amcm_req {
     MPI_Comm      comm;
     amcm_comm_t  *ce;
     amc_request_t areq;
-    MPI_Request   mreq;
     int           active, done, rc, detached;
-    /* amcoll call */
+    int           npack, nunpack, nmem;
+    struct amcm_req *next_detached;
+    /* amcoll call (from here to pack: cleared by amcm_decide; a fast path
+     * sets what its collective's call reads, and clears only what is above) */
     const void    *sbuf;
     void          *rbuf;
     size_t         count, scount;
@@ -91,8 +106,6 @@ typedef struct amcm_req {
     amc_op_t       op;
     int            root;
     size_t        *sc, *sd, *rc_, *rd;
-    int            npack, nunpack, nmem;
-    struct amcm_req *next_detached;
     /* temporaries: set up only when used (amcm_decide clears what is above) */
     amcm_job_t     pack[2];
     amcm_job_t     unpack;
@@ -103,6 +116,12 @@ typedef struct amcm_req {
     MPI_Comm      *newcomm;
     amc_comm_t     newac;
     int            mpirc;
+    /* a fast path's v-form counts and displacements (amcoll's size_t) */
+    size_t         vbuf[4][AMCM_FAST_VMAX];
+    /* the MPI handle: kept from one use of the request to the next (the
+     * pool, requests.c), so it is outside what amcm_decide clears */
+    MPI_Request    mreq;
+    int            live; /* handed to the user, not yet completed or freed */
 } amcm_req_t;
 
 typedef struct {
@@ -117,10 +136,14 @@ typedef struct {
     amcm_comm_t    *world, *self;
     amcm_comm_t    *last;        /* the last communicator looked up (not with mt) */
     int             ecode[AMC_ERR_LAST]; /* MPI error code per amcoll code */
-    long            nactive;     /* routed requests alive (table entries) */
+    long            nactive;     /* routed requests live (handed out, not completed) */
     amcm_req_t     *detached;
+    amcm_req_t     *pool[AMCM_POOL_MAX]; /* requests kept for reuse (requests.c) */
+    int             npool;
+    amcm_req_t     *last_req;    /* the last registered (not with mt) */
     unsigned long   routed[AMCM_NCOLL][3];
     unsigned long   fell[AMCM_NCOLL][AMCM_NWHY];
+    unsigned long   routed_fast[AMCM_NCOLL]; /* of the routed, those that took a fast path */
 } amcm_global_t;
 
 extern amcm_global_t amcm_g;
@@ -142,7 +165,6 @@ static inline void amcm_unlock(void)
  * cores, as MPI libraries do when oversubscribed (the caller loops). */
 static inline void amcm_test_idle(void)
 {
-    extern int sched_yield(void);
     if (amcm_g.oversub) {
         sched_yield();
     }
@@ -210,7 +232,20 @@ typedef struct {
     MPI_Datatype dt;
     int          atype, cls, size;
 } amcm_named_t;
-const amcm_named_t *amcm_named_find(MPI_Datatype dt); /* NULL: not one of them */
+#define AMCM_NAMED_HASH 64 /* power of two */
+extern const amcm_named_t *amcm_named_tab[AMCM_NAMED_HASH]; /* direct-mapped, by handle */
+const amcm_named_t *amcm_named_search(MPI_Datatype dt); /* past the table: a search */
+static inline unsigned amcm_named_slot(MPI_Datatype dt)
+{
+    return (unsigned)((AMCM_KEY(dt) * 0x9e3779b97f4a7c15ULL) >> 58) & (AMCM_NAMED_HASH - 1);
+}
+/* NULL: not one of them. Inline: every fast path asks it once or twice. */
+static inline const amcm_named_t *amcm_named_find(MPI_Datatype dt)
+{
+    const amcm_named_t *e = amcm_named_tab[amcm_named_slot(dt)];
+
+    return ((e != NULL) && (e->dt == dt)) ? e : amcm_named_search(dt);
+}
 int  amcm_op_fast(MPI_Op op, const amcm_named_t *nm, amc_op_t *aop); /* 1: a predefined op on nm */
 int  amcm_dt_info(MPI_Datatype dt, amcm_dt_t *info); /* MPI error code */
 int  amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop); /* AMCM_ROUTE or why */
@@ -222,12 +257,82 @@ int  amcm_raise(MPI_Comm comm, int amc_rc);      /* calls the errhandler; return
 int  amcm_mpi_code(int amc_rc);
 void amcm_errors_init(void);
 
+/* A request's header for a call: cleared up to clear bytes (the state a
+ * request outliving the call needs, and for the general path the amcoll
+ * call too: offsetof sbuf or pack), then what every call has. */
+static inline void amcm_req_head(amcm_req_t *r, size_t clear, int coll, int mode, MPI_Comm comm,
+                                 amcm_comm_t *ce)
+{
+    if (clear > 0) {
+        memset(r, 0, clear);
+    }
+    r->coll = coll;
+    r->mode = mode;
+    r->comm = comm;
+    r->ce   = ce;
+}
+
 /* colls.c / requests.c */
-void amcm_req_free(amcm_req_t *r);
+amcm_req_t *amcm_req_get_slow(void);
+void        amcm_req_free_slow(amcm_req_t *r);
+int         amcm_req_register_slow(amcm_req_t *r, MPI_Request *request);
+amcm_req_t *amcm_req_lookup(MPI_Request req);
+void        amcm_req_pool_drain(void);
+
+/* A request for a call: mreq is kept from its last use or MPI_REQUEST_NULL,
+ * the rest is for the caller to set up. Single-threaded, the common cases
+ * of these four are inline (a routed non-blocking call and its wait are a
+ * few hundred instructions in all): one from the pool, one without
+ * temporaries back to it, one whose handle was made by an earlier use, the
+ * last one registered. */
+static inline amcm_req_t *amcm_req_get(void)
+{
+    if (!amcm_g.mt && (amcm_g.npool > 0)) {
+        return amcm_g.pool[--amcm_g.npool];
+    }
+    return amcm_req_get_slow();
+}
+
+/* Releases r's temporaries and keeps r (with its handle) or frees it. */
+static inline void amcm_req_free(amcm_req_t *r)
+{
+    if (!amcm_g.mt && ((r->npack | r->nunpack | r->nmem) == 0) && amcm_g.inited &&
+        (amcm_g.npool < AMCM_POOL_MAX)) {
+        amcm_g.pool[amcm_g.npool++] = r;
+        return;
+    }
+    amcm_req_free_slow(r);
+}
+
+/* r started: hands its handle out (it is live until completed or freed). */
+static inline int amcm_req_register(amcm_req_t *r, MPI_Request *request)
+{
+    if (!amcm_g.mt && (r->mreq != MPI_REQUEST_NULL)) {
+        r->live = 1;
+        amcm_g.nactive++;
+        amcm_g.last_req = r;
+        *request        = r->mreq;
+        return MPI_SUCCESS;
+    }
+    return amcm_req_register_slow(r, request);
+}
+
+/* The live routed request of a handle, or NULL (MPI's own). */
+static inline amcm_req_t *amcm_req_find(MPI_Request req)
+{
+    amcm_req_t *r = amcm_g.last_req;
+
+    if (amcm_g.nactive == 0) {
+        return NULL;
+    }
+    if ((r != NULL) && (r->mreq == req) && r->live) {
+        return r;
+    }
+    return amcm_req_lookup(req);
+}
+
 void amcm_req_release(amcm_req_t *r);
 int  amcm_issue_retry(amcm_req_t *r, int start);
-int  amcm_req_register(amcm_req_t *r, MPI_Request *request);
-amcm_req_t *amcm_req_find(MPI_Request req);
 int  amcm_req_run_jobs(amcm_req_t *r, int unpack);
 void amcm_progress_all(void);
 void amcm_detached_poll(int wait);
@@ -236,5 +341,7 @@ int  amcm_issue(amcm_req_t *r);
 /* stats */
 void amcm_stats_print(void);
 extern const char *const amcm_coll_names[AMCM_NCOLL];
+
+#pragma GCC visibility pop
 
 #endif /* AMCMPI_H */

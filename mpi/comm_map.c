@@ -314,24 +314,23 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     if ((pe == NULL) || !amcm_g.on || (newcomm == NULL) || (request == NULL)) {
         return PMPI_Comm_idup(comm, newcomm, request);
     }
-    if ((r = calloc(1, sizeof(*r))) == NULL) {
+    if ((r = amcm_req_get()) == NULL) {
         return amcm_raise(comm, AMC_ERR_NO_MEMORY);
     }
-    r->coll    = AMCM_IDUP;
-    r->mode    = AMCM_NONBLOCKING;
-    r->comm    = comm;
-    r->ce      = pe;
+    amcm_req_head(r, offsetof(amcm_req_t, pack), AMCM_IDUP, AMCM_NONBLOCKING, comm, pe);
     r->newcomm = newcomm;
     r->inner   = MPI_REQUEST_NULL;
+    r->newac   = AMC_COMM_NULL;
+    r->mpirc   = MPI_SUCCESS;
     rc         = amcm_issue_retry(r, 0);
     if (rc != AMC_SUCCESS) {
-        free(r);
+        amcm_req_free(r);
         return amcm_raise(comm, rc);
     }
     rc = PMPI_Comm_idup(comm, newcomm, &r->inner);
     if (rc != MPI_SUCCESS) {
         amc_request_free(&r->areq); /* runs on detached; its communicator is never used */
-        free(r);
+        amcm_req_free(r);
         return rc;
     }
     r->active = 1;

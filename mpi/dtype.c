@@ -18,16 +18,10 @@
 /* What MPI lets a predefined op do on a type (MPI-3.1 5.9.2). */
 enum { AMCM_CL_NONE, AMCM_CL_INT, AMCM_CL_FLOAT, AMCM_CL_BYTE };
 
-#define AMCM_NAMED_MAX  40
-#define AMCM_NAMED_HASH 64 /* power of two */
-static amcm_named_t        amcm_named[AMCM_NAMED_MAX];
-static int                 amcm_nnamed;
-static const amcm_named_t *amcm_named_tab[AMCM_NAMED_HASH]; /* direct-mapped, by handle */
-
-static inline unsigned amcm_named_slot(MPI_Datatype dt)
-{
-    return (unsigned)((AMCM_KEY(dt) * 0x9e3779b97f4a7c15ULL) >> 58) & (AMCM_NAMED_HASH - 1);
-}
+#define AMCM_NAMED_MAX 40
+static amcm_named_t  amcm_named[AMCM_NAMED_MAX];
+static int           amcm_nnamed;
+const amcm_named_t  *amcm_named_tab[AMCM_NAMED_HASH]; /* direct-mapped, by handle */
 
 static void amcm_named_add(MPI_Datatype dt, int atype, int cls, int want_size)
 {
@@ -85,14 +79,10 @@ void amcm_dtype_init(void)
     amcm_named_add(MPI_COUNT, AMC_INT64, AMCM_CL_INT, 8);
 }
 
-const amcm_named_t *amcm_named_find(MPI_Datatype dt)
+const amcm_named_t *amcm_named_search(MPI_Datatype dt)
 {
-    const amcm_named_t *e = amcm_named_tab[amcm_named_slot(dt)];
-    int                 i;
+    int i;
 
-    if ((e != NULL) && (e->dt == dt)) {
-        return e;
-    }
     for (i = 0; i < amcm_nnamed; i++) {
         if (amcm_named[i].dt == dt) {
             return &amcm_named[i];

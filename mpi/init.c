@@ -241,6 +241,7 @@ int MPI_Finalize(void)
         amcm_comm_forget_all();
         amc_finalize();
         amcm_g.inited = 0;
+        amcm_req_pool_drain();
     } else if (amcm_g.stats) {
         amcm_stats_print();
     }
@@ -268,9 +269,10 @@ void amcm_stats_print(void)
         if ((r == 0) && (f == 0)) {
             continue;
         }
-        o += (size_t)snprintf(line + o, sizeof(line) - o, " %s: routed %lu (b %lu, nb %lu, p %lu)",
+        o += (size_t)snprintf(line + o, sizeof(line) - o,
+                              " %s: routed %lu (b %lu, nb %lu, p %lu; fast %lu)",
                               amcm_coll_names[c], r, amcm_g.routed[c][0], amcm_g.routed[c][1],
-                              amcm_g.routed[c][2]);
+                              amcm_g.routed[c][2], amcm_g.routed_fast[c]);
         if (f > 0 && o < sizeof(line)) {
             o += (size_t)snprintf(line + o, sizeof(line) - o, " fell through %lu (", f);
             for (w = 1; w < AMCM_NWHY && o < sizeof(line); w++) {

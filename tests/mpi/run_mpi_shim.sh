@@ -5,7 +5,8 @@
 # the collectives (AMCOLL_MPI_STATS=1), that AMCOLL_MPI=0 and
 # AMCOLL_MPI_COLLS keep results identical, and the error handlers
 # (MPI_ERRORS_RETURN gets MPI_ERR_TRUNCATE, MPI_ERRORS_ARE_FATAL aborts with
-# amcoll's message), and that MPI_Comm_idup does not block. Run from the
+# amcoll's message), that MPI_Comm_idup does not block, and that the fast
+# paths compute what MPI defines and are taken. Run from the
 # build directory (make check).
 # Knobs: AMCTEST_SHIM_NPROCS (default 1 2 3 4 5 8), MPIRUN.
 set -u
@@ -110,6 +111,41 @@ for np in 2 4; do
         fail "MPI_Comm_idup N=$np (hang, wrong result or not routed)"
         tail -n 10 "$WORK/idup.log" | sed 's/^/    | /'
     fi
+done
+
+# the fast paths (test_mpi_shim fast checks its own results, with and
+# without the library): every v-form, scan, exscan and reduce_scatter(_block)
+# call took one in every mode, the derived-type alltoallv the general path,
+# the MINLOC scan MPI's own
+for np in 3 4; do
+    for lib in 0 1; do
+        if [ $lib = 1 ]; then pre=("${PRE[@]}"); what="with library"; else pre=(); what="without"; fi
+        if timeout -k 10 120 "$MPIRUN" "${ARGS[@]}" "${pre[@]}" -np "$np" "$BIN" fast \
+                </dev/null >"$WORK/fast.log" 2>&1 && grep -q "^ok fast N=$np" "$WORK/fast.log"; then
+            pass "fast-path cases checked element by element, $what, N=$np"
+        else
+            fail "fast-path cases, $what, N=$np"
+            grep -m 10 "FAIL" "$WORK/fast.log" | sed 's/^/    | /'
+            continue
+        fi
+        [ $lib = 1 ] || continue
+        line=$(grep "stats rank 0" "$WORK/fast.log")
+        bad=""
+        for c in gatherv scatterv allgatherv alltoallv scan exscan reduce_scatter reduce_scatter_block; do
+            echo "$line" | grep -q " $c: routed [0-9]* (b [1-9][0-9]*, nb [1-9][0-9]*, p [0-9]*; fast [1-9]" ||
+                bad="$bad $c"
+        done
+        a2a=$(echo "$line" | sed -n 's/.* alltoallv: routed \([0-9]*\) ([^;]*; fast \([0-9]*\)).*/\1 \2/p')
+        [ -n "$a2a" ] && [ "${a2a% *}" -gt "${a2a#* }" ] || bad="$bad alltoallv-general($a2a)"
+        echo "$line" | grep -q " scan: routed [0-9]* ([^)]*) fell through [1-9][0-9]* (op " ||
+            bad="$bad scan-minloc"
+        if [ -z "$bad" ]; then
+            pass "fast paths taken (and left where they must be) N=$np"
+        else
+            fail "fast paths taken N=$np:$bad"
+            echo "$line" | sed 's/^/    | /'
+        fi
+    done
 done
 
 # N = 2: one rank fails, so one abort (two at once can lose Open MPI's help

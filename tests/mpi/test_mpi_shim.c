@@ -18,6 +18,10 @@
  *   test_mpi_shim errors      under the library: an amcoll error reaches an
  *                             MPI_ERRORS_RETURN handler as MPI_ERR_TRUNCATE
  *   test_mpi_shim fatal       the same under MPI_ERRORS_ARE_FATAL: aborts
+ *   test_mpi_shim fast        self-checking: the fast paths' cases (v-forms
+ *                             with uneven counts, in place, scan/exscan,
+ *                             reduce_scatter(_block), every mode) and two that
+ *                             leave them (a derived type, MINLOC)
  *   test_mpi_shim idup        MPI_Comm_idup overlapping point-to-point it
  *                             depends on (rank 0 sends to rank 1 before its
  *                             wait, rank 1 receives before its idup: a blocking
@@ -28,23 +32,12 @@
  *                             mixed Waitall; then collectives on all of them
  */
 #include <mpi.h>
-#if defined(OPEN_MPI) && OPEN_MPI
-#include <mpi-ext.h>
-#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define P_(x) MPIX_##x
-#define HAVE_P 1
-#elif MPI_VERSION >= 4
-#define P_(x) MPI_##x
-#define HAVE_P 1
-#else
-#define HAVE_P 0
-#endif
+#include "mpi_pcoll.h"
 
 static int   rank, size, nfail, waitk;
 static FILE *out;
@@ -655,13 +648,26 @@ static void mixed(MPI_Comm comm, MPI_Comm dup)
 #endif
 }
 
+/* The end of a self-checking sub-test: ok on rank 0 if no rank failed. */
+static int sub_end(const char *name, int bad)
+{
+    int nb = -1;
+
+    CHK(MPI_Allreduce(&bad, &nb, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    MPI_Finalize();
+    if ((rank == 0) && (nb == 0)) {
+        printf("ok %s N=%d\n", name, size);
+    }
+    return nb != 0;
+}
+
 /* ------------------------------------------------------------------ idup */
 
 static int idup_test(void)
 {
     MPI_Comm    c1, c2, c3;
     MPI_Request q1, q[4];
-    int         tok = 42, got = -1, a[4], r[4], sum, i, v, bad = 0, nb = -1;
+    int         tok = 42, got = -1, a[4], r[4], sum, i, v, bad = 0;
     int         sbuf = rank, rbuf = -1;
 
     snprintf(lbl, sizeof(lbl), "idup");
@@ -724,12 +730,234 @@ static int idup_test(void)
     CHK(MPI_Comm_free(&c3));
     CHK(MPI_Comm_free(&c2));
     CHK(MPI_Comm_free(&c1));
-    CHK(MPI_Allreduce(&bad, &nb, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-    MPI_Finalize();
-    if ((rank == 0) && (nb == 0)) {
-        printf("ok idup N=%d\n", size);
+    return sub_end("idup", bad);
+}
+
+/* ------------------------------------------------------------------ fast */
+
+/* Self-checking, with or without the library: what the fast paths take
+ * (predefined types, v-forms with uneven counts, zeros and gaps, in place,
+ * scan/exscan, reduce_scatter(_block), each blocking, non-blocking with
+ * Wait and with a Test loop, persistent started twice) and what must leave
+ * them (a derived type: the general path; MINLOC: MPI's own), every
+ * element checked against what MPI defines, the gaps against their
+ * sentinel. run_mpi_shim.sh checks in the statistics that the fast paths
+ * ran. */
+static int fbad;
+
+static void fcheck(const char *what, int m, const int *got, const int *want, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        if (got[i] != want[i]) {
+            printf("FAIL rank %d: %s m%d: element %d is %d, want %d\n", rank, what, m, i, got[i],
+                   want[i]);
+            fbad++;
+            return;
+        }
     }
-    return nb != 0;
+}
+
+#define FN 4096
+static int fsb[FN], frb[FN], fwant[FN];
+
+static void fast_vforms(MPI_Comm comm, int m)
+{
+    int me, n, j, k, ip, root, off, mine;
+    int cnt[64], dsp[64], scs[64], sds[64], rcs[64], rds[64];
+
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    for (j = 0; j < n; j++) {
+        cnt[j] = (j * 3 + 1) % 4; /* 1, 0, 3, 2, ...: uneven, some empty */
+    }
+    for (ip = 0; ip < 2; ip++) {
+        for (root = 0; root < n; root += (n > 1) ? n - 1 : 1) {
+            /* gatherv: blocks in reverse order, a gap of 2 after each */
+            for (off = 0, j = n - 1; j >= 0; j--) { dsp[j] = off; off += cnt[j] + 2; }
+            for (k = 0; k < FN; k++) { fsb[k] = 1000 * me + k; frb[k] = fwant[k] = -1; }
+            for (j = 0; j < n; j++) for (k = 0; k < cnt[j]; k++) fwant[dsp[j] + k] = 1000 * j + k;
+            if (ip && me == root) for (k = 0; k < cnt[me]; k++) frb[dsp[me] + k] = 1000 * me + k;
+            snprintf(lbl, sizeof(lbl), "fast gatherv ip%d root%d", ip, root);
+            COLL3(m, MPI_Gatherv, MPI_Igatherv, P_(Gatherv_init),
+                  (ip && me == root) ? MPI_IN_PLACE : (void *)fsb, cnt[me], MPI_INT, frb, cnt, dsp,
+                  MPI_INT, root, comm);
+            if (me == root) fcheck(lbl, m, frb, fwant, off);
+            /* scatterv: blocks in order with a gap of 1 */
+            for (off = 0, j = 0; j < n; j++) { dsp[j] = off; off += cnt[j] + 1; }
+            for (k = 0; k < FN; k++) { fsb[k] = 1000 * me + k; frb[k] = fwant[k] = -1; }
+            mine = cnt[me];
+            for (k = 0; k < mine; k++) fwant[k] = 1000 * root + dsp[me] + k;
+            snprintf(lbl, sizeof(lbl), "fast scatterv ip%d root%d", ip, root);
+            if (ip && me == root) {
+                COLL3(m, MPI_Scatterv, MPI_Iscatterv, P_(Scatterv_init), fsb, cnt, dsp, MPI_INT,
+                      MPI_IN_PLACE, mine, MPI_INT, root, comm);
+            } else {
+                COLL3(m, MPI_Scatterv, MPI_Iscatterv, P_(Scatterv_init), fsb, cnt, dsp, MPI_INT,
+                      frb, mine, MPI_INT, root, comm);
+                fcheck(lbl, m, frb, fwant, mine + 1);
+            }
+        }
+        /* allgatherv: reversed with a gap of 1 */
+        for (off = 0, j = n - 1; j >= 0; j--) { dsp[j] = off; off += cnt[j] + 1; }
+        for (k = 0; k < FN; k++) { fsb[k] = 1000 * me + k; frb[k] = fwant[k] = -1; }
+        for (j = 0; j < n; j++) for (k = 0; k < cnt[j]; k++) fwant[dsp[j] + k] = 1000 * j + k;
+        if (ip) for (k = 0; k < cnt[me]; k++) frb[dsp[me] + k] = 1000 * me + k;
+        snprintf(lbl, sizeof(lbl), "fast allgatherv ip%d", ip);
+        COLL3(m, MPI_Allgatherv, MPI_Iallgatherv, P_(Allgatherv_init),
+              ip ? MPI_IN_PLACE : (void *)fsb, cnt[me], MPI_INT, frb, cnt, dsp, MPI_INT, comm);
+        fcheck(lbl, m, frb, fwant, off);
+        if (ip && (m == 2)) {
+            continue; /* started twice in place, it would exchange back */
+        }
+        /* alltoallv: to j, (me + j) % 3 ints (symmetric, so in place works),
+         * sent from gapped blocks, received reversed with gaps */
+        for (off = 0, j = 0; j < n; j++) { scs[j] = (me + j) % 3; sds[j] = off; off += scs[j] + 2; }
+        for (off = 0, j = n - 1; j >= 0; j--) { rcs[j] = (j + me) % 3; rds[j] = off; off += rcs[j] + 1; }
+        for (k = 0; k < FN; k++) frb[k] = fwant[k] = -1;
+        for (j = 0; j < n; j++) for (k = 0; k < scs[j]; k++) fsb[sds[j] + k] = 100000 * me + 100 * j + k;
+        for (j = 0; j < n; j++) for (k = 0; k < rcs[j]; k++) fwant[rds[j] + k] = 100000 * j + 100 * me + k;
+        if (ip) {
+            for (j = 0; j < n; j++) for (k = 0; k < rcs[j]; k++) frb[rds[j] + k] = 100000 * me + 100 * j + k;
+        }
+        snprintf(lbl, sizeof(lbl), "fast alltoallv ip%d", ip);
+        COLL3(m, MPI_Alltoallv, MPI_Ialltoallv, P_(Alltoallv_init),
+              ip ? MPI_IN_PLACE : (void *)fsb, scs, sds, MPI_INT, frb, rcs, rds, MPI_INT, comm);
+        fcheck(lbl, m, frb, fwant, off);
+    }
+}
+
+static void fast_reductions(MPI_Comm comm, int m)
+{
+    int    me, n, j, k, ip, c = 5, off, tot;
+    int    rcs[64];
+    double ds[8], dr[8];
+
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    for (ip = 0; ip < 2 - (m == 2); ip++) { /* in place, a second start would reduce the result */
+        /* scan, int sum: sum over i <= me of (i + k) */
+        for (k = 0; k < FN; k++) fsb[k] = frb[k] = fwant[k] = -1;
+        for (k = 0; k < c; k++) {
+            fsb[k]   = me + k;
+            fwant[k] = me * (me + 1) / 2 + (me + 1) * k;
+            if (ip) frb[k] = fsb[k];
+        }
+        snprintf(lbl, sizeof(lbl), "fast scan sum ip%d", ip);
+        COLL3(m, MPI_Scan, MPI_Iscan, P_(Scan_init), ip ? MPI_IN_PLACE : (void *)fsb, frb, c,
+              MPI_INT, MPI_SUM, comm);
+        fcheck(lbl, m, frb, fwant, c + 1);
+        /* exscan, int sum: sum over i < me (rank 0's result undefined) */
+        for (k = 0; k < FN; k++) frb[k] = -1;
+        for (k = 0; k < c; k++) {
+            fwant[k] = me * (me - 1) / 2 + me * k;
+            if (ip) frb[k] = fsb[k];
+        }
+        snprintf(lbl, sizeof(lbl), "fast exscan sum ip%d", ip);
+        COLL3(m, MPI_Exscan, MPI_Iexscan, P_(Exscan_init), ip ? MPI_IN_PLACE : (void *)fsb, frb,
+              c, MPI_INT, MPI_SUM, comm);
+        if (me > 0) fcheck(lbl, m, frb, fwant, c + 1);
+        /* reduce_scatter_block, int sum: block me, element k: sum over i of (i + me * c + k) */
+        for (k = 0; k < FN; k++) frb[k] = fwant[k] = -1;
+        for (k = 0; k < c * n; k++) fsb[k] = me + k;
+        for (k = 0; k < c; k++) fwant[k] = n * (n - 1) / 2 + n * (me * c + k);
+        if (ip) for (k = 0; k < c * n; k++) frb[k] = fsb[k];
+        snprintf(lbl, sizeof(lbl), "fast reduce_scatter_block ip%d", ip);
+        COLL3(m, MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block,
+              P_(Reduce_scatter_block_init), ip ? MPI_IN_PLACE : (void *)fsb, frb, c, MPI_INT,
+              MPI_SUM, comm);
+        if (!ip) fwant[c] = -1; /* in place, the rest of the input stays */
+        fcheck(lbl, m, frb, fwant, ip ? c : c + 1);
+        /* reduce_scatter, uneven (rank 0 gets nothing) */
+        for (tot = 0, j = 0; j < n; j++) { rcs[j] = j % 3; tot += rcs[j]; }
+        for (off = 0, j = 0; j < me; j++) off += rcs[j];
+        for (k = 0; k < FN; k++) frb[k] = fwant[k] = -1;
+        for (k = 0; k < tot; k++) fsb[k] = 2 * me + k;
+        for (k = 0; k < rcs[me]; k++) fwant[k] = n * (n - 1) + n * (off + k);
+        if (ip) for (k = 0; k < tot; k++) frb[k] = fsb[k];
+        snprintf(lbl, sizeof(lbl), "fast reduce_scatter ip%d", ip);
+        COLL3(m, MPI_Reduce_scatter, MPI_Ireduce_scatter, P_(Reduce_scatter_init),
+              ip ? MPI_IN_PLACE : (void *)fsb, frb, rcs, MPI_INT, MPI_SUM, comm);
+        fcheck(lbl, m, frb, fwant, ip ? rcs[me] : rcs[me] + 1);
+    }
+    /* scan, double max */
+    for (k = 0; k < 8; k++) {
+        ds[k] = (double)((me * 7 + k) % 5);
+        dr[k] = -1;
+    }
+    snprintf(lbl, sizeof(lbl), "fast scan double max");
+    COLL3(m, MPI_Scan, MPI_Iscan, P_(Scan_init), ds, dr, 8, MPI_DOUBLE, MPI_MAX, comm);
+    for (k = 0; k < 8; k++) {
+        int i, best = -1;
+        for (i = 0; i <= me; i++) best = ((i * 7 + k) % 5 > best) ? (i * 7 + k) % 5 : best;
+        frb[k]   = (int)dr[k];
+        fwant[k] = best;
+    }
+    fcheck(lbl, m, frb, fwant, 8);
+}
+
+/* off the fast paths: a derived type (the general path packs it) and
+ * MINLOC (MPI's own) */
+static void fast_off(MPI_Comm comm, int m)
+{
+    int          me, n, j, k, off;
+    int          scs[64], sds[64], rcs[64], rds[64], pin[8], pout[8];
+    MPI_Datatype pair;
+
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    /* alltoallv sending pairs, receiving ints: the same signature */
+    for (off = 0, j = 0; j < n; j++) { scs[j] = (me + j) % 2 + 1; sds[j] = off; off += scs[j] + 1; }
+    for (off = 0, j = n - 1; j >= 0; j--) { rcs[j] = 2 * ((j + me) % 2 + 1); rds[j] = off; off += rcs[j] + 1; }
+    for (k = 0; k < FN; k++) frb[k] = fwant[k] = -1;
+    for (j = 0; j < n; j++) for (k = 0; k < 2 * scs[j]; k++) fsb[2 * sds[j] + k] = 100000 * me + 100 * j + k;
+    for (j = 0; j < n; j++) for (k = 0; k < rcs[j]; k++) fwant[rds[j] + k] = 100000 * j + 100 * me + k;
+    snprintf(lbl, sizeof(lbl), "off alltoallv pairs to ints");
+    COLL3(m, MPI_Alltoallv, MPI_Ialltoallv, P_(Alltoallv_init), fsb, scs, sds, pair, frb, rcs,
+          rds, MPI_INT, comm);
+    fcheck(lbl, m, frb, fwant, off);
+    MPI_Type_free(&pair);
+    /* scan MINLOC on (value, rank) pairs */
+    for (k = 0; k < 4; k++) {
+        pin[2 * k]     = (me * 5 + k) % 7;
+        pin[2 * k + 1] = me;
+        pout[2 * k] = pout[2 * k + 1] = -1;
+    }
+    snprintf(lbl, sizeof(lbl), "off scan minloc");
+    COLL3(m, MPI_Scan, MPI_Iscan, P_(Scan_init), pin, pout, 4, MPI_2INT, MPI_MINLOC, comm);
+    for (k = 0; k < 4; k++) {
+        int i, v = 1 << 30, loc = -1;
+        for (i = 0; i <= me; i++) {
+            if ((i * 5 + k) % 7 < v) { v = (i * 5 + k) % 7; loc = i; }
+        }
+        fwant[2 * k]     = v;
+        fwant[2 * k + 1] = loc;
+    }
+    fcheck(lbl, m, pout, fwant, 8);
+}
+
+static int fast_test(void)
+{
+    static const int modes[4] = {0, 1, 1, 2};
+    MPI_Comm         dup;
+    int              m, ci, pass;
+
+    CHK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    for (ci = 0; ci < 2; ci++) {
+        MPI_Comm c = ci ? dup : MPI_COMM_WORLD;
+        for (pass = 0; pass < 4; pass++) {
+            m     = modes[pass];
+            waitk = pass & 1; /* the two non-blocking passes: each call Wait once, Test once */
+            if ((m == 2) && !HAVE_P) continue;
+            fast_vforms(c, m);
+            fast_reductions(c, m);
+            fast_off(c, m);
+        }
+    }
+    CHK(MPI_Comm_free(&dup));
+    return sub_end("fast", fbad);
 }
 
 /* ------------------------------------------------------------------ main */
@@ -820,6 +1048,9 @@ int main(int argc, char **argv)
     if (strcmp(sub, "idup") == 0) {
         return idup_test();
     }
+    if (strcmp(sub, "fast") == 0) {
+        return fast_test();
+    }
     if (strcmp(sub, "errors") == 0 || strcmp(sub, "fatal") == 0) {
         MPI_Comm c;
         int      buf[16] = {0}, rc, cls = -1, len;
@@ -855,7 +1086,8 @@ int main(int argc, char **argv)
         return nfail != 0;
     }
     if (argc < 3) {
-        fprintf(stderr, "usage: %s colls OUT | compare A B N | errors | fatal | idup\n", argv[0]);
+        fprintf(stderr, "usage: %s colls OUT | compare A B N | errors | fatal | idup | fast\n",
+                argv[0]);
         return 2;
     }
     snprintf(path, sizeof(path), "%s.%d", argv[2], rank);
