@@ -408,7 +408,7 @@ static void amc_fake_pull(amc_fake_fabric_t *fabric, amc_fake_msg_t *ev)
 {
     amc_fake_rndv_t *desc = ev->pull;
 
-    if (desc->msg.len > 0) {
+    if ((desc->msg.len > 0) && (ev->pull_buf != desc->msg.data)) {
         memcpy(ev->pull_buf, desc->msg.data, desc->msg.len);
     }
     amc_fake_complete_later(fabric, ev->dst, desc->fetch_comp, ev->dst);
@@ -429,8 +429,8 @@ static int amc_fake_fetch(amc_transport_t *tp, void *desc_v, void *buf, size_t l
     amc_fake_worker_lock(self->fabric, tp->rank);
     if (len != desc->msg.len) {
         status = AMC_ERR_TRANSPORT;
-    } else if (len > 0) {
-        memcpy(buf, desc->msg.data, len);
+    } else if ((len > 0) && (buf != desc->msg.data)) {
+        memcpy(buf, desc->msg.data, len); /* the same: the simulator's shared buffer */
     }
     amc_fake_rndv_done(desc);
     amc_fake_worker_unlock(self->fabric, tp->rank);

@@ -264,6 +264,19 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
     if (status != AMC_SUCCESS) {
         goto out_world;
     }
+    if (p->warm) {
+        status = amc_lsim_dup(&w, dup);
+        for (r = 0; r < p->n; r++) {
+            if (dup[r] != NULL) {
+                (void)amc_comm_free(&dup[r]);
+            }
+        }
+        amc_lsim_drain(&w);
+        if (status != AMC_SUCCESS) {
+            fprintf(stderr, "amc_sim: dup: %s\n", amc_strerror(status));
+            goto out_world;
+        }
+    }
     heap1  = amc_lsim_heap();
     status = amc_lsim_dup(&w, dup);
     if (status != AMC_SUCCESS) {
@@ -282,6 +295,7 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
     heap3 = amc_lsim_heap();
 
     /* every rank enters at time 0 */
+    res->setup_s = amc_lsim_wall() - t0;
     amc_fake_clock_reset(w.fabric);
     delivered = amc_fake_delivered(w.fabric);
     for (r = 0; (r < p->n) && (status == AMC_SUCCESS); r++) {
@@ -292,6 +306,7 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
         goto out_comms; /* the started ones are torn down with their contexts */
     }
     amc_lsim_drain(&w);
+    res->coll_s  = amc_lsim_wall() - t0 - res->setup_s;
     res->events  = amc_fake_delivered(w.fabric) - delivered;
     res->correct = 1;
     res->checked = !shared;

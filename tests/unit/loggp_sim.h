@@ -42,6 +42,8 @@ typedef struct amc_lsim_params {
     int              node_size; /* 0: one node */
     amc_fake_loggp_t intra, inter;
     amc_lsim_data_t  data;
+    int              warm;      /* a dup made and freed first: the measured
+                                 * communicator finds the peers' flow state made */
 } amc_lsim_params_t;
 
 typedef struct amc_lsim_result {
@@ -49,10 +51,13 @@ typedef struct amc_lsim_result {
     int           checked;        /* results compared (private buffers) */
     int           correct;        /* every request done, every result right */
     unsigned long events;         /* messages delivered in the timed collective */
-    double        wall_s;         /* the whole run, setup included */
+    double        wall_s;         /* the whole run, setup and teardown included */
+    double        setup_s;        /* of which contexts, communicator, buffers */
+    double        coll_s;         /* and the collective */
     long          peak_rss_kib;
     size_t        setup_per_rank; /* heap per rank for context, world, transport */
-    size_t        comm_per_rank;  /* heap per rank for one more communicator */
+    size_t        comm_per_rank;  /* heap per rank for one more communicator (its
+                                   * agreement's first contacts included unless warm) */
     size_t        coll_per_rank;  /* heap per rank left after the collective on it */
     size_t        fake_per_rank;  /* of setup: the fake transport's share */
 } amc_lsim_result_t;
