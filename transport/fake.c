@@ -106,10 +106,18 @@ static int amc_fake_heap_before(const amc_fake_msg_t *a, const amc_fake_msg_t *b
     return (a->time < b->time) || ((a->time == b->time) && (a->seq < b->seq));
 }
 
+static void amc_fake_heap_swap(amc_fake_msg_t *q, size_t a, size_t b)
+{
+    amc_fake_msg_t tmp = q[a];
+
+    q[a] = q[b];
+    q[b] = tmp;
+}
+
 /* Timed: the entry just appended at the end rises to its place. */
 static void amc_fake_heap_up(amc_fake_fabric_t *fabric, size_t i)
 {
-    amc_fake_msg_t *q = fabric->queue, tmp;
+    amc_fake_msg_t *q = fabric->queue;
     size_t          parent;
 
     while (i > 0) {
@@ -117,17 +125,15 @@ static void amc_fake_heap_up(amc_fake_fabric_t *fabric, size_t i)
         if (!amc_fake_heap_before(&q[i], &q[parent])) {
             break;
         }
-        tmp       = q[i];
-        q[i]      = q[parent];
-        q[parent] = tmp;
-        i         = parent;
+        amc_fake_heap_swap(q, i, parent);
+        i = parent;
     }
 }
 
 /* Timed: takes the earliest entry out. */
 static void amc_fake_heap_pop(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
 {
-    amc_fake_msg_t *q = fabric->queue, tmp;
+    amc_fake_msg_t *q = fabric->queue;
     size_t          i = 0, child, n;
 
     *msg = q[0];
@@ -144,10 +150,8 @@ static void amc_fake_heap_pop(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
         if (!amc_fake_heap_before(&q[child], &q[i])) {
             break;
         }
-        tmp      = q[i];
-        q[i]     = q[child];
-        q[child] = tmp;
-        i        = child;
+        amc_fake_heap_swap(q, i, child);
+        i = child;
     }
 }
 
