@@ -8,7 +8,8 @@
  *
  * OPTIONS: --node-size K (0: one node), --L --o --g NS and --G NS_PER_BYTE
  * within a node, --xL --xo --xg --xG across nodes, --data private|shared,
- * --warm (a communicator made and freed before the measured one).
+ * --dup 0|1|2 (the communicator: world, a dup whose bytes are measured, or
+ * a dup after one made and freed).
  */
 #include "tests/unit/loggp_sim.h"
 
@@ -29,8 +30,10 @@ static int amc_sim_usage(void)
             "  --data MODE       private (a buffer per rank, results checked) or shared\n"
             "                    (one for all: timing only); default private while the\n"
             "                    buffers fit %llu MiB\n"
-            "  --warm 1          a communicator made and freed first, so that the\n"
-            "                    measured one's bytes are its own, not first contacts'\n",
+            "  --dup D           0: run on world (default); 1: on a dup of world, its\n"
+            "                    bytes per rank printed (its agreement's first contacts'\n"
+            "                    flow state included); 2: after a dup made and freed,\n"
+            "                    so that the bytes are the communicator's own\n",
             (unsigned long long)(AMC_LSIM_DATA_MAX >> 20));
     return 2;
 }
@@ -79,9 +82,14 @@ static void amc_sim_print(const amc_lsim_params_t *p, const amc_lsim_result_t *r
     printf("  events: %lu messages\n", r->events);
     printf("  wall: %.2f s (setup %.2f s, collective %.2f s), peak RSS: %.1f MiB\n", r->wall_s,
            r->setup_s, r->coll_s, (double)r->peak_rss_kib / 1024.0);
-    printf("  heap bytes per rank: setup %zu (of which fake transport %zu), per communicator "
-           "%zu, after the collective +%zu\n", r->setup_per_rank, r->fake_per_rank,
-           r->comm_per_rank, r->coll_per_rank);
+    printf("  heap bytes per rank: setup %zu (of which fake transport %zu), ", r->setup_per_rank,
+           r->fake_per_rank);
+    if (p->dup > 0) {
+        printf("per communicator %zu%s, ", r->comm_per_rank,
+               (p->dup > 1) ? "" : " (with its agreement's first contacts)");
+    }
+    printf("after the collective +%zu (first contacts' flow state, cached schedule)\n",
+           r->coll_per_rank);
 }
 
 int main(int argc, char **argv)
@@ -104,8 +112,8 @@ int main(int argc, char **argv)
         if ((argv[i][0] == '-') && (argv[i][1] == '-') && (i + 1 < argc)) {
             if (!strcmp(argv[i], "--node-size")) {
                 p.node_size = atoi(argv[++i]);
-            } else if (!strcmp(argv[i], "--warm")) {
-                p.warm = atoi(argv[++i]);
+            } else if (!strcmp(argv[i], "--dup")) {
+                p.dup = atoi(argv[++i]);
             } else if (!strcmp(argv[i], "--sweep")) {
                 sweep = atoi(argv[++i]);
             } else if (!strcmp(argv[i], "--data")) {

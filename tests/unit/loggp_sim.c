@@ -223,7 +223,7 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
     amc_test_world_t w;
     amc_config_t     cfg;
     amc_lsim_bufs_t  bufs = { NULL, NULL, 0, 0 };
-    amc_comm_t      *dup  = NULL;
+    amc_comm_t      *dup  = NULL, *comm = NULL;
     amc_request_t   *req  = NULL;
     size_t           heap0, heap1, heap2, heap3, heap4, len = p->bytes;
     double           t0   = amc_lsim_wall();
@@ -247,10 +247,12 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
     shared = (p->data == AMC_LSIM_DATA_SHARED) ||
              ((p->data == AMC_LSIM_DATA_AUTO) && (2 * (size_t)p->n * len > AMC_LSIM_DATA_MAX));
 
-    dup = calloc((size_t)p->n, sizeof(*dup));
-    req = calloc((size_t)p->n, sizeof(*req));
-    if ((dup == NULL) || (req == NULL)) {
+    dup  = calloc((size_t)p->n, sizeof(*dup));
+    comm = calloc((size_t)p->n, sizeof(*comm));
+    req  = calloc((size_t)p->n, sizeof(*req));
+    if ((dup == NULL) || (comm == NULL) || (req == NULL)) {
         free(dup);
+        free(comm);
         free(req);
         return AMC_ERR_NO_MEMORY;
     }
@@ -264,7 +266,7 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
     if (status != AMC_SUCCESS) {
         goto out_world;
     }
-    if (p->warm) {
+    if (p->dup > 1) {
         status = amc_lsim_dup(&w, dup);
         for (r = 0; r < p->n; r++) {
             if (dup[r] != NULL) {
@@ -277,11 +279,17 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
             goto out_world;
         }
     }
-    heap1  = amc_lsim_heap();
-    status = amc_lsim_dup(&w, dup);
-    if (status != AMC_SUCCESS) {
-        fprintf(stderr, "amc_sim: dup: %s\n", amc_strerror(status));
-        goto out_world;
+    heap1 = amc_lsim_heap();
+    if (p->dup > 0) {
+        status = amc_lsim_dup(&w, dup);
+        if (status != AMC_SUCCESS) {
+            fprintf(stderr, "amc_sim: dup: %s\n", amc_strerror(status));
+            goto out_world;
+        }
+    } else {
+        for (r = 0; r < p->n; r++) {
+            comm[r] = amc_test_world_comm(&w, r);
+        }
     }
     heap2  = amc_lsim_heap();
     status = amc_lsim_bufs_alloc(&bufs, p->n, len, shared);
@@ -299,7 +307,7 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
     amc_fake_clock_reset(w.fabric);
     delivered = amc_fake_delivered(w.fabric);
     for (r = 0; (r < p->n) && (status == AMC_SUCCESS); r++) {
-        status = amc_lsim_start(coll, &bufs, dup[r], r, &req[r]);
+        status = amc_lsim_start(coll, &bufs, (p->dup > 0) ? dup[r] : comm[r], r, &req[r]);
     }
     if (status != AMC_SUCCESS) {
         fprintf(stderr, "amc_sim: start on rank %d: %s\n", r - 1, amc_strerror(status));
@@ -331,7 +339,7 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
     }
     heap4               = amc_lsim_heap();
     res->setup_per_rank = (heap1 - heap0) / (size_t)p->n;
-    res->comm_per_rank  = (heap2 - heap1) / (size_t)p->n;
+    res->comm_per_rank  = (p->dup > 0) ? (heap2 - heap1) / (size_t)p->n : 0;
     res->coll_per_rank  = (heap4 > heap3) ? (heap4 - heap3) / (size_t)p->n : 0;
     res->fake_per_rank  = amc_fake_bytes_per_rank(w.fabric);
 
@@ -346,6 +354,7 @@ out_world:
     amc_lsim_bufs_free(&bufs);
 out_arrays:
     free(req);
+    free(comm);
     free(dup);
     res->wall_s       = amc_lsim_wall() - t0;
     res->peak_rss_kib = amc_lsim_peak_rss_kib();

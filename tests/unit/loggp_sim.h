@@ -42,8 +42,10 @@ typedef struct amc_lsim_params {
     int              node_size; /* 0: one node */
     amc_fake_loggp_t intra, inter;
     amc_lsim_data_t  data;
-    int              warm;      /* a dup made and freed first: the measured
-                                 * communicator finds the peers' flow state made */
+    int              dup;       /* 0: on world; 1: on a dup of world, whose bytes
+                                 * are measured (its agreement's first contacts
+                                 * included); 2: a dup made and freed first, so
+                                 * that the measured one's bytes are its own */
 } amc_lsim_params_t;
 
 typedef struct amc_lsim_result {
@@ -56,8 +58,7 @@ typedef struct amc_lsim_result {
     double        coll_s;         /* and the collective */
     long          peak_rss_kib;
     size_t        setup_per_rank; /* heap per rank for context, world, transport */
-    size_t        comm_per_rank;  /* heap per rank for one more communicator (its
-                                   * agreement's first contacts included unless warm) */
+    size_t        comm_per_rank;  /* heap per rank for the dup (dup > 0) */
     size_t        coll_per_rank;  /* heap per rank left after the collective on it */
     size_t        fake_per_rank;  /* of setup: the fake transport's share */
 } amc_lsim_result_t;
