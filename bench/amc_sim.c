@@ -23,7 +23,8 @@ static int amc_sim_usage(void)
     fprintf(stderr,
             "usage: amc_sim [OPTIONS] COLL ALG N BYTES\n"
             "       amc_sim [OPTIONS] --sweep MAX COLL ALG BYTES\n"
-            "  COLL: barrier, bcast, reduce, allreduce; ALG: a name amc_info lists, or auto\n"
+            "  COLL: barrier, bcast, reduce, allreduce, gather, scatter, allgather, alltoall,\n"
+            "        reduce_scatter_block, scan, exscan; ALG: a name amc_info lists, or auto\n"
             "  --node-size K     K consecutive ranks per node (default 0: one node)\n"
             "  --L --o --g NS    LogGP within a node, nanoseconds (--G: ns per byte)\n"
             "  --xL --xo --xg --xG  the same across nodes\n"

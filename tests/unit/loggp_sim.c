@@ -9,15 +9,40 @@
 #include <string.h>
 #include <time.h>
 
+/* The collectives and their buffers, in blocks of the per-rank count:
+ * send_blocks and recv_blocks per rank (N: the communicator's size). */
+enum { AMC_LSIM_ONE = 1, AMC_LSIM_N = -1 };
+
 static const struct {
     const char *name;
     int         id;
+    int         send_blocks, recv_blocks;
 } amc_lsim_colls[] = {
-    { "barrier", AMC_COLL_BARRIER },
-    { "bcast", AMC_COLL_BCAST },
-    { "reduce", AMC_COLL_REDUCE },
-    { "allreduce", AMC_COLL_ALLREDUCE },
+    { "barrier", AMC_COLL_BARRIER, 0, 0 },
+    { "bcast", AMC_COLL_BCAST, 0, AMC_LSIM_ONE },
+    { "reduce", AMC_COLL_REDUCE, AMC_LSIM_ONE, AMC_LSIM_ONE },
+    { "allreduce", AMC_COLL_ALLREDUCE, AMC_LSIM_ONE, AMC_LSIM_ONE },
+    { "gather", AMC_COLL_GATHER, AMC_LSIM_ONE, AMC_LSIM_N },
+    { "scatter", AMC_COLL_SCATTER, AMC_LSIM_N, AMC_LSIM_ONE },
+    { "allgather", AMC_COLL_ALLGATHER, AMC_LSIM_ONE, AMC_LSIM_N },
+    { "alltoall", AMC_COLL_ALLTOALL, AMC_LSIM_N, AMC_LSIM_N },
+    { "reduce_scatter_block", AMC_COLL_REDUCE_SCATTER_BLOCK, AMC_LSIM_N, AMC_LSIM_ONE },
+    { "scan", AMC_COLL_SCAN, AMC_LSIM_ONE, AMC_LSIM_ONE },
+    { "exscan", AMC_COLL_EXSCAN, AMC_LSIM_ONE, AMC_LSIM_ONE },
 };
+
+static size_t amc_lsim_blocks(int coll, int n, int recv)
+{
+    size_t i;
+    int    k = 0;
+
+    for (i = 0; i < sizeof(amc_lsim_colls) / sizeof(amc_lsim_colls[0]); i++) {
+        if (amc_lsim_colls[i].id == coll) {
+            k = recv ? amc_lsim_colls[i].recv_blocks : amc_lsim_colls[i].send_blocks;
+        }
+    }
+    return (k == AMC_LSIM_N) ? (size_t)n : (size_t)k;
+}
 
 int amc_lsim_coll_id(const char *name)
 {
@@ -61,21 +86,27 @@ static double amc_lsim_wall(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The buffers: rank r's at base + r * stride; stride 0 when shared. */
+/* The buffers: rank r's at base + r * stride; strides 0 when shared. */
 typedef struct {
     unsigned char *send, *recv;
-    size_t         stride;
-    size_t         len;    /* bytes per rank */
+    size_t         sstride, rstride;
+    size_t         block;  /* bytes per block: the count's */
+    size_t         count;  /* int64 elements per block (bcast: bytes) */
+    int            n;
 } amc_lsim_bufs_t;
 
-static int amc_lsim_bufs_alloc(amc_lsim_bufs_t *b, int n, size_t len, int shared)
+static int amc_lsim_bufs_alloc(amc_lsim_bufs_t *b, int coll, int n, size_t block, int shared)
 {
-    size_t count = shared ? 1 : (size_t)n;
+    size_t ranks = shared ? 1 : (size_t)n;
+    size_t slen  = amc_lsim_blocks(coll, n, 0) * block, rlen = amc_lsim_blocks(coll, n, 1) * block;
 
-    b->len    = len;
-    b->stride = shared ? 0 : len;
-    b->send   = calloc(count, len ? len : 1);
-    b->recv   = calloc(count, len ? len : 1);
+    b->n       = n;
+    b->block   = block;
+    b->count   = (coll == AMC_COLL_BCAST) ? block : block / sizeof(int64_t);
+    b->sstride = shared ? 0 : slen;
+    b->rstride = shared ? 0 : rlen;
+    b->send    = calloc(ranks, slen ? slen : 1);
+    b->recv    = calloc(ranks, rlen ? rlen : 1);
     return ((b->send != NULL) && (b->recv != NULL)) ? AMC_SUCCESS : AMC_ERR_NO_MEMORY;
 }
 
@@ -91,13 +122,21 @@ static int64_t amc_lsim_value(int r, size_t i)
     return (int64_t)r * 3 + (int64_t)i;
 }
 
+/* Sum over ranks lo..hi-1 of amc_lsim_value(k, i). */
+static int64_t amc_lsim_sum(int lo, int hi, size_t i)
+{
+    int64_t m = hi - lo;
+
+    return 3 * (((int64_t)hi * (hi - 1) - (int64_t)lo * (lo - 1)) / 2) + m * (int64_t)i;
+}
+
 static void amc_lsim_fill(int coll, amc_lsim_bufs_t *b, int r)
 {
-    int64_t *s = (int64_t *)(void *)(b->send + (size_t)r * b->stride);
-    size_t   i, count = b->len / sizeof(int64_t);
+    int64_t *s = (int64_t *)(void *)(b->send + (size_t)r * b->sstride);
+    size_t   i, count = amc_lsim_blocks(coll, b->n, 0) * b->count;
 
     if ((coll == AMC_COLL_BCAST) && (r == 0)) {
-        for (i = 0; i < b->len; i++) {
+        for (i = 0; i < b->block; i++) {
             b->recv[i] = (unsigned char)(i * 7 + 1); /* the root sends from its recv buffer */
         }
         return;
@@ -107,54 +146,89 @@ static void amc_lsim_fill(int coll, amc_lsim_bufs_t *b, int r)
     }
 }
 
-static int amc_lsim_check(int coll, const amc_lsim_bufs_t *b, int n, int r)
+/* What rank r's receive buffer holds at element i (block k, offset j) when
+ * right; -1 where nothing is defined. */
+static int64_t amc_lsim_want(int coll, const amc_lsim_bufs_t *b, int r, size_t i)
 {
-    const unsigned char *out = b->recv + (size_t)r * b->stride;
-    const int64_t       *v   = (const int64_t *)(const void *)out;
-    size_t               i, count = b->len / sizeof(int64_t);
-    int64_t              want;
+    size_t c = b->count, k = i / c, j = i % c;
+    int    n = b->n;
 
     switch (coll) {
-    case AMC_COLL_BCAST:
-        for (i = 0; i < b->len; i++) {
+    case AMC_COLL_REDUCE:
+    case AMC_COLL_ALLREDUCE:
+        return ((coll == AMC_COLL_REDUCE) && (r != 0)) ? -1 : amc_lsim_sum(0, n, i);
+    case AMC_COLL_GATHER:
+        return (r != 0) ? -1 : amc_lsim_value((int)k, j);
+    case AMC_COLL_ALLGATHER:
+        return amc_lsim_value((int)k, j);
+    case AMC_COLL_SCATTER:
+        return amc_lsim_value(0, (size_t)r * c + i);
+    case AMC_COLL_ALLTOALL:
+        return amc_lsim_value((int)k, (size_t)r * c + j);
+    case AMC_COLL_REDUCE_SCATTER_BLOCK:
+        return amc_lsim_sum(0, n, (size_t)r * c + i);
+    case AMC_COLL_SCAN:
+        return amc_lsim_sum(0, r + 1, i);
+    case AMC_COLL_EXSCAN:
+        return (r == 0) ? -1 : amc_lsim_sum(0, r, i);
+    default:
+        return -1;
+    }
+}
+
+static int amc_lsim_check(int coll, const amc_lsim_bufs_t *b, int r)
+{
+    const unsigned char *out = b->recv + (size_t)r * b->rstride;
+    const int64_t       *v   = (const int64_t *)(const void *)out;
+    size_t               i, count = amc_lsim_blocks(coll, b->n, 1) * b->count;
+    int64_t              want;
+
+    if (coll == AMC_COLL_BCAST) {
+        for (i = 0; i < b->block; i++) {
             if (out[i] != (unsigned char)(i * 7 + 1)) {
                 return 0;
             }
         }
         return 1;
-    case AMC_COLL_REDUCE:
-        if (r != 0) {
-            return 1;
-        }
-        /* fall through */
-    case AMC_COLL_ALLREDUCE:
-        for (i = 0; i < count; i++) {
-            want = 3 * ((int64_t)n * (n - 1) / 2) + (int64_t)n * (int64_t)i;
-            if (v[i] != want) {
-                return 0;
-            }
-        }
-        return 1;
-    default:
-        return 1;
     }
+    for (i = 0; i < count; i++) {
+        want = amc_lsim_want(coll, b, r, i);
+        if ((want >= 0) && (v[i] != want)) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static int amc_lsim_start(int coll, amc_lsim_bufs_t *b, amc_comm_t comm, int r,
                           amc_request_t *req)
 {
-    unsigned char *s = b->send + (size_t)r * b->stride, *d = b->recv + (size_t)r * b->stride;
-    size_t         count = b->len / sizeof(int64_t);
+    unsigned char *s = b->send + (size_t)r * b->sstride, *d = b->recv + (size_t)r * b->rstride;
+    size_t         c = b->count;
 
     switch (coll) {
     case AMC_COLL_BARRIER:
         return amc_ibarrier(comm, req);
     case AMC_COLL_BCAST:
-        return amc_ibcast(d, b->len, AMC_BYTE, 0, comm, req);
+        return amc_ibcast(d, c, AMC_BYTE, 0, comm, req);
     case AMC_COLL_REDUCE:
-        return amc_ireduce(s, d, count, AMC_INT64, AMC_SUM, 0, comm, req);
+        return amc_ireduce(s, d, c, AMC_INT64, AMC_SUM, 0, comm, req);
+    case AMC_COLL_GATHER:
+        return amc_igather(s, d, c, AMC_INT64, 0, comm, req);
+    case AMC_COLL_SCATTER:
+        return amc_iscatter(s, d, c, AMC_INT64, 0, comm, req);
+    case AMC_COLL_ALLGATHER:
+        return amc_iallgather(s, d, c, AMC_INT64, comm, req);
+    case AMC_COLL_ALLTOALL:
+        return amc_ialltoall(s, d, c, AMC_INT64, comm, req);
+    case AMC_COLL_REDUCE_SCATTER_BLOCK:
+        return amc_ireduce_scatter_block(s, d, c, AMC_INT64, AMC_SUM, comm, req);
+    case AMC_COLL_SCAN:
+        return amc_iscan(s, d, c, AMC_INT64, AMC_SUM, comm, req);
+    case AMC_COLL_EXSCAN:
+        return amc_iexscan(s, d, c, AMC_INT64, AMC_SUM, comm, req);
     default:
-        return amc_iallreduce(s, d, count, AMC_INT64, AMC_SUM, comm, req);
+        return amc_iallreduce(s, d, c, AMC_INT64, AMC_SUM, comm, req);
     }
 }
 
@@ -222,7 +296,7 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
 {
     amc_test_world_t w;
     amc_config_t     cfg;
-    amc_lsim_bufs_t  bufs = { NULL, NULL, 0, 0 };
+    amc_lsim_bufs_t  bufs = { NULL, NULL, 0, 0, 0, 0, 0 };
     amc_comm_t      *dup  = NULL, *comm = NULL;
     amc_request_t   *req  = NULL;
     size_t           heap0, heap1, heap2, heap3, heap4, len = p->bytes;
@@ -239,13 +313,15 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
         fprintf(stderr, "amc_sim: bad configuration (AMC_* or algorithm %s)\n", p->alg);
         return AMC_ERR_ARG;
     }
-    if ((coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_ALLREDUCE)) {
+    if (coll != AMC_COLL_BCAST) { /* whole int64 elements, at least one */
         len = (len + sizeof(int64_t) - 1) / sizeof(int64_t) * sizeof(int64_t);
         len = len ? len : sizeof(int64_t);
     }
     len    = (coll == AMC_COLL_BARRIER) ? 0 : len;
     shared = (p->data == AMC_LSIM_DATA_SHARED) ||
-             ((p->data == AMC_LSIM_DATA_AUTO) && (2 * (size_t)p->n * len > AMC_LSIM_DATA_MAX));
+             ((p->data == AMC_LSIM_DATA_AUTO) &&
+              ((amc_lsim_blocks(coll, p->n, 0) + amc_lsim_blocks(coll, p->n, 1)) * len >
+               AMC_LSIM_DATA_MAX / (size_t)p->n));
 
     dup  = calloc((size_t)p->n, sizeof(*dup));
     comm = calloc((size_t)p->n, sizeof(*comm));
@@ -292,7 +368,7 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
         }
     }
     heap2  = amc_lsim_heap();
-    status = amc_lsim_bufs_alloc(&bufs, p->n, len, shared);
+    status = amc_lsim_bufs_alloc(&bufs, coll, p->n, len, shared);
     if (status != AMC_SUCCESS) {
         fprintf(stderr, "amc_sim: no memory for %zu bytes of buffers per rank\n", len);
         goto out_comms;
@@ -330,7 +406,7 @@ int amc_lsim_run(const amc_lsim_params_t *p, amc_lsim_result_t *res)
                         flag ? amc_strerror(rc) : "not complete once every message arrived");
             }
             res->correct = 0;
-        } else if (res->checked && !amc_lsim_check(coll, &bufs, p->n, r)) {
+        } else if (res->checked && !amc_lsim_check(coll, &bufs, r)) {
             if (res->correct) {
                 fprintf(stderr, "amc_sim: rank %d: wrong result\n", r);
             }

@@ -35,10 +35,10 @@ typedef enum {
 #define AMC_LSIM_DATA_MAX (2ull << 30) /* bytes of private buffers in all */
 
 typedef struct amc_lsim_params {
-    const char      *coll;      /* barrier, bcast, reduce, allreduce */
+    const char      *coll;      /* a collective's name (amc_coll_name), not a v-form */
     const char      *alg;       /* an algorithm's name, or "auto" */
     int              n;
-    size_t           bytes;     /* per rank */
+    size_t           bytes;     /* per rank and block (int64 elements, but bcast) */
     int              node_size; /* 0: one node */
     amc_fake_loggp_t intra, inter;
     amc_lsim_data_t  data;
