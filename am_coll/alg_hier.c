@@ -33,10 +33,29 @@ typedef struct {
     int *heads;    /* [nnodes] */
 } amc_hier_t;
 
+/* Nodes of block consecutive members: no pass over all of them, which at
+ * 65,536 ranks would be most of a schedule's cost. */
+static void amc_hier_init_block(amc_hier_t *h, int block, int rank, int size, int root)
+{
+    int first = h->node * block, i;
+
+    for (i = 0; i < h->nnodes; i++) {
+        h->heads[i] = i * block;
+    }
+    for (i = first; (i < first + block) && (i < size); i++) {
+        h->local[h->nlocal++] = i;
+    }
+    h->me = rank - first;
+    if (root >= 0) {
+        h->heads[root / block] = root;
+    }
+    h->lhead = h->heads[h->node] - first;
+}
+
 static int amc_hier_init(amc_hier_t *h, const amc_coll_args_t *a, int rank, int size, int root)
 {
     const amc_topo_t *topo = a->topo;
-    int               r, n, i;
+    int               r, n, i, block;
 
     if ((topo != NULL) && (topo->size != size)) {
         return AMC_ERR_ARG; /* a topology of another communicator: a bug */
@@ -46,11 +65,16 @@ static int amc_hier_init(amc_hier_t *h, const amc_coll_args_t *a, int rank, int 
     h->nlocal = 0;
     h->me     = 0;
     h->lhead  = 0;
-    h->local  = malloc((size_t)(size + h->nnodes) * sizeof(int));
+    block     = ((topo != NULL) && (topo->block > 0)) ? topo->block : 0;
+    h->local  = malloc((size_t)((block ? block : size) + h->nnodes) * sizeof(int));
     if (h->local == NULL) {
         return AMC_ERR_NO_MEMORY;
     }
-    h->heads = h->local + size;
+    h->heads = h->local + (block ? block : size);
+    if (block) {
+        amc_hier_init_block(h, block, rank, size, root);
+        return AMC_SUCCESS;
+    }
     for (i = 0; i < h->nnodes; i++) {
         h->heads[i] = -1;
     }

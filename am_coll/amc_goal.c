@@ -4,7 +4,7 @@
  *   amc_goal run [--iters K] [--timeline OUT] FILE
  *                                       every rank runs its block (under a
  *                                       PMIx launcher), reports times
- *   amc_goal export [--data] COLL ALG N BYTES [ROOT]
+ *   amc_goal export [--data] [--node-size K] COLL ALG N BYTES [ROOT]
  *                                       a built-in collective as GOAL text
  *   amc_goal timeline OUT PREFIX.*.tl   AMC_TIMELINE's files as OUT.json, OUT.png
  */
@@ -21,7 +21,7 @@ static int amc_goal_usage(const char *prog)
     fprintf(stderr,
             "usage: %s check FILE\n"
             "       %s run [--iters K] [--timeline OUT] FILE   (under mpirun)\n"
-            "       %s export [--data] COLL ALG N BYTES [ROOT]\n"
+            "       %s export [--data] [--node-size K] COLL ALG N BYTES [ROOT]\n"
             "       %s timeline OUT FILE.tl...             (files of AMC_TIMELINE=PREFIX)\n"
             "  check   validates the schedule across all ranks: labels, cycles, matching of\n"
             "          every send and receive, sizes, deadlock with rendezvous messages\n"
@@ -29,7 +29,8 @@ static int amc_goal_usage(const char *prog)
             "          time and the total (--timeline: OUT.json for Perfetto, OUT.png)\n"
             "  export  writes a built-in collective (ALG: a name amc_info lists, or auto)\n"
             "          for N ranks and BYTES per rank as GOAL text (--data: with buffers,\n"
-            "          copies and reductions, amcoll's extensions)\n"
+            "          copies and reductions, amcoll's extensions; --node-size: K\n"
+            "          consecutive ranks per node, for the node-aware algorithms)\n"
             "  timeline  merges the ranks' AMC_TIMELINE files into OUT.json and OUT.png\n",
             prog, prog, prog, prog);
     return 2;
@@ -114,10 +115,18 @@ static int amc_goal_cmd_export(int argc, char **argv)
 {
     amc_goal_t g;
     char       err[256];
-    int        data = 0, n, root = 0;
+    int        data = 0, n, root = 0, node_size = 0;
 
-    if ((argc > 0) && !strcmp(argv[0], "--data")) {
-        data = 1;
+    while (argc > 0) {
+        if (!strcmp(argv[0], "--data")) {
+            data = 1;
+        } else if (!strcmp(argv[0], "--node-size") && (argc > 1)) {
+            node_size = atoi(argv[1]);
+            argc--;
+            argv++;
+        } else {
+            break;
+        }
         argc--;
         argv++;
     }
@@ -126,8 +135,9 @@ static int amc_goal_cmd_export(int argc, char **argv)
     }
     n    = atoi(argv[2]);
     root = (argc == 5) ? atoi(argv[4]) : 0;
-    if (amc_goal_from_builtin(argv[0], argv[1], n, (size_t)strtoull(argv[3], NULL, 0), root,
-                              data, &g, err, sizeof(err)) != AMC_SUCCESS) {
+    if (amc_goal_from_builtin_nodes(argv[0], argv[1], n, (size_t)strtoull(argv[3], NULL, 0),
+                                    root, node_size, data, &g, err,
+                                    sizeof(err)) != AMC_SUCCESS) {
         fprintf(stderr, "amc_goal export: %s\n", err);
         return 1;
     }

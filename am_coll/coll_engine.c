@@ -418,7 +418,9 @@ static void amc_coll_act_done(amc_coll_inst_t *inst, uint32_t index)
     amc_coll_trace(inst, index, AMC_ACT_TRACE_DONE);
     inst->state[index] |= AMC_ACT_DONE;
     inst->left--;
-    for (i = 0; i < act->nsucc; i++) {
+    /* pushed last first: the ready stack runs them in schedule order, which
+     * is the order the builders chose (a bcast's biggest subtree first) */
+    for (i = act->nsucc; i-- > 0;) {
         if (--inst->pending[succ[i]] == 0) {
             inst->ready[inst->nready++] = succ[i];
         }
@@ -528,7 +530,7 @@ static int amc_coll_run(amc_coll_inst_t *inst)
 
     if (!inst->started && !inst->aborted) {
         inst->started = 1;
-        for (i = 0; i < inst->sched->nroots; i++) {
+        for (i = inst->sched->nroots; i-- > 0;) { /* schedule order, as above */
             inst->ready[inst->nready++] = inst->sched->roots[i];
         }
         if (inst->slot->early != NULL) {

@@ -91,6 +91,11 @@ const char *amc_goal_buf_name(int buf);
  * (with data: as copy and reduce). */
 int amc_goal_from_builtin(const char *coll, const char *alg, int nranks, size_t bytes, int root,
                           int with_data, amc_goal_t *goal, char *err, size_t errlen);
+/* The same with node_size consecutive ranks per node (0: one node), the
+ * layout the node-aware algorithms build for (AMC_NODE_SIZE's). */
+int amc_goal_from_builtin_nodes(const char *coll, const char *alg, int nranks, size_t bytes,
+                                int root, int node_size, int with_data, amc_goal_t *goal,
+                                char *err, size_t errlen);
 
 /* The engine act that goal act index of rank runs as (after compiling). */
 static inline uint32_t amc_goal_sched_index(const amc_goal_t g, int rank, uint32_t act)

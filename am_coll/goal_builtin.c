@@ -10,6 +10,7 @@
 #include "am_coll/goal.h"
 #include "am_coll/alg.h"
 #include "am_coll/datatype.h"
+#include "am_coll/topo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,15 @@ static int amc_goal_add_sched(amc_goal_t g, int r, const amc_sched_t *s, int wit
 int amc_goal_from_builtin(const char *coll_name, const char *alg_name, int nranks, size_t bytes,
                           int root, int with_data, amc_goal_t *goal, char *err, size_t errlen)
 {
+    return amc_goal_from_builtin_nodes(coll_name, alg_name, nranks, bytes, root, 0, with_data,
+                                       goal, err, errlen);
+}
+
+int amc_goal_from_builtin_nodes(const char *coll_name, const char *alg_name, int nranks,
+                                size_t bytes, int root, int node_size, int with_data,
+                                amc_goal_t *goal, char *err, size_t errlen)
+{
+    amc_topo_t         *topo = NULL;
     const amc_alg_t    *alg;
     amc_coll_args_t     args;
     amc_sched_builder_t b;
@@ -164,8 +174,13 @@ int amc_goal_from_builtin(const char *coll_name, const char *alg_name, int nrank
     args.rcounts = vcounts;
     args.sdispls = vcounts + nranks;
     args.rdispls = vcounts + nranks;
-    status = amc_goal_create(nranks, &g);
+    status = amc_topo_create_block(nranks, node_size, &topo);
+    if (status == AMC_SUCCESS) {
+        args.topo = topo;
+        status    = amc_goal_create(nranks, &g);
+    }
     if (status != AMC_SUCCESS) {
+        amc_topo_free(topo);
         free(vcounts);
         snprintf(err, errlen, "out of memory");
         return status;
@@ -186,6 +201,7 @@ int amc_goal_from_builtin(const char *coll_name, const char *alg_name, int nrank
         }
     }
     free(vcounts);
+    amc_topo_free(topo);
     if (status != AMC_SUCCESS) {
         snprintf(err, errlen, "building %s/%s for rank %d of %d failed: %s", coll_name,
                  alg->name, r - 1, nranks, amc_strerror(status));

@@ -88,6 +88,23 @@ err:
     return AMC_ERR_NO_MEMORY;
 }
 
+int amc_topo_create_block(int size, int block, amc_topo_t **topo_p)
+{
+    amc_topo_t *topo = calloc(1, sizeof(*topo));
+
+    if (topo == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    topo->size   = size;
+    topo->nnodes = (size > 0) ? 1 : 0;
+    if ((block > 0) && (block < size)) {
+        topo->nnodes = (size + block - 1) / block;
+        topo->block  = block;
+    }
+    *topo_p = topo;
+    return AMC_SUCCESS;
+}
+
 void amc_topo_free(amc_topo_t *topo)
 {
     if (topo != NULL) {
@@ -114,11 +131,20 @@ static int amc_comm_topo_key(void *arg, int r)
 const amc_topo_t *amc_comm_topo(amc_comm_t comm)
 {
     amc_topo_t *topo = __atomic_load_n(&comm->topo, __ATOMIC_ACQUIRE), *expected = NULL;
+    int         status;
 
     if (topo != NULL) {
         return topo;
     }
-    if (amc_topo_create(comm->size, amc_comm_topo_key, comm, &topo) != AMC_SUCCESS) {
+    /* member r is world rank r: AMC_NODE_SIZE's blocks, or an empty node
+     * map's one node, are the topology without a sort or an array */
+    if ((comm->group == NULL) && ((comm->ctx->cfg.node_size > 0) ||
+                                  (comm->ctx->tp->nodes.nruns == 0))) {
+        status = amc_topo_create_block(comm->size, (int)comm->ctx->cfg.node_size, &topo);
+    } else {
+        status = amc_topo_create(comm->size, amc_comm_topo_key, comm, &topo);
+    }
+    if (status != AMC_SUCCESS) {
         amc_error(&comm->ctx->log, "no memory for the node layout of communicator 0x%llx",
                   (unsigned long long)comm->cid);
         return NULL;

@@ -17,13 +17,19 @@ struct amc_context;
 typedef struct amc_topo {
     int      size;    /* members */
     int      nnodes;
-    int32_t *node;    /* [size] each member's node; NULL when nnodes == 1 */
+    int32_t *node;    /* [size] each member's node; NULL when nnodes == 1 or block */
+    int      block;   /* > 0: member r is on node r / block, and no array is kept
+                       * (a world or its dups with AMC_NODE_SIZE: at 65,536 ranks
+                       * an array would cost each rank 256 KiB per communicator) */
 } amc_topo_t;
 
 /* Member r's node: 0 .. nnodes-1; a NULL topology is one node. */
 static inline int amc_topo_node(const amc_topo_t *topo, int r)
 {
-    return ((topo == NULL) || (topo->node == NULL)) ? 0 : topo->node[r];
+    if ((topo == NULL) || ((topo->node == NULL) && (topo->block <= 0))) {
+        return 0;
+    }
+    return (topo->block > 0) ? r / topo->block : topo->node[r];
 }
 
 /* Whether the node-aware algorithms have anything to gain: more than one
@@ -38,6 +44,10 @@ static inline int amc_topo_spans(const amc_topo_t *topo)
  * AMC_ERR_NO_MEMORY. */
 int  amc_topo_create(int size, int (*key)(void *arg, int r), void *arg, amc_topo_t **topo_p);
 void amc_topo_free(amc_topo_t *topo);
+
+/* Members 0 .. size-1 in nodes of block consecutive ones, the last maybe
+ * fewer; no per-member memory. */
+int  amc_topo_create_block(int size, int block, amc_topo_t **topo_p);
 
 /* World rank's node id in ctx: AMC_NODE_SIZE's blocks or the transport's map. */
 int  amc_context_node_of(const struct amc_context *ctx, int world_rank);

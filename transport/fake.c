@@ -25,6 +25,8 @@ typedef struct amc_fake_msg {
     void         *pull_buf;
     int           creator;                  /* the rank whose step queued it */
     unsigned long serial;                   /* events the creator queued before it */
+    uint64_t      time;                     /* timed: when it arrives (or may be received) */
+    uint64_t      seq;                      /* timed: send order, for ties */
 } amc_fake_msg_t;
 
 typedef struct amc_fake_transport {
@@ -58,6 +60,17 @@ struct amc_fake_fabric {
     pthread_cond_t         cond;          /* something queued, or a wake */
     pthread_mutex_t       *worker;        /* [nranks] */
     int                   *woken;         /* [nranks] */
+    /* Timed mode (amc_fake_set_loggp): queue is a min-heap on (time, seq). */
+    int                    timed;
+    amc_fake_loggp_t       loggp[2];      /* [0] within a node, [1] across */
+    int                    node_size;
+    uint64_t               now;
+    uint64_t               seq;
+    uint64_t              *cpu_free;      /* [nranks] */
+    uint64_t              *send_free;     /* [nranks] within a node: a rank's own */
+    uint64_t              *recv_free;     /* [nranks] sending and receiving "NIC" */
+    uint64_t              *node_send;     /* [nodes] across: the node's one NIC, */
+    uint64_t              *node_recv;     /* which its ranks take turns at */
 };
 
 static void amc_fake_lock(amc_fake_fabric_t *fabric)
@@ -88,6 +101,104 @@ static void amc_fake_worker_unlock(amc_fake_fabric_t *fabric, int rank)
     }
 }
 
+static int amc_fake_heap_before(const amc_fake_msg_t *a, const amc_fake_msg_t *b)
+{
+    return (a->time < b->time) || ((a->time == b->time) && (a->seq < b->seq));
+}
+
+static void amc_fake_heap_swap(amc_fake_msg_t *q, size_t a, size_t b)
+{
+    amc_fake_msg_t tmp = q[a];
+
+    q[a] = q[b];
+    q[b] = tmp;
+}
+
+/* Timed: the entry just appended at the end rises to its place. */
+static void amc_fake_heap_up(amc_fake_fabric_t *fabric, size_t i)
+{
+    amc_fake_msg_t *q = fabric->queue;
+    size_t          parent;
+
+    while (i > 0) {
+        parent = (i - 1) / 2;
+        if (!amc_fake_heap_before(&q[i], &q[parent])) {
+            break;
+        }
+        amc_fake_heap_swap(q, i, parent);
+        i = parent;
+    }
+}
+
+/* Timed: takes the earliest entry out. */
+static void amc_fake_heap_pop(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
+{
+    amc_fake_msg_t *q = fabric->queue;
+    size_t          i = 0, child, n;
+
+    *msg = q[0];
+    n    = --fabric->queued;
+    q[0] = q[n];
+    for (;;) {
+        child = 2 * i + 1;
+        if (child >= n) {
+            break;
+        }
+        if ((child + 1 < n) && amc_fake_heap_before(&q[child + 1], &q[child])) {
+            child++;
+        }
+        if (!amc_fake_heap_before(&q[child], &q[i])) {
+            break;
+        }
+        amc_fake_heap_swap(q, i, child);
+        i = child;
+    }
+}
+
+static int amc_fake_across(const amc_fake_fabric_t *fabric, int a, int b)
+{
+    return (fabric->node_size > 0) && ((a / fabric->node_size) != (b / fabric->node_size));
+}
+
+static const amc_fake_loggp_t *amc_fake_pair_loggp(const amc_fake_fabric_t *fabric, int a,
+                                                   int b)
+{
+    return &fabric->loggp[amc_fake_across(fabric, a, b)];
+}
+
+/* The NIC side a message between a and b takes at rank: within a node the
+ * rank's own (shared memory), across nodes its node's. */
+static uint64_t *amc_fake_nic(amc_fake_fabric_t *fabric, int a, int b, int rank, int sending)
+{
+    if (amc_fake_across(fabric, a, b)) {
+        return sending ? &fabric->node_send[rank / fabric->node_size]
+                       : &fabric->node_recv[rank / fabric->node_size];
+    }
+    return sending ? &fabric->send_free[rank] : &fabric->recv_free[rank];
+}
+
+/* (s-1)G: the first byte's time is in L and o, as in LogGP. */
+static uint64_t amc_fake_bytes_time(const amc_fake_loggp_t *p, size_t len)
+{
+    return (len > 1) ? (uint64_t)(len - 1) * p->G : 0;
+}
+
+/* Timed: the sender's CPU and NIC are taken now, the message arrives later. */
+static void amc_fake_stamp_send(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
+{
+    const amc_fake_loggp_t *p = amc_fake_pair_loggp(fabric, msg->src, msg->dst);
+    uint64_t                start = fabric->now, *nic;
+
+    if ((msg->src >= 0) && (msg->src < fabric->nranks)) {
+        nic   = amc_fake_nic(fabric, msg->src, msg->dst, msg->src, 1);
+        start = (fabric->cpu_free[msg->src] > start) ? fabric->cpu_free[msg->src] : start;
+        start = (*nic > start) ? *nic : start;
+        fabric->cpu_free[msg->src] = start + p->o;
+        *nic                       = start + p->g + amc_fake_bytes_time(p, msg->len);
+    }
+    msg->time = start + p->o + p->L;
+}
+
 static int amc_fake_enqueue(amc_fake_fabric_t *fabric, const amc_fake_msg_t *msg)
 {
     amc_fake_msg_t *queue;
@@ -109,7 +220,11 @@ static int amc_fake_enqueue(amc_fake_fabric_t *fabric, const amc_fake_msg_t *msg
     fabric->queue[fabric->queued]         = *msg;
     fabric->queue[fabric->queued].creator = creator;
     fabric->queue[fabric->queued].serial  = fabric->serials[creator]++;
+    fabric->queue[fabric->queued].seq     = fabric->seq++;
     fabric->queued++;
+    if (fabric->timed) {
+        amc_fake_heap_up(fabric, fabric->queued - 1);
+    }
     if (fabric->threaded) {
         pthread_cond_broadcast(&fabric->cond);
     }
@@ -185,6 +300,9 @@ static int amc_fake_send_locked(amc_fake_transport_t *self, int dest, const void
         msg.data = (void *)(uintptr_t)data;
         msg.len  = len;
         msg.comp = comp;
+        if (fabric->timed) {
+            amc_fake_stamp_send(fabric, &msg);
+        }
         amc_fake_lock(fabric);
         status   = amc_fake_enqueue(fabric, &msg);
         amc_fake_unlock(fabric);
@@ -202,6 +320,9 @@ static int amc_fake_send_locked(amc_fake_transport_t *self, int dest, const void
         msg.comp = comp;
     } else {
         msg.hdr_ptr = NULL; /* done at once: the sender may reuse its storage */
+    }
+    if (fabric->timed) {
+        amc_fake_stamp_send(fabric, &msg);
     }
 
     amc_fake_lock(fabric);
@@ -291,7 +412,7 @@ static void amc_fake_pull(amc_fake_fabric_t *fabric, amc_fake_msg_t *ev)
 {
     amc_fake_rndv_t *desc = ev->pull;
 
-    if (desc->msg.len > 0) {
+    if ((desc->msg.len > 0) && (ev->pull_buf != desc->msg.data)) {
         memcpy(ev->pull_buf, desc->msg.data, desc->msg.len);
     }
     amc_fake_complete_later(fabric, ev->dst, desc->fetch_comp, ev->dst);
@@ -312,8 +433,8 @@ static int amc_fake_fetch(amc_transport_t *tp, void *desc_v, void *buf, size_t l
     amc_fake_worker_lock(self->fabric, tp->rank);
     if (len != desc->msg.len) {
         status = AMC_ERR_TRANSPORT;
-    } else if (len > 0) {
-        memcpy(buf, desc->msg.data, len);
+    } else if ((len > 0) && (buf != desc->msg.data)) {
+        memcpy(buf, desc->msg.data, len); /* the same: the simulator's shared buffer */
     }
     amc_fake_rndv_done(desc);
     amc_fake_worker_unlock(self->fabric, tp->rank);
@@ -542,6 +663,11 @@ void amc_fake_fabric_destroy(amc_fake_fabric_t *fabric)
         free(desc);
     }
     free(fabric->queue);
+    free(fabric->cpu_free);
+    free(fabric->send_free);
+    free(fabric->recv_free);
+    free(fabric->node_send);
+    free(fabric->node_recv);
     free(fabric->eager_data);
     free(fabric->serials);
     free(fabric->held);
@@ -583,6 +709,9 @@ int amc_fake_event(const amc_fake_fabric_t *fabric, size_t index, amc_fake_event
     const amc_fake_msg_t *msg;
     size_t                i;
 
+    if (fabric->timed) {
+        return 0;
+    }
     for (i = 0; i < fabric->queued; i++) {
         if (!fabric->held[fabric->queue[i].dst] && (index-- == 0)) {
             break;
@@ -604,10 +733,47 @@ size_t amc_fake_deliverable(const amc_fake_fabric_t *fabric)
 {
     size_t i, count = 0;
 
+    if (fabric->timed) {
+        return fabric->queued;
+    }
     for (i = 0; i < fabric->queued; i++) {
         count += !fabric->held[fabric->queue[i].dst];
     }
     return count;
+}
+
+/* Timed: the earliest message, once its receiver's CPU and NIC are free;
+ * until then it goes back with the time they will be, as other messages may
+ * come before it. */
+static int amc_fake_deliver_timed(amc_fake_fabric_t *fabric)
+{
+    const amc_fake_loggp_t *p;
+    amc_fake_msg_t          msg;
+    uint64_t                start, bytes, *nic;
+    int                     dst;
+
+    if (fabric->queued == 0) {
+        return 0;
+    }
+    amc_fake_heap_pop(fabric, &msg);
+    dst   = msg.dst;
+    nic   = amc_fake_nic(fabric, msg.src, dst, dst, 0);
+    start = msg.time;
+    start = (fabric->cpu_free[dst] > start) ? fabric->cpu_free[dst] : start;
+    start = (*nic > start) ? *nic : start;
+    if (start > msg.time) {
+        msg.time                       = start;
+        fabric->queue[fabric->queued++] = msg;
+        amc_fake_heap_up(fabric, fabric->queued - 1);
+        return 1;
+    }
+    p     = amc_fake_pair_loggp(fabric, msg.src, dst);
+    bytes = amc_fake_bytes_time(p, msg.len);
+    fabric->now           = start;
+    fabric->cpu_free[dst] = start + p->o + bytes;
+    *nic                  = start + p->g + bytes;
+    fabric->delivered++;
+    return amc_fake_run(fabric, &msg);
 }
 
 int amc_fake_deliver(amc_fake_fabric_t *fabric, size_t index)
@@ -615,6 +781,9 @@ int amc_fake_deliver(amc_fake_fabric_t *fabric, size_t index)
     amc_fake_msg_t        msg;
     size_t                i;
 
+    if (fabric->timed) {
+        return amc_fake_deliver_timed(fabric);
+    }
     for (i = 0; i < fabric->queued; i++) {
         if (fabric->held[fabric->queue[i].dst]) {
             continue;
@@ -741,6 +910,9 @@ int amc_fake_inject_data(amc_fake_fabric_t *fabric, int src, int dst, const void
         }
         memcpy(msg.data, data, len);
     }
+    if (fabric->timed) {
+        amc_fake_stamp_send(fabric, &msg);
+    }
     status = amc_fake_enqueue(fabric, &msg);
     if ((status != AMC_SUCCESS) && (msg.mode != AMC_SEND_RNDV)) {
         free(msg.data);
@@ -778,4 +950,81 @@ void amc_fake_kill(amc_fake_fabric_t *fabric, int rank)
             amc_fake_wake(&fabric->ranks[i]->super);
         }
     }
+}
+
+int amc_fake_set_loggp(amc_fake_fabric_t *fabric, const amc_fake_loggp_t *intra,
+                       const amc_fake_loggp_t *inter, int node_size)
+{
+    size_t n = (size_t)fabric->nranks, nodes;
+
+    if (fabric->threaded || (fabric->completion == AMC_FAKE_COMPLETE_LATER) ||
+        (fabric->queued > 0) || (node_size < 0)) {
+        return AMC_ERR_ARG;
+    }
+    if (fabric->cpu_free == NULL) {
+        fabric->cpu_free  = calloc(n, sizeof(*fabric->cpu_free));
+        fabric->send_free = calloc(n, sizeof(*fabric->send_free));
+        fabric->recv_free = calloc(n, sizeof(*fabric->recv_free));
+        if ((fabric->cpu_free == NULL) || (fabric->send_free == NULL) ||
+            (fabric->recv_free == NULL)) {
+            return AMC_ERR_NO_MEMORY; /* freed with the fabric */
+        }
+    }
+    free(fabric->node_send);
+    free(fabric->node_recv);
+    fabric->node_send = NULL;
+    fabric->node_recv = NULL;
+    if (node_size > 0) {
+        nodes             = n / (size_t)node_size + 1;
+        fabric->node_send = calloc(nodes, sizeof(*fabric->node_send));
+        fabric->node_recv = calloc(nodes, sizeof(*fabric->node_recv));
+        if ((fabric->node_send == NULL) || (fabric->node_recv == NULL)) {
+            return AMC_ERR_NO_MEMORY;
+        }
+    }
+    fabric->loggp[0]  = *intra;
+    fabric->loggp[1]  = *inter;
+    fabric->node_size = node_size;
+    fabric->timed     = 1;
+    amc_fake_clock_reset(fabric);
+    return AMC_SUCCESS;
+}
+
+uint64_t amc_fake_now(const amc_fake_fabric_t *fabric)
+{
+    return fabric->now;
+}
+
+uint64_t amc_fake_rank_time(const amc_fake_fabric_t *fabric, int rank)
+{
+    return ((fabric->cpu_free != NULL) && (rank >= 0) && (rank < fabric->nranks))
+               ? fabric->cpu_free[rank] : 0;
+}
+
+void amc_fake_clock_reset(amc_fake_fabric_t *fabric)
+{
+    size_t n = (size_t)fabric->nranks;
+
+    fabric->now = 0;
+    if (fabric->cpu_free != NULL) {
+        memset(fabric->cpu_free, 0, n * sizeof(*fabric->cpu_free));
+        memset(fabric->send_free, 0, n * sizeof(*fabric->send_free));
+        memset(fabric->recv_free, 0, n * sizeof(*fabric->recv_free));
+    }
+    if (fabric->node_send != NULL) {
+        n = n / (size_t)fabric->node_size + 1;
+        memset(fabric->node_send, 0, n * sizeof(*fabric->node_send));
+        memset(fabric->node_recv, 0, n * sizeof(*fabric->node_recv));
+    }
+}
+
+size_t amc_fake_bytes_per_rank(const amc_fake_fabric_t *fabric)
+{
+    /* the per-rank arrays, the transport and its two peer bitmaps */
+    size_t arrays = sizeof(*fabric->ranks) + sizeof(*fabric->held) +
+                    sizeof(*fabric->eager_data) + sizeof(*fabric->serials) +
+                    (fabric->timed ? 3 * sizeof(uint64_t) : 0);
+
+    return arrays + sizeof(amc_fake_transport_t) +
+           2 * (((size_t)fabric->nranks + 63) / 64) * sizeof(uint64_t);
 }

@@ -9,6 +9,7 @@
 #include "transport/transport.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct amc_fake_fabric amc_fake_fabric_t;
 
@@ -91,6 +92,40 @@ int  amc_fake_inject_data(amc_fake_fabric_t *fabric, int src, int dst, const voi
 unsigned long amc_fake_header_violations(const amc_fake_fabric_t *fabric);
 
 unsigned long amc_fake_delivered(const amc_fake_fabric_t *fabric);
+
+/* A discrete-event clock with a LogGP cost model, for the scale simulator
+ * (bench/amc_sim.c). Times are integer picoseconds (G: per byte), so that
+ * a run is exactly reproducible and LogGOPSim, whose clock is an integer
+ * too, can be given the same parameters. */
+typedef struct amc_fake_loggp {
+    uint64_t L;   /* wire latency */
+    uint64_t o;   /* CPU overhead per send and per receive */
+    uint64_t g;   /* gap between two messages on one NIC */
+    uint64_t G;   /* gap per byte after the first */
+} amc_fake_loggp_t;
+
+/* Switches an unthreaded fabric with nothing queued to timed delivery: a
+ * send starts once the sender's CPU and NIC are free (and not before the
+ * clock), takes o of its CPU and g + (s-1)G of its NIC, and arrives o + L
+ * later; a message is received once the receiver's CPU and NIC are free,
+ * taking o + (s-1)G of the CPU and g + (s-1)G of the NIC, and its handler
+ * runs after that. Ranks r and q share a node when r / node_size ==
+ * q / node_size (node_size 0: all on one node); intra applies then, inter
+ * otherwise. Within a node each rank has a "NIC" of its own (shared
+ * memory); across nodes the ranks of a node share its one NIC (g and G
+ * are the node's), which is what node-aware algorithms save. amc_fake_deliver then ignores its index and delivers the
+ * earliest message (ties in send order), held ranks are not supported, and
+ * amc_fake_event is not. */
+int      amc_fake_set_loggp(amc_fake_fabric_t *fabric, const amc_fake_loggp_t *intra,
+                            const amc_fake_loggp_t *inter, int node_size);
+/* The clock: the time of the last delivery. */
+uint64_t amc_fake_now(const amc_fake_fabric_t *fabric);
+/* When rank's CPU is free: after its last send or receive overhead. */
+uint64_t amc_fake_rank_time(const amc_fake_fabric_t *fabric, int rank);
+/* Back to time 0 everywhere (nothing may be queued), for the next run. */
+void     amc_fake_clock_reset(amc_fake_fabric_t *fabric);
+/* Bytes the fabric holds per rank (its arrays and the rank's transport). */
+size_t   amc_fake_bytes_per_rank(const amc_fake_fabric_t *fabric);
 
 /* Eager messages with data delivered to rank so far. */
 unsigned long amc_fake_eager_data(const amc_fake_fabric_t *fabric, int rank);
