@@ -222,6 +222,39 @@ static int amc_alg_rs_direct(const amc_coll_args_t *args, int size)
 }
 
 /* The size-based default. */
+/* Linear algorithms for messages up to linear_max_bytes on communicators
+ * of up to linear_max_ranks, or of up to oversub_linear_max_ranks within one
+ * node that has more ranks than cores: every member sees the same (its
+ * node's ranks and cores). */
+static int amc_alg_linear_ok(const amc_config_t *cfg, size_t bytes, int size, int nodes)
+{
+    return (bytes <= cfg->linear_max_bytes) &&
+           ((size <= (int)cfg->linear_max_ranks) ||
+            (!nodes && (size <= (int)cfg->oversub_linear_max_ranks)));
+}
+
+/* The allgather sends N-1 messages per rank: measured slower than Bruck at
+ * N = 16 and 32 for blocks up to 1 KiB, faster than the ring beyond Bruck's
+ * range. total: all ranks' blocks; allgatherv passes its mean block, as
+ * every rank has the same counts. */
+static int amc_alg_allgather_linear_ok(const amc_config_t *cfg, size_t block, size_t total,
+                                       int size, int nodes)
+{
+    return amc_alg_linear_ok(cfg, block, size, nodes) &&
+           ((size <= 8) || (total > cfg->allgather_bruck_max));
+}
+
+static size_t amc_alg_vtotal(const amc_coll_args_t *args, int size)
+{
+    size_t total = 0;
+    int    i;
+
+    for (i = 0; i < size; i++) {
+        total += args->rcounts[i];
+    }
+    return total * args->dt_size;
+}
+
 static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_args_t *args,
                                      int size)
 {
@@ -230,11 +263,8 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
      * latency-bound (small messages), the flat ones for bandwidth */
     int    nodes = amc_topo_spans(args->topo);
 
-    /* every member sees the same: its node's ranks and cores, when the
-     * communicator lies within one node */
-    int    linear = (bytes <= cfg->linear_max_bytes) &&
-                    ((size <= (int)cfg->linear_max_ranks) ||
-                     (!nodes && (size <= (int)cfg->oversub_linear_max_ranks)));
+    int    linear = amc_alg_linear_ok(cfg, bytes, size, nodes);
+    size_t vtotal;
 
     switch (args->coll) {
     case AMC_COLL_BARRIER:
@@ -265,9 +295,7 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
         }
         return &amc_alg_table[AMC_ALG_I_ALLREDUCE_RECDBL];
     case AMC_COLL_ALLGATHER:
-        /* N-1 messages per rank: measured slower than Bruck at N = 16 and 32
-         * for blocks up to 1 KiB, faster than the ring beyond Bruck's range */
-        if (linear && ((size <= 8) || ((size_t)size * bytes > cfg->allgather_bruck_max))) {
+        if (amc_alg_allgather_linear_ok(cfg, bytes, (size_t)size * bytes, size, nodes)) {
             return &amc_alg_table[AMC_ALG_I_ALLGATHER_LINEAR];
         }
         return &amc_alg_table[((size_t)size * bytes <= cfg->allgather_bruck_max)
@@ -288,6 +316,10 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
                                                                    : AMC_ALG_I_ALLTOALL_PAIRWISE];
     case AMC_COLL_ALLTOALLV:
         return &amc_alg_table[AMC_ALG_I_ALLTOALLV_LINEAR];
+    case AMC_COLL_ALLGATHERV:
+        vtotal = amc_alg_vtotal(args, size);
+        return amc_alg_allgather_linear_ok(cfg, vtotal / (size_t)size, vtotal, size, nodes)
+                   ? &amc_alg_table[AMC_ALG_I_ALLGATHERV_LINEAR] : NULL;
     case AMC_COLL_SCAN:
         return &amc_alg_table[AMC_ALG_I_SCAN_DOUBLING];
     case AMC_COLL_EXSCAN:
