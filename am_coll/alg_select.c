@@ -200,12 +200,14 @@ void amc_alg_resolve(const amc_config_t *cfg, const amc_alg_t **forced)
 }
 
 /* Direct reduce-scatter (every rank sends N-1 blocks at once) against the
- * reduce + scatter. Measured here (OSU's method, same job): direct wins at
- * N <= 4 at every size (8 B to 1 MiB, up to 5x) and at N = 8 for blocks up
- * to 48 B (4x) and from 64 KiB; at N = 8 with blocks of 64 B to 4 KiB it
- * was 1.5-2.4x slower, where every collective's messages above 48 B are
- * slow on this oversubscribed machine and direct has the most of them.
- * recvcounts are equal on every rank (MPI), so every rank chooses alike. */
+ * reduce + scatter. Measured here (OSU's method, same job, ratio to Open MPI
+ * direct / reduce + scatter): N <= 4 direct wins at every size (8 B to
+ * 1 MiB, up to 5x); N = 8 with blocks of 64 B to 4 KiB 0.34-0.89 against
+ * 0.64-1.30 (an earlier rule kept N = 8 off direct there, measured while the
+ * bench timed UCX's wire-up); N = 16 direct wins at 8 B (0.63 against 0.89)
+ * and loses at 512 B and 4 KiB (2.5-4.2 against 0.6), and wins again from
+ * 64 KiB. recvcounts are equal on every rank (MPI), so every rank chooses
+ * alike. */
 static int amc_alg_rs_direct(const amc_coll_args_t *args, int size)
 {
     size_t block = args->count, i;
@@ -218,7 +220,7 @@ static int amc_alg_rs_direct(const amc_coll_args_t *args, int size)
         block /= (size_t)size;
     }
     block *= args->dt_size;
-    return (size <= 4) || (block <= 48) || (block >= 65536);
+    return (size <= 8) || (block <= 48) || (block >= 65536);
 }
 
 /* The size-based default. */
