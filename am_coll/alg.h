@@ -79,6 +79,16 @@ int amc_alg_barrier_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int r
 int amc_alg_bcast_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_reduce_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allreduce_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+void amc_alg_recdbl_among(amc_sched_builder_t *b, const int *m, int cnt, int me, int tmp,
+                          size_t bytes);
+/* Every member of a node in the exchange across nodes (am_coll/alg_lanes.c) */
+int amc_alg_barrier_lanes(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_allreduce_lanes(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+
+/* Whether a barrier on a communicator across nodes runs the multi-lane one
+ * on the engine (else the flat fast path). */
+struct amc_topo;
+int amc_alg_barrier_lanes_pay(const amc_config_t *cfg, const struct amc_topo *topo);
 
 /* Whether alg may run a call with these arguments (the order-sensitive
  * ops exclude the algorithms that combine in an order of their own). */

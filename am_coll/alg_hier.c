@@ -270,45 +270,49 @@ int amc_alg_reduce_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int ra
     return AMC_SUCCESS;
 }
 
-/* The leaders' recursive-doubling allreduce on the receive buffer (as in
- * alg_allreduce.c, over heads[] instead of the communicator). */
-static void amc_hier_leaders_allreduce(amc_sched_builder_t *b, const amc_hier_t *h, size_t bytes)
+/* Recursive-doubling allreduce on the receive buffer among the cnt ranks
+ * m[] (this rank is m[me]), receiving into scratch buffer tmp (as in
+ * alg_allreduce.c, over a list instead of the communicator). The lower
+ * rank's value is always the left operand, so every member ends with the
+ * same bits. */
+void amc_alg_recdbl_among(amc_sched_builder_t *b, const int *m, int cnt, int me, int tmp,
+                          size_t bytes)
 {
-    int nn = h->nnodes, li = h->node, pof2 = 1, rem, newrank, newdst, dst, mask;
+    int pof2 = 1, rem, newrank, newdst, dst, mask;
 
-    while (pof2 * 2 <= nn) {
+    while (pof2 * 2 <= cnt) {
         pof2 *= 2;
     }
-    rem = nn - pof2;
-    if (li < 2 * rem) {
+    rem = cnt - pof2;
+    if (me < 2 * rem) {
         amc_sb_round(b);
-        if ((li % 2) == 0) {
-            amc_sb_send(b, h->heads[li + 1], AMC_BUF_RECV, 0, bytes);
+        if ((me % 2) == 0) {
+            amc_sb_send(b, m[me + 1], AMC_BUF_RECV, 0, bytes);
             newrank = -1;
         } else {
-            amc_sb_recv_reduce(b, h->heads[li - 1], AMC_BUF_RECV, 0, bytes, 0);
-            newrank = li / 2;
+            amc_sb_recv_reduce(b, m[me - 1], AMC_BUF_RECV, 0, bytes, 0);
+            newrank = me / 2;
         }
     } else {
-        newrank = li - rem;
+        newrank = me - rem;
     }
     if (newrank >= 0) {
         for (mask = 1; mask < pof2; mask <<= 1) {
             newdst = newrank ^ mask;
             dst    = (newdst < rem) ? newdst * 2 + 1 : newdst + rem;
             amc_sb_round(b);
-            amc_sb_send(b, h->heads[dst], AMC_BUF_RECV, 0, bytes);
-            amc_sb_recv(b, h->heads[dst], AMC_BUF_TMP, 0, bytes);
+            amc_sb_send(b, m[dst], AMC_BUF_RECV, 0, bytes);
+            amc_sb_recv(b, m[dst], tmp, 0, bytes);
             amc_sb_round(b);
-            amc_sb_reduce(b, AMC_BUF_RECV, 0, AMC_BUF_TMP, 0, bytes, dst > li);
+            amc_sb_reduce(b, AMC_BUF_RECV, 0, tmp, 0, bytes, dst > me);
         }
     }
-    if (li < 2 * rem) {
+    if (me < 2 * rem) {
         amc_sb_round(b);
-        if ((li % 2) == 0) {
-            amc_sb_recv(b, h->heads[li + 1], AMC_BUF_RECV, 0, bytes);
+        if ((me % 2) == 0) {
+            amc_sb_recv(b, m[me + 1], AMC_BUF_RECV, 0, bytes);
         } else {
-            amc_sb_send(b, h->heads[li - 1], AMC_BUF_RECV, 0, bytes);
+            amc_sb_send(b, m[me - 1], AMC_BUF_RECV, 0, bytes);
         }
     }
 }
@@ -334,7 +338,7 @@ int amc_alg_allreduce_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int
     }
     amc_hier_tree_reduce(b, h.local, h.nlocal, 0, h.me, AMC_BUF_RECV, bytes);
     if (h.me == 0) {
-        amc_hier_leaders_allreduce(b, &h, bytes);
+        amc_alg_recdbl_among(b, h.heads, h.nnodes, h.node, AMC_BUF_TMP, bytes);
     } else {
         amc_sb_round(b);
         amc_sb_recv(b, h.local[h.me - amc_hier_lowbit(h.me, h.nlocal)], AMC_BUF_RECV, 0, bytes);

@@ -46,6 +46,8 @@ enum {
     AMC_ALG_I_REDUCE_LINEAR,
     AMC_ALG_I_ALLGATHER_LINEAR,
     AMC_ALG_I_ALLGATHERV_LINEAR,
+    AMC_ALG_I_BARRIER_LANES,
+    AMC_ALG_I_ALLREDUCE_LANES,
     AMC_ALG_COUNT
 };
 
@@ -84,6 +86,8 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_REDUCE_LINEAR]      = { AMC_COLL_REDUCE,     3, "linear",            amc_alg_reduce_linear, 0 },
     [AMC_ALG_I_ALLGATHER_LINEAR]   = { AMC_COLL_ALLGATHER,  3, "linear",            amc_alg_allgather_linear, 0 },
     [AMC_ALG_I_ALLGATHERV_LINEAR]  = { AMC_COLL_ALLGATHERV, 2, "linear",            amc_alg_allgatherv_linear, 0 },
+    [AMC_ALG_I_BARRIER_LANES]      = { AMC_COLL_BARRIER,    3, "multi_lane",        amc_alg_barrier_lanes, AMC_ALG_FLAG_NODES },
+    [AMC_ALG_I_ALLREDUCE_LANES]    = { AMC_COLL_ALLREDUCE,  5, "multi_lane",        amc_alg_allreduce_lanes, AMC_ALG_FLAG_NODES | AMC_ALG_FLAG_COMMUTATIVE },
 };
 
 
@@ -257,6 +261,30 @@ static size_t amc_alg_vtotal(const amc_coll_args_t *args, int size)
     return total * args->dt_size;
 }
 
+/* Nodes each member of the smallest node sends to across nodes in the
+ * multi-lane algorithms (am_coll/alg_lanes.c): the one step across costs
+ * that many overheads at both ends, against the log2(nodes) hops it saves. */
+static int amc_alg_lanes_share(const amc_topo_t *topo)
+{
+    int lanes = (topo->min_node > 0) ? topo->min_node : 1;
+
+    return (topo->nnodes + lanes - 1) / lanes;
+}
+
+int amc_alg_barrier_lanes_pay(const amc_config_t *cfg, const amc_topo_t *topo)
+{
+    return amc_topo_spans(topo) && (amc_alg_lanes_share(topo) <= (int)cfg->lanes_barrier_max);
+}
+
+static int amc_alg_allreduce_lanes_pay(const amc_config_t *cfg, const amc_coll_args_t *args,
+                                       size_t bytes)
+{
+    int share = amc_alg_lanes_share(args->topo);
+
+    return args->commutative && (share >= 2) && (share <= (int)cfg->lanes_allreduce_max) &&
+           ((size_t)args->topo->nnodes * bytes <= cfg->lanes_allreduce_bytes);
+}
+
 static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_args_t *args,
                                      int size)
 {
@@ -270,7 +298,9 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
 
     switch (args->coll) {
     case AMC_COLL_BARRIER:
-        return nodes ? &amc_alg_table[AMC_ALG_I_BARRIER_HIER] : NULL;
+        /* only across nodes, where amc_barrier_start asked for the engine */
+        return amc_alg_barrier_lanes_pay(cfg, args->topo) ? &amc_alg_table[AMC_ALG_I_BARRIER_LANES]
+                                                          : NULL;
     case AMC_COLL_BCAST:
         if (linear) {
             return &amc_alg_table[AMC_ALG_I_BCAST_LINEAR];
@@ -292,9 +322,12 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
             (args->count >= (size_t)size)) {
             return &amc_alg_table[AMC_ALG_I_ALLREDUCE_RING];
         }
-        if (nodes && args->commutative) {
-            return &amc_alg_table[AMC_ALG_I_ALLREDUCE_HIER];
+        if (nodes && amc_alg_allreduce_lanes_pay(cfg, args, bytes)) {
+            return &amc_alg_table[AMC_ALG_I_ALLREDUCE_LANES];
         }
+        /* the leaders' two-level allreduce is predicted slower than recursive
+         * doubling at every layout simulated: with nodes in blocks its
+         * exchanges are already log2(members) inside and log2(nodes) across */
         return &amc_alg_table[AMC_ALG_I_ALLREDUCE_RECDBL];
     case AMC_COLL_ALLGATHER:
         if (amc_alg_allgather_linear_ok(cfg, bytes, (size_t)size * bytes, size, nodes)) {

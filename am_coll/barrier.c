@@ -7,6 +7,7 @@
  * round and every send it posted completed.
  */
 #include "am_coll/barrier.h"
+#include "am_coll/alg.h"
 #include "am_coll/topo.h"
 #include "am_coll/comm.h"
 #include "am_coll/request.h"
@@ -327,7 +328,8 @@ void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *bu
 }
 
 /* The fast path, or the engine when AMC_BARRIER_ALG asks for it or the
- * communicator spans nodes (the node-aware barrier is a schedule). */
+ * communicator spans nodes in a layout where the multi-lane barrier pays
+ * (it is a schedule). */
 int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
 {
     amc_coll_args_t   args;
@@ -338,7 +340,7 @@ int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
         if (topo == NULL) {
             return AMC_ERR_NO_MEMORY; /* logged */
         }
-        if (!amc_topo_spans(topo)) {
+        if (!amc_alg_barrier_lanes_pay(&comm->ctx->cfg, topo)) {
             return amc_barrier_post(comm, req);
         }
     }

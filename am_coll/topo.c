@@ -38,8 +38,9 @@ int amc_topo_create(int size, int (*key)(void *arg, int r), void *arg, amc_topo_
     if (topo == NULL) {
         return AMC_ERR_NO_MEMORY;
     }
-    topo->size   = size;
-    topo->nnodes = (size > 0) ? 1 : 0;
+    topo->size     = size;
+    topo->nnodes   = (size > 0) ? 1 : 0;
+    topo->min_node = size;
     if (size <= 1) {
         *topo_p = topo;
         return AMC_SUCCESS;
@@ -71,7 +72,14 @@ int amc_topo_create(int size, int (*key)(void *arg, int r), void *arg, amc_topo_
             topo->node[pairs[j].member] = g;
         }
     }
-    topo->nnodes = ngroups;
+    topo->nnodes   = ngroups;
+    topo->min_node = size;
+    for (g = 0; g < ngroups; g++) {
+        for (j = groups[g].key; (j < size) && (pairs[j].key == pairs[groups[g].key].key); j++) {
+        }
+        topo->min_node = (j - groups[g].key < topo->min_node) ? j - groups[g].key
+                                                              : topo->min_node;
+    }
     if (ngroups == 1) {
         free(topo->node);
         topo->node = NULL;
@@ -95,11 +103,13 @@ int amc_topo_create_block(int size, int block, amc_topo_t **topo_p)
     if (topo == NULL) {
         return AMC_ERR_NO_MEMORY;
     }
-    topo->size   = size;
-    topo->nnodes = (size > 0) ? 1 : 0;
+    topo->size     = size;
+    topo->nnodes   = (size > 0) ? 1 : 0;
+    topo->min_node = size;
     if ((block > 0) && (block < size)) {
-        topo->nnodes = (size + block - 1) / block;
-        topo->block  = block;
+        topo->nnodes   = (size + block - 1) / block;
+        topo->block    = block;
+        topo->min_node = (size % block) ? size % block : block;
     }
     *topo_p = topo;
     return AMC_SUCCESS;

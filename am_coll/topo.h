@@ -21,6 +21,8 @@ typedef struct amc_topo {
     int      block;   /* > 0: member r is on node r / block, and no array is kept
                        * (a world or its dups with AMC_NODE_SIZE: at 65,536 ranks
                        * an array would cost each rank 256 KiB per communicator) */
+    int      min_node; /* the smallest node's members (the multi-lane algorithms'
+                        * lanes, am_coll/alg_lanes.c) */
 } amc_topo_t;
 
 /* Member r's node: 0 .. nnodes-1; a NULL topology is one node. */

@@ -19,13 +19,15 @@ set multiplot layout 1,2 title "amcoll scale simulator: predicted completion tim
 set ylabel "predicted µs"
 set title "latency-bound: barrier, 8 B allreduce, 8 B bcast"
 plot datafile i 0 u 1:2 w lp lw 2 pt 7 lc rgb "#d62728" t "barrier dissemination (flat)", \
-     datafile i 1 u 1:2 w lp lw 2 pt 7 dt 2 lc rgb "#d62728" t "barrier hierarchical", \
-     datafile i 2 u 1:2 w lp lw 2 pt 5 lc rgb "#1f77b4" t "allreduce recursive doubling (flat)", \
-     datafile i 3 u 1:2 w lp lw 2 pt 5 dt 2 lc rgb "#1f77b4" t "allreduce hierarchical", \
-     datafile i 4 u 1:2 w lp lw 2 pt 9 lc rgb "#2ca02c" t "bcast binomial (flat)", \
-     datafile i 5 u 1:2 w lp lw 2 pt 9 dt 2 lc rgb "#2ca02c" t "bcast hierarchical"
+     datafile i 1 u 1:2 w lp lw 2 pt 7 dt 2 lc rgb "#d62728" t "barrier hierarchical (leaders)", \
+     datafile i 2 u 1:2 w lp lw 2 pt 6 dt 3 lc rgb "#d62728" t "barrier multi-lane", \
+     datafile i 3 u 1:2 w lp lw 2 pt 5 lc rgb "#1f77b4" t "allreduce recursive doubling (flat)", \
+     datafile i 4 u 1:2 w lp lw 2 pt 5 dt 2 lc rgb "#1f77b4" t "allreduce hierarchical (leaders)", \
+     datafile i 5 u 1:2 w lp lw 2 pt 4 dt 3 lc rgb "#1f77b4" t "allreduce multi-lane", \
+     datafile i 6 u 1:2 w lp lw 2 pt 9 lc rgb "#2ca02c" t "bcast binomial (flat)", \
+     datafile i 7 u 1:2 w lp lw 2 pt 9 dt 2 lc rgb "#2ca02c" t "bcast hierarchical"
 
 set title "1 MiB bcast"
-plot datafile i 6 u 1:2 w lp lw 2 pt 7 lc rgb "#9467bd" t "pipeline (32 KiB segments)", \
-     datafile i 7 u 1:2 w lp lw 2 pt 5 lc rgb "#8c564b" t "binomial"
+plot datafile i 8 u 1:2 w lp lw 2 pt 7 lc rgb "#9467bd" t "pipeline (32 KiB segments)", \
+     datafile i 9 u 1:2 w lp lw 2 pt 5 lc rgb "#8c564b" t "binomial"
 unset multiplot

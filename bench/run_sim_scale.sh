@@ -27,8 +27,10 @@ sim=$build/bench/amc_sim
 lines=(
     "barrier dissemination 0 0 $max"
     "barrier hierarchical 0 $node $max"
+    "barrier multi_lane 0 $node $max"
     "allreduce recursive_doubling 8 0 $max"
     "allreduce hierarchical 8 $node $max"
+    "allreduce multi_lane 8 $node $max"
     "bcast binomial 8 0 $max"
     "bcast hierarchical 8 $node $max"
     "bcast pipeline 1048576 0 $maxbig"

@@ -35,6 +35,18 @@ typedef struct amc_fake_transport {
     amc_peer_set_t     contacted;  /* peers sent to: an endpoint each over UCX */
 } amc_fake_transport_t;
 
+/* A node's NIC for sends across nodes: the intervals it is taken, in time
+ * order. Several ranks share it, and a rank's handler stamps its sends at
+ * once, some for when its CPU will be free: one "free from" time would let
+ * such a reservation in the future block another rank's send now, while
+ * the NIC is idle in between (a burst of sends from every rank of a node
+ * then went one CPU overhead apart instead of g). A send takes the first
+ * gap of g + (s-1)G at or after the time it asks for. */
+typedef struct {
+    uint64_t *iv; /* [2 n]: start, end of each, sorted, not overlapping */
+    uint32_t  n, cap;
+} amc_fake_nic_cal_t;
+
 struct amc_fake_fabric {
     int                    nranks;
     amc_fake_completion_t  completion;
@@ -69,7 +81,7 @@ struct amc_fake_fabric {
     uint64_t              *cpu_free;      /* [nranks] */
     uint64_t              *send_free;     /* [nranks] within a node: a rank's own */
     uint64_t              *recv_free;     /* [nranks] sending and receiving "NIC" */
-    uint64_t              *node_send;     /* [nodes] across: the node's one NIC, */
+    amc_fake_nic_cal_t    *node_send;     /* [nodes] across: the node's one NIC, */
     uint64_t              *node_recv;     /* which its ranks take turns at */
 };
 
@@ -166,15 +178,65 @@ static const amc_fake_loggp_t *amc_fake_pair_loggp(const amc_fake_fabric_t *fabr
     return &fabric->loggp[amc_fake_across(fabric, a, b)];
 }
 
-/* The NIC side a message between a and b takes at rank: within a node the
- * rank's own (shared memory), across nodes its node's. */
-static uint64_t *amc_fake_nic(amc_fake_fabric_t *fabric, int a, int b, int rank, int sending)
+/* The receiving NIC side of a message between a and b at rank: within a
+ * node the rank's own (shared memory), across nodes its node's. Receives
+ * take it at the current time only, so a "free from" time is exact. */
+static uint64_t *amc_fake_nic(amc_fake_fabric_t *fabric, int a, int b, int rank)
 {
     if (amc_fake_across(fabric, a, b)) {
-        return sending ? &fabric->node_send[rank / fabric->node_size]
-                       : &fabric->node_recv[rank / fabric->node_size];
+        return &fabric->node_recv[rank / fabric->node_size];
     }
-    return sending ? &fabric->send_free[rank] : &fabric->recv_free[rank];
+    return &fabric->recv_free[rank];
+}
+
+/* The first time at or after t that the NIC is free for len, taken; t
+ * itself when there is no memory to remember it (then it may overlap). */
+static uint64_t amc_fake_nic_take(amc_fake_nic_cal_t *cal, uint64_t now, uint64_t t,
+                                  uint64_t len)
+{
+    uint32_t i, drop = 0;
+    uint64_t *iv;
+
+    while ((drop < cal->n) && (cal->iv[2 * drop + 1] <= now)) {
+        drop++; /* over: no request starts before now */
+    }
+    if (drop > 0) {
+        memmove(cal->iv, cal->iv + 2 * drop, 2 * (size_t)(cal->n - drop) * sizeof(*cal->iv));
+        cal->n -= drop;
+    }
+    for (i = 0; i < cal->n; i++) {
+        if (t + len <= cal->iv[2 * i]) {
+            break;
+        }
+        t = (cal->iv[2 * i + 1] > t) ? cal->iv[2 * i + 1] : t;
+    }
+    if (cal->n == cal->cap) {
+        iv = realloc(cal->iv, 2 * (size_t)(cal->cap ? 2 * cal->cap : 16) * sizeof(*iv));
+        if (iv == NULL) {
+            return t;
+        }
+        cal->iv  = iv;
+        cal->cap = cal->cap ? 2 * cal->cap : 16;
+    }
+    memmove(cal->iv + 2 * (i + 1), cal->iv + 2 * i, 2 * (size_t)(cal->n - i) * sizeof(*cal->iv));
+    cal->iv[2 * i]     = t;
+    cal->iv[2 * i + 1] = t + len;
+    cal->n++;
+    return t;
+}
+
+static void amc_fake_nic_cals_free(amc_fake_fabric_t *fabric)
+{
+    size_t i, nodes;
+
+    if (fabric->node_send != NULL) {
+        nodes = (size_t)fabric->nranks / (size_t)fabric->node_size + 1;
+        for (i = 0; i < nodes; i++) {
+            free(fabric->node_send[i].iv);
+        }
+    }
+    free(fabric->node_send);
+    fabric->node_send = NULL;
 }
 
 /* (s-1)G: the first byte's time is in L and o, as in LogGP. */
@@ -187,14 +249,20 @@ static uint64_t amc_fake_bytes_time(const amc_fake_loggp_t *p, size_t len)
 static void amc_fake_stamp_send(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
 {
     const amc_fake_loggp_t *p = amc_fake_pair_loggp(fabric, msg->src, msg->dst);
-    uint64_t                start = fabric->now, *nic;
+    uint64_t                start = fabric->now, *nic, busy;
 
     if ((msg->src >= 0) && (msg->src < fabric->nranks)) {
-        nic   = amc_fake_nic(fabric, msg->src, msg->dst, msg->src, 1);
+        busy  = p->g + amc_fake_bytes_time(p, msg->len);
         start = (fabric->cpu_free[msg->src] > start) ? fabric->cpu_free[msg->src] : start;
-        start = (*nic > start) ? *nic : start;
+        if (amc_fake_across(fabric, msg->src, msg->dst)) {
+            start = amc_fake_nic_take(&fabric->node_send[msg->src / fabric->node_size],
+                                      fabric->now, start, busy);
+        } else {
+            nic    = &fabric->send_free[msg->src];
+            start  = (*nic > start) ? *nic : start;
+            *nic   = start + busy;
+        }
         fabric->cpu_free[msg->src] = start + p->o;
-        *nic                       = start + p->g + amc_fake_bytes_time(p, msg->len);
     }
     msg->time = start + p->o + p->L;
 }
@@ -666,7 +734,7 @@ void amc_fake_fabric_destroy(amc_fake_fabric_t *fabric)
     free(fabric->cpu_free);
     free(fabric->send_free);
     free(fabric->recv_free);
-    free(fabric->node_send);
+    amc_fake_nic_cals_free(fabric);
     free(fabric->node_recv);
     free(fabric->eager_data);
     free(fabric->serials);
@@ -757,7 +825,7 @@ static int amc_fake_deliver_timed(amc_fake_fabric_t *fabric)
     }
     amc_fake_heap_pop(fabric, &msg);
     dst   = msg.dst;
-    nic   = amc_fake_nic(fabric, msg.src, dst, dst, 0);
+    nic   = amc_fake_nic(fabric, msg.src, dst, dst);
     start = msg.time;
     start = (fabric->cpu_free[dst] > start) ? fabric->cpu_free[dst] : start;
     start = (*nic > start) ? *nic : start;
@@ -970,9 +1038,8 @@ int amc_fake_set_loggp(amc_fake_fabric_t *fabric, const amc_fake_loggp_t *intra,
             return AMC_ERR_NO_MEMORY; /* freed with the fabric */
         }
     }
-    free(fabric->node_send);
+    amc_fake_nic_cals_free(fabric);
     free(fabric->node_recv);
-    fabric->node_send = NULL;
     fabric->node_recv = NULL;
     if (node_size > 0) {
         nodes             = n / (size_t)node_size + 1;
@@ -1013,8 +1080,10 @@ void amc_fake_clock_reset(amc_fake_fabric_t *fabric)
     }
     if (fabric->node_send != NULL) {
         n = n / (size_t)fabric->node_size + 1;
-        memset(fabric->node_send, 0, n * sizeof(*fabric->node_send));
-        memset(fabric->node_recv, 0, n * sizeof(*fabric->node_recv));
+        while (n-- > 0) {
+            fabric->node_send[n].n = 0;
+            fabric->node_recv[n]   = 0;
+        }
     }
 }
 

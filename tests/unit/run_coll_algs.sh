@@ -32,7 +32,11 @@ test_coll AMC_NODE_SIZE=2
 test_coll AMC_NODE_SIZE=3 AMC_RNDV_THRESH=1
 test_coll AMC_NODE_SIZE=4 AMC_EAGER_TOKENS=1
 test_coll AMC_NODE_SIZE=3 AMC_BCAST_ALG=hierarchical AMC_REDUCE_ALG=hierarchical AMC_ALLREDUCE_ALG=hierarchical AMC_ALLREDUCE_RING_MIN=0
+test_coll AMC_NODE_SIZE=3 AMC_BARRIER_ALG=multi_lane AMC_ALLREDUCE_ALG=multi_lane AMC_ALLREDUCE_RING_MIN=0
+test_coll AMC_NODE_SIZE=2 AMC_BARRIER_ALG=multi_lane AMC_ALLREDUCE_ALG=multi_lane AMC_RNDV_THRESH=1
+test_coll AMC_NODE_SIZE=4 AMC_BARRIER_ALG=multi_lane AMC_ALLREDUCE_ALG=multi_lane AMC_EAGER_TOKENS=1
 test_persistent AMC_NODE_SIZE=3
+test_persistent AMC_NODE_SIZE=2 AMC_BARRIER_ALG=multi_lane AMC_ALLREDUCE_ALG=multi_lane
 test_barrier_orders AMC_BARRIER_ALG=dissemination
 test_barrier_perms AMC_BARRIER_ALG=dissemination
 test_barrier_outstanding AMC_BARRIER_ALG=dissemination

@@ -99,6 +99,9 @@ static void test_results(void)
         run("reduce", "hierarchical", n, 24, 8, AMC_LSIM_DATA_PRIVATE, NULL);
         run("allreduce", "recursive_doubling", n, 8, 0, AMC_LSIM_DATA_PRIVATE, NULL);
         run("allreduce", "hierarchical", n, 8, 8, AMC_LSIM_DATA_PRIVATE, NULL);
+        run("barrier", "multi_lane", n, 0, 8, AMC_LSIM_DATA_PRIVATE, NULL);
+        run("allreduce", "multi_lane", n, 8, 8, AMC_LSIM_DATA_PRIVATE, NULL);
+        run("allreduce", "multi_lane", n, 24, 3, AMC_LSIM_DATA_PRIVATE, NULL);
         run("scan", "auto", n, 16, 8, AMC_LSIM_DATA_PRIVATE, NULL);
         run("exscan", "auto", n, 16, 8, AMC_LSIM_DATA_PRIVATE, NULL);
         if (n <= 64) {
@@ -113,40 +116,46 @@ static void test_results(void)
     }
 }
 
-/* 64 nodes of 32 ranks. With shared memory as cheap as on a current node
- * (AMC_LSIM_INTRA_FAST) the node-aware barrier is predicted faster than
- * dissemination; with this machine's (slower) shared memory it is not, and
- * neither is the node-aware 8 B allreduce in either case (doc/design.md,
- * "Scale simulator"). Either way the automatic choice across nodes is the
- * node-aware algorithm: the same time to the picosecond. */
+/* 64 nodes of 32 ranks, with this machine's shared memory and with a
+ * current node's (AMC_LSIM_INTRA_FAST): the multi-lane barrier and 8 B
+ * allreduce are predicted faster than the flat ones and than the leaders'
+ * two-level ones, and the automatic choice across nodes is multi-lane, the
+ * same time to the picosecond (doc/design.md, "Node-aware collectives"). */
 static void test_node_aware(void)
 {
     static const amc_fake_loggp_t fast = AMC_LSIM_INTRA_FAST;
+    static const char *const      colls[2] = { "barrier", "allreduce" };
+    static const char *const      algs[2][4] = {
+        { "dissemination", "hierarchical", "multi_lane", "auto" },
+        { "recursive_doubling", "hierarchical", "multi_lane", "auto" }
+    };
     amc_lsim_params_t             p;
     amc_lsim_result_t             r;
-    uint64_t                      t[3];
-    static const char            *algs[3] = { "dissemination", "hierarchical", "auto" };
-    int                           i;
+    uint64_t                      t[4];
+    int                           c, i, f;
 
-    memset(&p, 0, sizeof(p));
-    p.coll      = "barrier";
-    p.n         = 64 * 32;
-    p.node_size = 32;
-    p.intra     = fast;
-    p.inter     = amc_t_inter;
-    for (i = 0; i < 3; i++) {
-        p.alg = algs[i];
-        CHECK((amc_lsim_run(&p, &r) == AMC_SUCCESS) && r.correct, "64x32 barrier %s", algs[i]);
-        t[i] = r.time_ps;
+    for (f = 0; f < 2; f++) {
+        for (c = 0; c < 2; c++) {
+            memset(&p, 0, sizeof(p));
+            p.coll      = colls[c];
+            p.n         = 64 * 32;
+            p.bytes     = c ? 8 : 0;
+            p.node_size = 32;
+            p.intra     = f ? fast : amc_t_intra;
+            p.inter     = amc_t_inter;
+            for (i = 0; i < 4; i++) {
+                p.alg = algs[c][i];
+                CHECK((amc_lsim_run(&p, &r) == AMC_SUCCESS) && r.correct, "64x32 %s %s",
+                      colls[c], algs[c][i]);
+                t[i] = r.time_ps;
+            }
+            CHECK((t[2] < t[0]) && (t[2] < t[1]), "64x32 %s, %s shared memory: multi-lane %llu "
+                  "ps, flat %llu ps, leaders %llu ps", colls[c], f ? "fast" : "this machine's",
+                  (unsigned long long)t[2], (unsigned long long)t[0], (unsigned long long)t[1]);
+            CHECK(t[3] == t[2], "64x32 %s: auto %llu ps, multi-lane %llu ps", colls[c],
+                  (unsigned long long)t[3], (unsigned long long)t[2]);
+        }
     }
-    CHECK(t[1] < t[0], "64x32 barrier, fast shared memory: node-aware %llu ps, flat %llu ps",
-          (unsigned long long)t[1], (unsigned long long)t[0]);
-    CHECK(t[2] == t[1], "64x32 barrier: auto %llu ps, node-aware %llu ps",
-          (unsigned long long)t[2], (unsigned long long)t[1]);
-    t[1] = run("allreduce", "hierarchical", 64 * 32, 8, 32, AMC_LSIM_DATA_PRIVATE, NULL);
-    t[2] = run("allreduce", "auto", 64 * 32, 8, 32, AMC_LSIM_DATA_PRIVATE, NULL);
-    CHECK(t[2] == t[1], "64x32 allreduce 8 B: auto %llu ps, node-aware %llu ps",
-          (unsigned long long)t[2], (unsigned long long)t[1]);
 }
 
 static void test_shared(void)

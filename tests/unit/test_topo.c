@@ -74,11 +74,13 @@ static void topo_checks(void)
     k = 3;
     CHECK(amc_topo_create(8, key_div, &k, &t) == AMC_SUCCESS, "create");
     CHECK((t->nnodes == 3) && amc_topo_spans(t), "nodes of 3 at N=8: %d nodes", t->nnodes);
+    CHECK(t->min_node == 2, "nodes of 3 at N=8: smallest %d", t->min_node);
     for (r = 0; r < 8; r++) {
         CHECK(amc_topo_node(t, r) == div3[r], "r/3: rank %d on node %d", r, amc_topo_node(t, r));
     }
     amc_topo_free(t);
     CHECK(amc_topo_create(7, key_mod, &k, &t) == AMC_SUCCESS, "create");
+    CHECK(t->min_node == 2, "r%%3 at N=7: smallest node %d", t->min_node);
     for (r = 0; r < 7; r++) {
         CHECK(amc_topo_node(t, r) == mod3[r], "r%%3: rank %d on node %d", r, amc_topo_node(t, r));
     }
@@ -93,6 +95,7 @@ static void topo_checks(void)
     k = 8;
     CHECK(amc_topo_create(8, key_div, &k, &t) == AMC_SUCCESS, "create");
     CHECK((t->nnodes == 1) && (t->node == NULL) && !amc_topo_spans(t), "one node");
+    CHECK(t->min_node == 8, "one node: smallest %d", t->min_node);
     amc_topo_free(t);
     k = 1;
     CHECK(amc_topo_create(4, key_div, &k, &t) == AMC_SUCCESS, "create");
@@ -150,11 +153,19 @@ static void comm_checks(void)
             CHECK(t == amc_comm_topo(amc_test_world_comm(&w, r)), "made once");
         }
         if (k < 8) {
-            EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_BARRIER, 0, 0, "hierarchical");
+            /* multi-lane: each member of the smallest node (8 % k or k) sends
+             * to its share of the nodes, ceil(nodes / members); the barrier
+             * up to 8 of them, the allreduce 2 to 4 */
+            int lanes = (8 % k) ? 8 % k : k, nodes = (8 + k - 1) / k;
+            int share = (nodes + lanes - 1) / lanes;
+
+            CHECK(t->min_node == lanes, "k=%d: smallest node %d", k, t->min_node);
+            EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_BARRIER, 0, 0, "multi_lane");
             EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_BCAST, 4, 0, "hierarchical");
             EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_BCAST, 1 << 20, 0, "pipeline");
             EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_REDUCE, 4, 1, "hierarchical");
-            EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_ALLREDUCE, 2, 1, "hierarchical");
+            EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_ALLREDUCE, 2, 1,
+                       (share >= 2) ? "multi_lane" : "recursive_doubling");
             EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_ALLREDUCE, 1 << 16, 1, "ring");
         } else {
             EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_BCAST, 4, 0, "binomial");
@@ -282,9 +293,21 @@ static void barrier_run(int n, int k, uint64_t seed)
     }
     CHECK(ndone == n, "n=%d k=%d seed=%llu: %d of %d ranks left the barrier", n, k,
           (unsigned long long)seed, ndone, n);
-    /* each non-leader: one message up, one down; the leaders' dissemination */
-    expected = 2ul * (unsigned long)(n - nn) + (unsigned long)nn * (unsigned long)ceil_log2(nn);
+    /* the multi-lane barrier: a dissemination barrier inside each node
+     * twice, and a message from every node to every other; while a member
+     * of the smallest node serves more than AMC_LANES_BARRIER_MAX nodes, the
+     * flat fast path instead */
     if ((nn > 1) && (nn < n)) {
+        int last = n - (nn - 1) * k, lanes = (last < k) ? last : k;
+
+        if ((nn + lanes - 1) / lanes <= (int)cfg.lanes_barrier_max) {
+            expected = 2ul * (unsigned long)(nn - 1) * (unsigned long)k *
+                           (unsigned long)ceil_log2(k) +
+                       2ul * (unsigned long)last * (unsigned long)ceil_log2(last) +
+                       (unsigned long)nn * (unsigned long)(nn - 1);
+        } else {
+            expected = (unsigned long)n * (unsigned long)ceil_log2(n);
+        }
         CHECK(amc_fake_delivered(w.fabric) == expected, "n=%d k=%d: %lu messages, the "
               "node-aware barrier sends %lu", n, k, amc_fake_delivered(w.fabric), expected);
     }
