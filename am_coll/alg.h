@@ -81,7 +81,12 @@ int amc_alg_reduce_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int ra
 int amc_alg_allreduce_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 void amc_alg_recdbl_among(amc_sched_builder_t *b, const int *m, int cnt, int me, int tmp,
                           size_t bytes);
-/* Every member of a node in the exchange across nodes (am_coll/alg_lanes.c) */
+/* Every member of a node in the exchange across nodes (am_coll/alg_lanes.c).
+ * Up to this many nodes per member (the share), the barrier crosses in one
+ * step; beyond, in rounds (a constant, not a setting: every rank must build
+ * the same schedule). */
+#define AMC_LANES_ONE_STEP_MAX       8
+#define AMC_LANES_ALLREDUCE_ONE_STEP 4 /* the same for the allreduce */
 int amc_alg_barrier_lanes(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allreduce_lanes(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 

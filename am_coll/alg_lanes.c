@@ -24,6 +24,7 @@
 
 #include "am_coll/topo.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 typedef struct {
@@ -169,10 +170,15 @@ static void amc_lanes_across(amc_sched_builder_t *b, const amc_lanes_t *l, int s
 
 /* Barrier: the node's members meet; each lane tells the nodes it serves
  * and hears from its own; the members meet again, so that each has heard,
- * through the others, from every node. */
+ * through the others, from every node. When a lane's share is over
+ * AMC_LANES_ONE_STEP_MAX nodes, the step across becomes the rounds of a
+ * dissemination barrier over the nodes of radix W + 1 (in round r lane j
+ * tells node + (j + 1) (W + 1)^r), the members meeting after each round so
+ * that each round passes on all that the node has heard. */
 int amc_alg_barrier_lanes(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
 {
     amc_lanes_t l;
+    int64_t     dist, t;
     int         status;
 
     status = amc_lanes_init(&l, a, rank, size);
@@ -180,52 +186,162 @@ int amc_alg_barrier_lanes(amc_sched_builder_t *b, const amc_coll_args_t *a, int 
         return status;
     }
     amc_lanes_node_barrier(b, &l);
-    if (l.nnodes > 1) {
+    if ((l.nnodes > 1) && (l.per_lane <= AMC_LANES_ONE_STEP_MAX)) {
         amc_sb_round(b);
         amc_lanes_across(b, &l, AMC_BUF_RECV, AMC_BUF_RECV, 0);
         amc_lanes_node_barrier(b, &l);
+    } else if (l.nnodes > 1) {
+        for (dist = 1; dist < l.nnodes; dist *= (int64_t)l.lanes + 1) {
+            amc_sb_round(b);
+            t = (int64_t)(l.me + 1) * dist;
+            if ((l.me < l.lanes) && (t < l.nnodes)) {
+                amc_sb_send(b, amc_lanes_member(&l, (int)((l.node + t) % l.nnodes), l.me),
+                            AMC_BUF_RECV, 0, 0);
+                amc_sb_recv(b,
+                            amc_lanes_member(&l, (int)((l.node - t + l.nnodes) % l.nnodes),
+                                             l.me),
+                            AMC_BUF_RECV, 0, 0);
+            }
+            amc_lanes_node_barrier(b, &l);
+        }
     }
     amc_lanes_cleanup(&l);
     return AMC_SUCCESS;
 }
 
-/* Lanes [first, first + k) mod W as byte ranges of the node-ordered slots
- * (nodes [j c, (j + 1) c) are lane j's): at most two pieces, empty ones
- * left out. Returns how many. */
-static int amc_lanes_pieces(const amc_lanes_t *l, int first, int k, size_t bytes,
-                            size_t off[2], size_t len[2])
-{
-    int    n = 0, run;
-    size_t lo, hi;
+/* Which slots of the scratch lane j brings to the gather: in the one step,
+ * the nodes it heard from ([j c, (j + 1) c), node order); in a round of
+ * radix k, slot j, where it received (from digit - j - 1; lanes past k - 1
+ * bring none, slot k - 1 is the node's own). [*lo, *hi) */
+typedef struct {
+    int radix;  /* 0: the one step */
+    int digit;
+} amc_lanes_slots_t;
 
-    while (k > 0) {
-        run = (k < l->lanes - first) ? k : l->lanes - first;
-        lo  = (size_t)first * (size_t)l->per_lane;
-        hi  = (size_t)(first + run) * (size_t)l->per_lane;
-        hi  = (hi < (size_t)l->nnodes) ? hi : (size_t)l->nnodes;
-        if (hi > lo) {
-            off[n] = lo * bytes;
-            len[n] = (hi - lo) * bytes;
-            n++;
+static void amc_lanes_slots_of(const amc_lanes_t *l, const amc_lanes_slots_t *sl, int j,
+                               int *lo, int *hi)
+{
+    if (sl->radix == 0) {
+        *lo = j * l->per_lane;
+        *hi = (*lo + l->per_lane < l->nnodes) ? *lo + l->per_lane : l->nnodes;
+    } else if (j < sl->radix - 1) {
+        *lo = j;
+        *hi = j + 1;
+    } else {
+        *lo = *hi = 0;
+    }
+}
+
+#define AMC_LANES_MAX_PIECES 2
+
+/* Lanes [first, first + cnt) mod W as byte ranges of the slots, adjacent
+ * ones merged (both maps ascend and wrap at most once: two pieces at
+ * most). Returns how many. */
+static int amc_lanes_pieces(const amc_lanes_t *l, const amc_lanes_slots_t *sl, int nl,
+                            int first, int cnt, size_t bytes, size_t off[], size_t len[])
+{
+    int n = 0, i, lo, hi, plo = 0, phi = 0;
+
+    for (i = 0; i < cnt; i++) {
+        amc_lanes_slots_of(l, sl, (first + i) % nl, &lo, &hi);
+        if (hi <= lo) {
+            continue;
         }
-        k    -= run;
-        first = 0;
+        if ((n > 0) && (phi == lo)) {
+            phi = hi;
+        } else {
+            if (n == AMC_LANES_MAX_PIECES) {
+                break; /* cannot happen with these maps */
+            }
+            n++;
+            plo = lo;
+            phi = hi;
+        }
+        off[n - 1] = (size_t)plo * bytes;
+        len[n - 1] = (size_t)(phi - plo) * bytes;
     }
     return n;
 }
 
+/* The gather of the slots among lanes [0, nl) (dissemination: in the round
+ * of distance d, lane j passes what it holds of lanes [j, j + d) to lane
+ * j - d). */
+static void amc_lanes_gather(amc_sched_builder_t *b, const amc_lanes_t *l,
+                             const amc_lanes_slots_t *sl, int nl, const int *local, size_t bytes)
+{
+    size_t off[AMC_LANES_MAX_PIECES], len[AMC_LANES_MAX_PIECES];
+    int    d, k, np, j;
+
+    for (d = 1; d < nl; d *= 2) {
+        k = (d < nl - d) ? d : nl - d;
+        amc_sb_round(b);
+        np = amc_lanes_pieces(l, sl, nl, l->me, k, bytes, off, len);
+        for (j = 0; j < np; j++) {
+            amc_sb_send(b, local[(l->me - d + nl) % nl], AMC_BUF_TMP, off[j], len[j]);
+        }
+        np = amc_lanes_pieces(l, sl, nl, (l->me + d) % nl, k, bytes, off, len);
+        for (j = 0; j < np; j++) {
+            amc_sb_recv(b, local[(l->me + d) % nl], AMC_BUF_TMP, off[j], len[j]);
+        }
+    }
+}
+
+/* Slots [0, n) folded in one fixed tree (halves, lower ones on the left)
+ * into the receive buffer: the same bits wherever the slots are equal. */
+static void amc_lanes_fold(amc_sched_builder_t *b, int n, size_t bytes)
+{
+    int h;
+
+    for (; n > 1; n -= h) {
+        h = n / 2;
+        amc_sb_round(b);
+        amc_sb_reduce(b, AMC_BUF_TMP, 0, AMC_BUF_TMP, (size_t)(n - h) * bytes, (size_t)h * bytes,
+                      1);
+    }
+    amc_sb_round(b);
+    amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_TMP, 0, bytes);
+}
+
+/* A round's k slots folded in digit order (slot j holds digit digit - j - 1,
+ * slot k - 1 the node's own): the same tree over digits as amc_lanes_fold,
+ * one act per pair, so every node of the group gets the same bits. */
+static void amc_lanes_fold_digits(amc_sched_builder_t *b, int k, int digit, size_t bytes)
+{
+    int n, h, i;
+
+#define AMC_LANES_POS(x) ((size_t)((digit - 1 - (x) + 2 * k) % k) * bytes)
+    for (n = k; n > 1; n -= h) {
+        h = n / 2;
+        amc_sb_round(b);
+        for (i = 0; i < h; i++) {
+            amc_sb_reduce(b, AMC_BUF_TMP, AMC_LANES_POS(i), AMC_BUF_TMP, AMC_LANES_POS(n - h + i),
+                          bytes, 1);
+        }
+    }
+    amc_sb_round(b);
+    amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_TMP, AMC_LANES_POS(0), bytes);
+#undef AMC_LANES_POS
+}
+
 /* Allreduce (commutative ops, small vectors): recursive doubling inside
- * the node gives every member the node's result; the lanes send it to the
- * nodes they serve and put the results they hear into the scratch, one
- * slot per node in node order; the lanes gather all slots (dissemination,
- * lane j passing on the ranges it holds); each folds the slots in the same
- * fixed tree over node order, so every rank of the job gets the same bits;
- * members past the lanes get the result from their lane. */
+ * the node gives every member the node's result. One step across (a
+ * lane's share up to AMC_LANES_ALLREDUCE_ONE_STEP nodes): the lanes send it
+ * to the nodes they serve and put the results they hear into the scratch,
+ * one slot per node in node order; they gather all slots and each folds
+ * them in the same fixed tree over node order. Beyond, rounds of radix k_i
+ * over the digits of the node ids (nodes whose ids differ only in digit i
+ * form a group): in round i lane j sends the node's value to the group
+ * member at digit + j + 1 and receives the one at digit - j - 1 into slot
+ * digit's slot, the lanes gather the k_i slots and fold them in digit
+ * order, so every member of a group, and after the last round every rank
+ * of the job, has the same bits. Members past the lanes (in the radix
+ * form, past its first radix) get the result from their lane. */
 int amc_alg_allreduce_lanes(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
 {
-    size_t      bytes = a->count * a->dt_size, off[2], len[2];
-    amc_lanes_t l;
-    int        *local, partner, status, i, k, d, np, m, h, j;
+    size_t            bytes = a->count * a->dt_size;
+    amc_lanes_t       l;
+    amc_lanes_slots_t sl = { 0, 0 };
+    int              *local, partner, status, i, r, nr, radix[32], stride, base, t, nl;
 
     status = amc_lanes_init(&l, a, rank, size);
     if (status != AMC_SUCCESS) {
@@ -245,7 +361,9 @@ int amc_alg_allreduce_lanes(amc_sched_builder_t *b, const amc_coll_args_t *a, in
         amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, bytes);
     }
     amc_alg_recdbl_among(b, local, l.nlocal, l.me, partner, bytes);
-    if (l.nnodes > 1) {
+    nr = (l.per_lane > AMC_LANES_ALLREDUCE_ONE_STEP) ? amc_topo_radices(l.nnodes, l.lanes + 1,
+                                                                        radix, 32) : 0;
+    if ((l.nnodes > 1) && (nr == 0)) {
         amc_sb_tmp(b, (size_t)l.nnodes * bytes);
         amc_sb_round(b);
         if ((l.me < l.lanes) && (l.node / l.per_lane == l.me)) {
@@ -253,37 +371,45 @@ int amc_alg_allreduce_lanes(amc_sched_builder_t *b, const amc_coll_args_t *a, in
         }
         amc_lanes_across(b, &l, AMC_BUF_RECV, AMC_BUF_TMP, bytes);
         if (l.me < l.lanes) {
-            for (d = 1; d < l.lanes; d *= 2) {
-                k = (d < l.lanes - d) ? d : l.lanes - d;
-                amc_sb_round(b);
-                np = amc_lanes_pieces(&l, l.me, k, bytes, off, len);
-                for (j = 0; j < np; j++) {
-                    amc_sb_send(b, local[(l.me - d + l.lanes) % l.lanes], AMC_BUF_TMP, off[j],
-                                len[j]);
-                }
-                np = amc_lanes_pieces(&l, (l.me + d) % l.lanes, k, bytes, off, len);
-                for (j = 0; j < np; j++) {
-                    amc_sb_recv(b, local[(l.me + d) % l.lanes], AMC_BUF_TMP, off[j], len[j]);
-                }
-            }
-            for (m = l.nnodes; m > 1; m -= h) {
-                h = m / 2;
-                amc_sb_round(b);
-                amc_sb_reduce(b, AMC_BUF_TMP, 0, AMC_BUF_TMP, (size_t)(m - h) * bytes,
-                              (size_t)h * bytes, 1);
-            }
-            amc_sb_round(b);
-            amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_TMP, 0, bytes);
+            amc_lanes_gather(b, &l, &sl, l.lanes, local, bytes);
+            amc_lanes_fold(b, l.nnodes, bytes);
         }
-        if (l.nlocal > l.lanes) {
-            amc_sb_round(b);
-            if (l.me < l.lanes) {
-                for (i = l.me + l.lanes; i < l.nlocal; i += l.lanes) {
-                    amc_sb_send(b, local[i], AMC_BUF_RECV, 0, bytes);
-                }
-            } else {
-                amc_sb_recv(b, local[l.me % l.lanes], AMC_BUF_RECV, 0, bytes);
+    }
+    /* the radix form's lanes: one fewer than its first (largest) radix (the
+     * node's own value needs no lane) */
+    nl = (nr > 0) ? radix[0] - 1 : l.lanes;
+    for (r = 0, stride = 1; r < nr; stride *= radix[r], r++) {
+        sl.radix = radix[r];
+        sl.digit = (l.node / stride) % sl.radix;
+        base     = l.node - sl.digit * stride;
+        if (r == 0) {
+            amc_sb_tmp(b, (size_t)radix[0] * bytes);
+        }
+        amc_sb_round(b);
+        if (l.me >= nl) {
+            continue;
+        }
+        amc_sb_copy(b, AMC_BUF_TMP, (size_t)(sl.radix - 1) * bytes, AMC_BUF_RECV, 0, bytes);
+        if (l.me < sl.radix - 1) {
+            t = l.me + 1;
+            amc_sb_send(b, amc_lanes_member(&l, base + ((sl.digit + t) % sl.radix) * stride, l.me),
+                        AMC_BUF_RECV, 0, bytes);
+            amc_sb_recv(b,
+                        amc_lanes_member(&l, base + ((sl.digit - t + sl.radix) % sl.radix) *
+                                                        stride, l.me),
+                        AMC_BUF_TMP, (size_t)l.me * bytes, bytes);
+        }
+        amc_lanes_gather(b, &l, &sl, nl, local, bytes);
+        amc_lanes_fold_digits(b, sl.radix, sl.digit, bytes);
+    }
+    if ((l.nnodes > 1) && (l.nlocal > nl)) {
+        amc_sb_round(b);
+        if (l.me < nl) {
+            for (i = l.me + nl; i < l.nlocal; i += nl) {
+                amc_sb_send(b, local[i], AMC_BUF_RECV, 0, bytes);
             }
+        } else {
+            amc_sb_recv(b, local[l.me % nl], AMC_BUF_RECV, 0, bytes);
         }
     }
     free(local);

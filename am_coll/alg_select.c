@@ -7,6 +7,7 @@
 #include "am_coll/topo.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Indexes into the table, for the size-based defaults: no name is looked up
@@ -262,8 +263,8 @@ static size_t amc_alg_vtotal(const amc_coll_args_t *args, int size)
 }
 
 /* Nodes each member of the smallest node sends to across nodes in the
- * multi-lane algorithms (am_coll/alg_lanes.c): the one step across costs
- * that many overheads at both ends, against the log2(nodes) hops it saves. */
+ * multi-lane algorithms' one step (am_coll/alg_lanes.c): that many
+ * overheads at both ends, against the log2(nodes) hops it saves. */
 static int amc_alg_lanes_share(const amc_topo_t *topo)
 {
     int lanes = (topo->min_node > 0) ? topo->min_node : 1;
@@ -271,18 +272,43 @@ static int amc_alg_lanes_share(const amc_topo_t *topo)
     return (topo->nnodes + lanes - 1) / lanes;
 }
 
+/* The multi-lane barrier: one step while the share is small, else rounds
+ * of radix W + 1, each followed by a barrier inside the node; predicted
+ * faster than flat up to two such rounds (doc/design.md, "Node-aware
+ * collectives"). */
 int amc_alg_barrier_lanes_pay(const amc_config_t *cfg, const amc_topo_t *topo)
 {
-    return amc_topo_spans(topo) && (amc_alg_lanes_share(topo) <= (int)cfg->lanes_barrier_max);
+    int64_t reach = 1;
+    int     rounds = 0;
+
+    if (!cfg->lanes_barrier || !amc_topo_spans(topo)) {
+        return 0;
+    }
+    if (amc_alg_lanes_share(topo) <= AMC_LANES_ONE_STEP_MAX) {
+        return 1;
+    }
+    while (reach < topo->nnodes) {
+        reach *= (int64_t)topo->min_node + 1;
+        rounds++;
+    }
+    return rounds <= 2;
 }
 
+/* The multi-lane allreduce: one step for a share of 2 to 4 (from 1, and 8
+ * on, flat is as fast), else the radix form in up to two rounds; and the
+ * nodes' results it gathers kept small. */
 static int amc_alg_allreduce_lanes_pay(const amc_config_t *cfg, const amc_coll_args_t *args,
                                        size_t bytes)
 {
-    int share = amc_alg_lanes_share(args->topo);
+    const amc_topo_t *topo  = args->topo;
+    int               share = amc_alg_lanes_share(topo);
 
-    return args->commutative && (share >= 2) && (share <= (int)cfg->lanes_allreduce_max) &&
-           ((size_t)args->topo->nnodes * bytes <= cfg->lanes_allreduce_bytes);
+    if (!cfg->lanes_allreduce || !args->commutative ||
+        ((size_t)topo->nnodes * bytes > cfg->lanes_allreduce_bytes) || (share < 2)) {
+        return 0;
+    }
+    return (share <= AMC_LANES_ALLREDUCE_ONE_STEP) ||
+           ((topo->lane_rounds > 0) && (topo->lane_rounds <= 2));
 }
 
 static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_args_t *args,

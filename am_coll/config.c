@@ -194,18 +194,20 @@ static const amc_config_entry_t amc_config_table[] = {
       "scheduling step per rank) instead of in N-1 pairwise steps, which bound "
       "the traffic in flight.",
       offsetof(amc_config_t, alltoall_linear_max), AMC_CONFIG_UNSIGNED },
-    { "AMC_LANES_BARRIER_MAX", "8",
-      "Across nodes, the barrier runs multi_lane (every member of a node sends "
-      "across, to its share of the other nodes, in one step) while that share is at "
-      "most this many nodes per member (nodes / smallest node's members, rounded "
-      "up); beyond, the flat barrier. 0: never. From the scale simulator's "
-      "predictions (doc/design.md, \"Node-aware collectives\").",
-      offsetof(amc_config_t, lanes_barrier_max), AMC_CONFIG_UNSIGNED },
-    { "AMC_LANES_ALLREDUCE_MAX", "4",
-      "Across nodes, allreduce with a commutative op runs multi_lane while each "
-      "member's share is 2 to this many nodes and the results of all nodes fit "
-      "AMC_LANES_ALLREDUCE_BYTES; else recursive doubling. 0: never.",
-      offsetof(amc_config_t, lanes_allreduce_max), AMC_CONFIG_UNSIGNED },
+    { "AMC_LANES_BARRIER", "1",
+      "1: across nodes, the barrier runs multi_lane where the scale simulator "
+      "predicts it faster than flat: every member of a node sends across, to its "
+      "share of the other nodes (nodes / smallest node's members), in one step "
+      "while that share is at most 8, else in up to two rounds of radix "
+      "(smallest node + 1) with a barrier inside the node after each. 0: the "
+      "flat fast path (doc/design.md, \"Node-aware collectives\").",
+      offsetof(amc_config_t, lanes_barrier), AMC_CONFIG_UNSIGNED },
+    { "AMC_LANES_ALLREDUCE", "1",
+      "1: across nodes, allreduce with a commutative op (below "
+      "AMC_ALLREDUCE_RING_MIN) runs multi_lane where predicted faster than "
+      "recursive doubling: in one step across for a share of 2 to 4 nodes, else "
+      "in up to two rounds of radices that multiply to the node count. 0: never.",
+      offsetof(amc_config_t, lanes_allreduce), AMC_CONFIG_UNSIGNED },
     { "AMC_LANES_ALLREDUCE_BYTES", "16384",
       "The most bytes of nodes x message for the multi_lane allreduce (every "
       "member gathers one result per node).",

@@ -26,9 +26,9 @@ typedef struct amc_config {
     unsigned          allreduce_ring_min;   /* bytes from which allreduce uses the ring */
     unsigned          allgather_bruck_max;  /* total bytes up to which allgather uses Bruck */
     unsigned          alltoall_linear_max;  /* block bytes up to which alltoall is linear */
-    unsigned          lanes_barrier_max;    /* multi-lane barrier: messages per lane across */
-    unsigned          lanes_allreduce_max;  /* multi-lane allreduce: the same, and */
-    unsigned          lanes_allreduce_bytes; /* its bytes for all nodes' results */
+    unsigned          lanes_barrier;        /* multi-lane barrier across nodes where it pays */
+    unsigned          lanes_allreduce;      /* multi-lane allreduce likewise, */
+    unsigned          lanes_allreduce_bytes; /* up to these bytes of nodes x message */
     unsigned          linear_max_ranks;     /* communicators this small use linear algorithms */
     unsigned          oversub_linear_max_ranks; /* the same within one oversubscribed node
                                                   * (0 once the context found its node is not) */

@@ -28,6 +28,45 @@ static int amc_topo_leader_cmp(const void *pa, const void *pb)
     return (a->member > b->member) - (a->member < b->member);
 }
 
+/* nodes as a product of at most max factors of at most cap each, the
+ * largest divisor first: how many, or 0 */
+static int amc_topo_factor(int nodes, int cap, int *k, int max)
+{
+    int rest = nodes, n = 0, f;
+
+    while ((rest > 1) && (n < max)) {
+        for (f = (rest < cap) ? rest : cap; (f > 1) && (rest % f); f--) {
+        }
+        if (f < 2) {
+            return 0;
+        }
+        k[n++] = f;
+        rest /= f;
+    }
+    return (rest == 1) ? n : 0;
+}
+
+int amc_topo_radices(int nodes, int cap, int *k, int max)
+{
+    int rounds = amc_topo_factor(nodes, cap, k, max), c;
+
+    for (c = 2; (rounds > 0) && (c < cap); c++) {
+        if (amc_topo_factor(nodes, c, k, rounds) == rounds) {
+            return rounds;
+        }
+    }
+    return (rounds > 0) ? amc_topo_factor(nodes, cap, k, max) : 0;
+}
+
+/* what selection asks of every call across nodes, worked out once */
+static void amc_topo_lanes(amc_topo_t *topo)
+{
+    int k[32];
+
+    topo->lane_rounds = (topo->nnodes > 1) ? amc_topo_radices(topo->nnodes, topo->min_node + 1,
+                                                              k, 32) : 0;
+}
+
 int amc_topo_create(int size, int (*key)(void *arg, int r), void *arg, amc_topo_t **topo_p)
 {
     amc_topo_pair_t *pairs = NULL, *groups = NULL;
@@ -84,6 +123,7 @@ int amc_topo_create(int size, int (*key)(void *arg, int r), void *arg, amc_topo_
         free(topo->node);
         topo->node = NULL;
     }
+    amc_topo_lanes(topo);
     free(pairs);
     free(groups);
     *topo_p = topo;
@@ -111,6 +151,7 @@ int amc_topo_create_block(int size, int block, amc_topo_t **topo_p)
         topo->block    = block;
         topo->min_node = (size % block) ? size % block : block;
     }
+    amc_topo_lanes(topo);
     *topo_p = topo;
     return AMC_SUCCESS;
 }

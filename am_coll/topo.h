@@ -23,7 +23,14 @@ typedef struct amc_topo {
                        * an array would cost each rank 256 KiB per communicator) */
     int      min_node; /* the smallest node's members (the multi-lane algorithms'
                         * lanes, am_coll/alg_lanes.c) */
+    int      lane_rounds; /* rounds of the multi-lane allreduce's radix form:
+                           * amc_topo_radices(nnodes, min_node + 1); 0: none */
 } amc_topo_t;
+
+/* nodes as a product of radices of at most cap each, in as few rounds as
+ * possible and among those with the smallest largest radix (first in k):
+ * how many, at most max, or 0 if there is no such product. */
+int amc_topo_radices(int nodes, int cap, int *k, int max);
 
 /* Member r's node: 0 .. nnodes-1; a NULL topology is one node. */
 static inline int amc_topo_node(const amc_topo_t *topo, int r)

@@ -294,20 +294,17 @@ static void barrier_run(int n, int k, uint64_t seed)
     CHECK(ndone == n, "n=%d k=%d seed=%llu: %d of %d ranks left the barrier", n, k,
           (unsigned long long)seed, ndone, n);
     /* the multi-lane barrier: a dissemination barrier inside each node
-     * twice, and a message from every node to every other; while a member
-     * of the smallest node serves more than AMC_LANES_BARRIER_MAX nodes, the
-     * flat fast path instead */
+     * twice, and a message from every node to every other (in one step while
+     * a member of the smallest node serves at most AMC_LANES_ONE_STEP_MAX
+     * nodes, always so here) */
     if ((nn > 1) && (nn < n)) {
         int last = n - (nn - 1) * k, lanes = (last < k) ? last : k;
 
-        if ((nn + lanes - 1) / lanes <= (int)cfg.lanes_barrier_max) {
-            expected = 2ul * (unsigned long)(nn - 1) * (unsigned long)k *
-                           (unsigned long)ceil_log2(k) +
-                       2ul * (unsigned long)last * (unsigned long)ceil_log2(last) +
-                       (unsigned long)nn * (unsigned long)(nn - 1);
-        } else {
-            expected = (unsigned long)n * (unsigned long)ceil_log2(n);
-        }
+        CHECK((nn + lanes - 1) / lanes <= AMC_LANES_ONE_STEP_MAX, "n=%d k=%d: one step", n, k);
+        expected = 2ul * (unsigned long)(nn - 1) * (unsigned long)k *
+                       (unsigned long)ceil_log2(k) +
+                   2ul * (unsigned long)last * (unsigned long)ceil_log2(last) +
+                   (unsigned long)nn * (unsigned long)(nn - 1);
         CHECK(amc_fake_delivered(w.fabric) == expected, "n=%d k=%d: %lu messages, the "
               "node-aware barrier sends %lu", n, k, amc_fake_delivered(w.fabric), expected);
     }
