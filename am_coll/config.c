@@ -195,18 +195,16 @@ static const amc_config_entry_t amc_config_table[] = {
       "the traffic in flight.",
       offsetof(amc_config_t, alltoall_linear_max), AMC_CONFIG_UNSIGNED },
     { "AMC_LANES_BARRIER", "1",
-      "1: across nodes, the barrier runs multi_lane where the scale simulator "
-      "predicts it faster than flat: every member of a node sends across, to its "
-      "share of the other nodes (nodes / smallest node's members), in one step "
-      "while that share is at most 8, else in up to two rounds of radix "
-      "(smallest node + 1) with a barrier inside the node after each. 0: the "
-      "flat fast path (doc/design.md, \"Node-aware collectives\").",
+      "1: across nodes, the barrier runs multi_lane (every member of a node sends "
+      "across to its share of the other nodes, in one step, or in rounds when the "
+      "share is over 8) where a cost estimate fitted to the scale simulator "
+      "predicts it faster than the flat fast path; 0: never "
+      "(doc/design.md, \"Node-aware collectives\").",
       offsetof(amc_config_t, lanes_barrier), AMC_CONFIG_UNSIGNED },
     { "AMC_LANES_ALLREDUCE", "1",
       "1: across nodes, allreduce with a commutative op (below "
-      "AMC_ALLREDUCE_RING_MIN) runs multi_lane where predicted faster than "
-      "recursive doubling: in one step across for a share of 2 to 4 nodes, else "
-      "in up to two rounds of radices that multiply to the node count. 0: never.",
+      "AMC_ALLREDUCE_RING_MIN) runs multi_lane where the same estimate predicts "
+      "it faster than recursive doubling; 0: never.",
       offsetof(amc_config_t, lanes_allreduce), AMC_CONFIG_UNSIGNED },
     { "AMC_LANES_ALLREDUCE_BYTES", "16384",
       "The most bytes of nodes x message for the multi_lane allreduce (every "

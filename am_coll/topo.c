@@ -65,6 +65,7 @@ static void amc_topo_lanes(amc_topo_t *topo)
 
     topo->lane_rounds = (topo->nnodes > 1) ? amc_topo_radices(topo->nnodes, topo->min_node + 1,
                                                               k, 32) : 0;
+    topo->lane_radix  = (topo->lane_rounds > 0) ? k[0] : 0;
 }
 
 int amc_topo_create(int size, int (*key)(void *arg, int r), void *arg, amc_topo_t **topo_p)

@@ -25,6 +25,7 @@ typedef struct amc_topo {
                         * lanes, am_coll/alg_lanes.c) */
     int      lane_rounds; /* rounds of the multi-lane allreduce's radix form:
                            * amc_topo_radices(nnodes, min_node + 1); 0: none */
+    int      lane_radix;  /* and its first (largest) radix */
 } amc_topo_t;
 
 /* nodes as a product of radices of at most cap each, in as few rounds as

@@ -43,12 +43,14 @@ ns_of() { awk -v ps="$1" 'BEGIN { printf "%.3f", ps / 1e3 }'; }
 cases=(
     "barrier dissemination 0"
     "barrier hierarchical 0"
+    "barrier multi_lane 0"
     "bcast binomial 8"
     "bcast hierarchical 8"
     "bcast binomial 1048576"
     "bcast pipeline 1048576"
     "allreduce recursive_doubling 8"
     "allreduce hierarchical 8"
+    "allreduce multi_lane 8"
     "allreduce ring 65536"
 )
 bad=0
@@ -60,7 +62,7 @@ for c in "${cases[@]}"; do
     read -r coll alg bytes <<<"$c"
     for n in $ns; do
         nodeopt=0
-        case $alg in hierarchical) nodeopt=$node ;; esac
+        case $alg in hierarchical | multi_lane) nodeopt=$node ;; esac
         # GOAL sizes of 0 bytes read as 1: LogGOPSim charges (s - 1) G
         "$build/amc_goal" export --node-size "$nodeopt" "$coll" "$alg" "$n" "$bytes" \
             2>"$work/err" | sed 's/ 0b / 1b /' >"$work/s.goal" || {

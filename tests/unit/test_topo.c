@@ -63,6 +63,37 @@ static int key_desc(void *arg, int r)
     return 100 - r / *(int *)arg; /* node ids that fall as ranks rise */
 }
 
+/* The multi-lane radices and the barrier's cost estimate at the shapes of
+ * the scale simulator (doc/design.md, "Node-aware collectives"). */
+static void lanes_checks(void)
+{
+    amc_config_t cfg;
+    amc_topo_t  *t;
+    int          k[32];
+
+    CHECK((amc_topo_radices(1024, 65, k, 32) == 2) && (k[0] == 32) && (k[1] == 32),
+          "1024 nodes of 64: 32 x 32");
+    CHECK((amc_topo_radices(512, 33, k, 32) == 2) && (k[0] == 32) && (k[1] == 16),
+          "512 nodes of 32: 32 x 16");
+    CHECK((amc_topo_radices(8, 2, k, 32) == 3) && (k[0] == 2), "8 nodes of 1: 2 x 2 x 2");
+    CHECK(amc_topo_radices(22, 2, k, 32) == 0, "22 nodes of 1: none");
+    CHECK(amc_topo_radices(61, 33, k, 32) == 0, "61 nodes of 32: none");
+    amc_config_defaults(&cfg);
+    CHECK(amc_topo_create_block(65536, 64, &t) == AMC_SUCCESS, "1024 x 64");
+    CHECK((t->min_node == 64) && (t->lane_rounds == 2) && (t->lane_radix == 32) &&
+          amc_alg_barrier_lanes_pay(&cfg, t), "1024 x 64: multi-lane barrier, radix 32");
+    cfg.lanes_barrier = 0;
+    CHECK(!amc_alg_barrier_lanes_pay(&cfg, t), "AMC_LANES_BARRIER=0");
+    amc_topo_free(t);
+    amc_config_defaults(&cfg);
+    CHECK(amc_topo_create_block(2048, 32, &t) == AMC_SUCCESS, "64 x 32");
+    CHECK(amc_alg_barrier_lanes_pay(&cfg, t), "64 x 32: multi-lane barrier");
+    amc_topo_free(t);
+    CHECK(amc_topo_create_block(64, 32, &t) == AMC_SUCCESS, "2 x 32");
+    CHECK(!amc_alg_barrier_lanes_pay(&cfg, t), "2 x 32: flat barrier");
+    amc_topo_free(t);
+}
+
 static void topo_checks(void)
 {
     static const int32_t div3[8]  = { 0, 0, 0, 1, 1, 1, 2, 2 };
@@ -153,19 +184,21 @@ static void comm_checks(void)
             CHECK(t == amc_comm_topo(amc_test_world_comm(&w, r)), "made once");
         }
         if (k < 8) {
-            /* multi-lane: each member of the smallest node (8 % k or k) sends
-             * to its share of the nodes, ceil(nodes / members); the barrier
-             * up to 8 of them, the allreduce 2 to 4 */
-            int lanes = (8 % k) ? 8 % k : k, nodes = (8 + k - 1) / k;
-            int share = (nodes + lanes - 1) / lanes;
+            /* multi-lane where the cost estimate of alg_select.c says so:
+             * at N = 8 the barrier with nodes of 2 only (else the flat fast
+             * path, which selection reports as dissemination), the
+             * allreduce with nodes of 2 and 3 (a member's share of the
+             * other nodes at least 2) */
+            int lanes = (8 % k) ? 8 % k : k;
 
             CHECK(t->min_node == lanes, "k=%d: smallest node %d", k, t->min_node);
-            EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_BARRIER, 0, 0, "multi_lane");
+            EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_BARRIER, 0, 0,
+                       (k == 2) ? "multi_lane" : "dissemination");
             EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_BCAST, 4, 0, "hierarchical");
             EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_BCAST, 1 << 20, 0, "pipeline");
             EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_REDUCE, 4, 1, "hierarchical");
             EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_ALLREDUCE, 2, 1,
-                       (share >= 2) ? "multi_lane" : "recursive_doubling");
+                       (k <= 3) ? "multi_lane" : "recursive_doubling");
             EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_ALLREDUCE, 1 << 16, 1, "ring");
         } else {
             EXPECT_ALG(amc_test_world_comm(&w, 0), AMC_COLL_BCAST, 4, 0, "binomial");
@@ -259,6 +292,9 @@ static void barrier_run(int n, int k, uint64_t seed)
 
     amc_config_defaults(&cfg);
     cfg.node_size = (unsigned)k;
+    /* the multi-lane barrier (the cost estimate picks it only for some of
+     * these layouts; the flat fast path has its own order tests) */
+    snprintf(cfg.alg[AMC_COLL_BARRIER], sizeof(cfg.alg[0]), "multi_lane");
     amc_test_rng_seed(&rng, seed);
     CHECK(amc_test_world_create(&w, n, (seed & 1) ? AMC_FAKE_COMPLETE_ON_DELIVERY
                                                   : AMC_FAKE_COMPLETE_ON_SEND, &cfg) ==
@@ -317,6 +353,7 @@ int main(void)
     uint64_t seed;
 
     node_map_checks();
+    lanes_checks();
     topo_checks();
     comm_checks();
     for (n = 2; n <= 16; n++) {
