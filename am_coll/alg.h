@@ -95,6 +95,10 @@ int amc_alg_allreduce_lanes(amc_sched_builder_t *b, const amc_coll_args_t *a, in
 struct amc_topo;
 int amc_alg_barrier_lanes_pay(const amc_config_t *cfg, const struct amc_topo *topo);
 
+/* The per-rank bytes the rules of AMC_TUNING_FILE compare for a call on
+ * size ranks (the quantity amc_alg_auto chooses by). */
+size_t amc_alg_rule_bytes(const amc_coll_args_t *args, int size);
+
 /* Whether alg may run a call with these arguments (the order-sensitive
  * ops exclude the algorithms that combine in an order of their own). */
 int amc_alg_usable(const amc_alg_t *alg, const amc_coll_args_t *args);

@@ -5,6 +5,7 @@
 #include "am_coll/comm.h"
 #include "am_coll/context.h"
 #include "am_coll/topo.h"
+#include "am_coll/tuning.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -419,6 +420,22 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
     }
 }
 
+/* The bytes a rules-file rule compares: per rank, as amc_alg_auto counts
+ * them, so that every rank finds the same. The v-forms whose counts differ
+ * between ranks (gatherv, scatterv, alltoallv) count 0, as there. */
+size_t amc_alg_rule_bytes(const amc_coll_args_t *args, int size)
+{
+    switch (args->coll) {
+    case AMC_COLL_ALLGATHERV:
+        return amc_alg_vtotal(args, size) / (size_t)size;
+    case AMC_COLL_REDUCE_SCATTER:
+        /* amc_alg_rs_direct's block: the mean count, rounded down, in bytes */
+        return amc_alg_vtotal(args, size) / args->dt_size / (size_t)size * args->dt_size;
+    default:
+        return args->count * args->dt_size;
+    }
+}
+
 const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *args)
 {
     const amc_context_t *ctx = comm->ctx;
@@ -427,6 +444,13 @@ const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *ar
 
     if ((alg != NULL) && amc_alg_usable(alg, args)) {
         return alg;
+    }
+    if (ctx->tuning.n[args->coll] != 0) {
+        alg = amc_tuning_match(&ctx->tuning, args->coll, comm->size,
+                               amc_alg_rule_bytes(args, comm->size));
+        if ((alg != NULL) && amc_alg_usable(alg, args)) {
+            return alg;
+        }
     }
     alg = amc_alg_auto(&ctx->cfg, args, comm->size);
     if ((alg != NULL) && amc_alg_usable(alg, args)) {

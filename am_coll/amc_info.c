@@ -1,9 +1,11 @@
 /* amc_info: prints the AMC_* configuration table (defaults, current values,
- * documentation) and the build's version. No launcher or peers needed.
+ * documentation), the rules of AMC_TUNING_FILE in effect, and the build's
+ * version. No launcher or peers needed.
  * amc_info --stats, started by a launcher: every rank joins the job, runs
  * one barrier and prints its counters (amc_stat_get): the endpoints it made
  * (one per peer it sent to, not one per rank of the job). */
 #include "am_coll/config.h"
+#include "am_coll/tuning.h"
 #include "amcoll.h"
 
 #include <stdio.h>
@@ -42,7 +44,8 @@ int main(int argc, char **argv)
 {
     amc_log_t    log = amc_log_from_env();
     amc_config_t cfg;
-    int          status;
+    amc_tuning_t tuning;
+    int          status, tstatus;
 
     if ((argc > 1) && ((strcmp(argv[1], "-h") == 0) || (strcmp(argv[1], "--help") == 0))) {
         printf("usage: %s [--stats]\n  prints every AMC_* variable with its default, its value "
@@ -58,6 +61,15 @@ int main(int argc, char **argv)
     printf("# amcoll %d.%d configuration (AMC_* environment variables)\n",
            AMC_VERSION_MAJOR, AMC_VERSION_MINOR);
     amc_config_print(stdout, &cfg);
+    tstatus = amc_tuning_load(&tuning, cfg.tuning_file, &log); /* logs what is wrong */
+    if (tstatus == AMC_SUCCESS) {
+        amc_tuning_print(stdout, &tuning, cfg.tuning_file);
+        amc_tuning_free(&tuning);
+    } else {
+        printf("#\n# rules in effect: none, %s is rejected (amc_init fails with it)\n",
+               cfg.tuning_file);
+        status = (status != AMC_SUCCESS) ? status : tstatus;
+    }
     if (status != AMC_SUCCESS) {
         fprintf(stderr, "amc_info: %s\n", amc_strerror(status));
         return 1;

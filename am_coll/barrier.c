@@ -12,6 +12,7 @@
 #include "am_coll/comm.h"
 #include "am_coll/request.h"
 #include "am_coll/coll.h"
+#include "am_coll/tuning.h"
 #include "base/status.h"
 
 #include <stdio.h>
@@ -327,15 +328,19 @@ void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *bu
     }
 }
 
-/* The fast path, or the engine when AMC_BARRIER_ALG asks for it or the
- * communicator spans nodes in a layout where the multi-lane barrier pays
- * (it is a schedule). */
+/* The fast path, or the engine when AMC_BARRIER_ALG or a rule of
+ * AMC_TUNING_FILE asks for it or the communicator spans nodes in a layout
+ * where the multi-lane barrier pays (it is a schedule). */
 int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
 {
     amc_coll_args_t   args;
     const amc_topo_t *topo;
 
-    if (comm->ctx->alg_forced[AMC_COLL_BARRIER] == NULL) {
+    /* a rule of AMC_TUNING_FILE for this size names an engine algorithm
+     * (the fast path has no name); without barrier rules: one count test */
+    if ((comm->ctx->alg_forced[AMC_COLL_BARRIER] == NULL) &&
+        ((comm->ctx->tuning.n[AMC_COLL_BARRIER] == 0) ||
+         (amc_tuning_match(&comm->ctx->tuning, AMC_COLL_BARRIER, comm->size, 0) == NULL))) {
         topo = amc_comm_topo(comm);
         if (topo == NULL) {
             return AMC_ERR_NO_MEMORY; /* logged */

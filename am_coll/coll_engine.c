@@ -197,7 +197,7 @@ static int amc_coll_mismatch(amc_coll_inst_t *inst, const amc_wire_hdr_t *hdr)
         /* the same call, another algorithm: each side's messages are
          * meaningless to the other, and some ranks would wait for ever */
         amc_error(log, "algorithm mismatch on communicator 0x%llx seq %llu: rank %u runs %s "
-                  "with algorithm %s, this rank %s: %s",
+                  "with algorithm %s, this rank %s: %s (or the ranks' AMC_TUNING_FILE rules)",
                   (unsigned long long)inst->comm->cid, (unsigned long long)hdr->seq,
                   (unsigned)hdr->src, amc_coll_name(inst->coll),
                   amc_alg_name(inst->coll, hdr->alg), amc_alg_name(inst->coll, inst->alg),
@@ -1123,7 +1123,8 @@ void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_col
          * run another tree than its peers: their configurations differ */
         amc_error(&fwd->comm->ctx->log,
                   "algorithm mismatch on communicator 0x%llx seq %llu: this rank forwarded a "
-                  "bcast with algorithm %s before its call, which chose %s: %s",
+                  "bcast with algorithm %s before its call, which chose %s: %s (or the ranks' "
+                  "AMC_TUNING_FILE rules)",
                   (unsigned long long)fwd->comm->cid, (unsigned long long)fwd->slot->seq,
                   amc_alg_name(AMC_COLL_BCAST, fwd->alg), alg->name,
                   amc_alg_config_hint(AMC_COLL_BCAST));

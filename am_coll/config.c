@@ -121,6 +121,7 @@ static void amc_config_format_alg(const void *field, char *buf, size_t len)
     snprintf(buf, len, "%s", (const char *)field);
 }
 
+/* Every path field is as large as timeline (_Static_assert below). */
 static int amc_config_parse_path(const amc_config_entry_t *entry, const char *text, void *field)
 {
     (void)entry;
@@ -130,6 +131,9 @@ static int amc_config_parse_path(const amc_config_entry_t *entry, const char *te
     strcpy(field, text);
     return AMC_SUCCESS;
 }
+
+_Static_assert(sizeof(((amc_config_t *)0)->tuning_file) == sizeof(((amc_config_t *)0)->timeline),
+               "amc_config_parse_path bounds every path by timeline's size");
 
 #define AMC_CONFIG_PATH     amc_config_parse_path, amc_config_format_alg, AMC_COLL_NONE
 #define AMC_CONFIG_LEVEL    amc_config_parse_level, amc_config_format_level, AMC_COLL_NONE
@@ -274,6 +278,16 @@ static const amc_config_entry_t amc_config_table[] = {
       "off (the engine then pays one branch per act). The fast-path barrier is no schedule "
       "and is not recorded.",
       offsetof(amc_config_t, timeline), AMC_CONFIG_PATH },
+    { "AMC_TUNING_FILE", "",
+      "A rules file read when the library starts: one rule a line, 'COLL MIN_RANKS "
+      "MAX_RANKS MIN_BYTES MAX_BYTES ALGORITHM' (bounds inclusive, bytes per rank as "
+      "the selection counts them, '#' comments), e.g. 'allreduce 2 8 0 4096 linear'; the "
+      "first rule that holds a call's communicator size and bytes chooses its algorithm, "
+      "unless AMC_<COLL>_ALG forces one or the op excludes it; no match: the automatic "
+      "choice. bench/amc_tune.sh writes one from measurements. An unreadable file or a "
+      "bad line fails amc_init (AMC_ERR_ARG, naming file:line). Every rank must read the "
+      "same rules. Empty: none.",
+      offsetof(amc_config_t, tuning_file), AMC_CONFIG_PATH },
     { "AMC_STATS", "0",
       "1: amc_finalize prints one line per rank on stderr with the library's "
       "counters (amc_stat_get): the endpoints this rank created (one per peer it "

@@ -41,6 +41,7 @@ typedef struct amc_config {
     double            finalize_timeout;     /* seconds the teardown may wait for peers */
     unsigned          ucx_err_mode_peer;    /* 1: UCX endpoints in PEER error mode */
     char              timeline[256];        /* AMC_TIMELINE: record acts, write PREFIX.RANK.tl */
+    char              tuning_file[256];     /* AMC_TUNING_FILE: rules read at context creation */
     unsigned          stats;                /* 1: amc_finalize prints the counters */
 } amc_config_t;
 

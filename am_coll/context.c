@@ -74,10 +74,14 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     amc_dispatch_init(ctx);
     amc_transport_set_recv(tp, amc_am_recv, &ctx->am);
 
+    status = amc_tuning_load(&ctx->tuning, ctx->cfg.tuning_file, &ctx->log);
+    if (status != AMC_SUCCESS) {
+        goto err_free_ctx; /* logged with file:line */
+    }
     status = amc_flow_init(&ctx->flow, ctx, tp->size, ctx->cfg.eager_tokens,
                            ctx->lock_live_p);
     if (status != AMC_SUCCESS) {
-        goto err_free_ctx;
+        goto err_tuning;
     }
     status = amc_comm_create_world(ctx, &world);
     if (status != AMC_SUCCESS) {
@@ -102,6 +106,8 @@ err_world:
     amc_context_free_list(ctx->tomb_head);
 err_flow:
     amc_flow_cleanup(&ctx->flow);
+err_tuning:
+    amc_tuning_free(&ctx->tuning);
 err_free_ctx:
     amc_spinlock_destroy(&ctx->notice_lock);
     amc_spinlock_destroy(&ctx->lock);
@@ -145,6 +151,7 @@ void amc_context_destroy(amc_context_t *ctx)
     amc_request_free_list(ctx); /* after the communicators: teardown drops requests into it */
     amc_timeline_context_fini(ctx);
     amc_flow_cleanup(&ctx->flow);
+    amc_tuning_free(&ctx->tuning);
     amc_spinlock_destroy(&ctx->notice_lock);
     amc_spinlock_destroy(&ctx->lock);
     free(ctx);

@@ -10,6 +10,7 @@
 #include "am_coll/config.h"
 #include "am_coll/defer.h"
 #include "am_coll/flow.h"
+#include "am_coll/tuning.h"
 #include "base/log.h"
 #include "base/spinlock.h"
 #include "handlers/am_handler.h"
@@ -39,6 +40,7 @@ typedef struct amc_context {
     amc_config_t     cfg;
     amc_am_table_t   am;           /* the header handler's dispatch table */
     const struct amc_alg *alg_forced[AMC_COLL_LAST]; /* AMC_<COLL>_ALG resolved (NULL: auto) */
+    amc_tuning_t     tuning;       /* AMC_TUNING_FILE's rules, resolved */
     amc_log_t        log;
     amc_transport_t *tp;
     int              multiple;     /* AMC_THREAD_MULTIPLE: application threads meet */

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Reruns unit tests with non-default algorithm and protocol choices (AMC_*
 # variables), so every algorithm meets the same random orders and checks.
-# Each line: the test program, then the settings.
+# Each line: the test program, then the settings; @SRC@ is this script's
+# folder in the source tree (files such as tuning_example.rules).
 set -u
 dir=./tests/unit
 [ -x "$dir/test_coll" ] || dir="$(dirname "$0")"
+src=$(cd "$(dirname "$0")" && pwd)
 status=0
 while read -r test settings; do
     [ -n "$test" ] || continue
+    settings=${settings//@SRC@/$src}
     if env $settings "$dir/$test" > /dev/null 2>&1; then
         echo "PASS: $test with $settings"
     else
@@ -28,6 +31,9 @@ test_coll AMC_EAGER_TOKENS=0
 test_coll AMC_REDUCE_SCATTER_BLOCK_ALG=reduce_linear AMC_REDUCE_SCATTER_ALG=reduce_linear AMC_SCAN_ALG=recursive_doubling AMC_EXSCAN_ALG=recursive_doubling
 test_coll AMC_RNDV_THRESH=1 AMC_EAGER_TOKENS=1 AMC_REDUCE_SCATTER_ALG=direct AMC_SCAN_ALG=hillis_steele
 test_coll AMC_EAGER_TOKENS=2 AMC_BCAST_ALG=pipeline AMC_BCAST_SEGMENT=8 AMC_ALLGATHER_ALG=bruck
+test_coll AMC_TUNING_FILE=@SRC@/tuning_example.rules
+test_coll AMC_TUNING_FILE=@SRC@/tuning_example.rules AMC_RNDV_THRESH=1 AMC_EAGER_TOKENS=1
+test_persistent AMC_TUNING_FILE=@SRC@/tuning_example.rules
 test_coll AMC_NODE_SIZE=2
 test_coll AMC_NODE_SIZE=3 AMC_RNDV_THRESH=1
 test_coll AMC_NODE_SIZE=4 AMC_EAGER_TOKENS=1
@@ -38,6 +44,7 @@ test_coll AMC_NODE_SIZE=4 AMC_BARRIER_ALG=multi_lane AMC_ALLREDUCE_ALG=multi_lan
 test_persistent AMC_NODE_SIZE=3
 test_persistent AMC_NODE_SIZE=2 AMC_BARRIER_ALG=multi_lane AMC_ALLREDUCE_ALG=multi_lane
 test_barrier_orders AMC_BARRIER_ALG=dissemination
+test_barrier_orders AMC_TUNING_FILE=@SRC@/tuning_example.rules
 test_barrier_perms AMC_BARRIER_ALG=dissemination
 test_barrier_outstanding AMC_BARRIER_ALG=dissemination
 LIST
