@@ -1,8 +1,12 @@
 #include "tests/unit/harness.h"
+#include "am_coll/alg.h"
+#include "am_coll/topo.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static unsigned long amc_test_passed_count;
 static unsigned long amc_test_failed_count;
@@ -229,4 +233,44 @@ uint64_t amc_test_rng_next(amc_test_rng_t *rng)
 size_t amc_test_rng_below(amc_test_rng_t *rng, size_t bound)
 {
     return (bound == 0) ? 0 : (size_t)(amc_test_rng_next(rng) % bound);
+}
+
+void amc_test_capture_stderr(void (*fn)(void *), void *arg, char *buf, size_t len)
+{
+    FILE  *tmp   = tmpfile();
+    int    saved = dup(STDERR_FILENO);
+    size_t got;
+
+    fflush(stderr);
+    dup2(fileno(tmp), STDERR_FILENO);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(tmp);
+    got      = fread(buf, 1, len - 1, tmp);
+    buf[got] = '\0';
+    fclose(tmp);
+}
+
+const char *amc_test_selected(amc_comm_t comm, int coll, size_t count, int commutative)
+{
+    amc_coll_args_t  args;
+    const amc_alg_t *alg;
+
+    memset(&args, 0, sizeof(args));
+    args.coll        = (uint8_t)coll;
+    args.root        = (coll == AMC_COLL_ALLREDUCE || coll == AMC_COLL_BARRIER ||
+                        coll == AMC_COLL_ALLTOALL) ? -1 : 0;
+    args.count       = count;
+    args.dt          = AMC_INT32;
+    args.dt_size     = 4;
+    args.op          = AMC_SUM;
+    args.commutative = commutative;
+    args.topo        = amc_comm_topo(comm);
+    if (args.topo == NULL) {
+        return "none";
+    }
+    alg = amc_alg_select(comm, &args);
+    return (alg != NULL) ? alg->name : "none";
 }

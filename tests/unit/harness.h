@@ -62,4 +62,11 @@ void     amc_test_rng_seed(amc_test_rng_t *rng, uint64_t seed);
 uint64_t amc_test_rng_next(amc_test_rng_t *rng);
 size_t   amc_test_rng_below(amc_test_rng_t *rng, size_t bound);
 
+/* Runs fn(arg) with stderr captured into buf (len bytes, NUL-terminated). */
+void amc_test_capture_stderr(void (*fn)(void *), void *arg, char *buf, size_t len);
+
+/* The name of the algorithm comm's selection picks for coll on count
+ * AMC_INT32 elements (AMC_SUM, commutative or not), "none" if none. */
+const char *amc_test_selected(amc_comm_t comm, int coll, size_t count, int commutative);
+
 #endif

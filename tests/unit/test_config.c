@@ -11,24 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Runs fn with stderr captured into buf. */
-static void capture_stderr(void (*fn)(void *), void *arg, char *buf, size_t len)
-{
-    FILE  *tmp = tmpfile();
-    int    saved = dup(STDERR_FILENO);
-    size_t got;
-
-    fflush(stderr);
-    dup2(fileno(tmp), STDERR_FILENO);
-    fn(arg);
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-    rewind(tmp);
-    got      = fread(buf, 1, len - 1, tmp);
-    buf[got] = '\0';
-    fclose(tmp);
-}
 
 typedef struct { amc_config_t cfg; int status; } read_result_t;
 
@@ -63,7 +45,7 @@ static void test_values(void)
     setenv("AMC_TIMEOUT", "2.5", 1);
     setenv("AMC_LOG_LEVEL", "debug", 1);
     setenv("AMC_SPIN_COUNT", "7", 1);
-    capture_stderr(do_read, &r, err, sizeof(err));
+    amc_test_capture_stderr(do_read, &r, err, sizeof(err));
     CHECK(r.status == AMC_SUCCESS, "valid values: %s", err);
     CHECK(r.cfg.timeout_sec == 2.5, "AMC_TIMEOUT read");
     CHECK(r.cfg.log_level == AMC_LOG_DEBUG, "AMC_LOG_LEVEL read");
@@ -72,32 +54,32 @@ static void test_values(void)
     unsetenv("AMC_SPIN_COUNT");
 
     setenv("AMC_TIMEOUT", "soon", 1);
-    capture_stderr(do_read, &r, err, sizeof(err));
+    amc_test_capture_stderr(do_read, &r, err, sizeof(err));
     CHECK(r.status == AMC_ERR_ARG, "non-numeric timeout is rejected");
     CHECK(strstr(err, "AMC_TIMEOUT") != NULL, "the message names the variable: '%s'", err);
     setenv("AMC_TIMEOUT", "-1", 1);
-    capture_stderr(do_read, &r, err, sizeof(err));
+    amc_test_capture_stderr(do_read, &r, err, sizeof(err));
     CHECK(r.status == AMC_ERR_ARG, "negative timeout is rejected");
     unsetenv("AMC_TIMEOUT");
 
     setenv("AMC_SPIN_COUNT", "auto", 1);
-    capture_stderr(do_read, &r, err, sizeof(err));
+    amc_test_capture_stderr(do_read, &r, err, sizeof(err));
     CHECK(r.status == AMC_SUCCESS && r.cfg.wait.spin_count == AMC_SPIN_AUTO, "auto is accepted");
     setenv("AMC_SPIN_COUNT", "-3", 1);
-    capture_stderr(do_read, &r, err, sizeof(err));
+    amc_test_capture_stderr(do_read, &r, err, sizeof(err));
     CHECK(r.status == AMC_ERR_ARG, "negative count is rejected");
     setenv("AMC_SPIN_COUNT", "12abc", 1);
-    capture_stderr(do_read, &r, err, sizeof(err));
+    amc_test_capture_stderr(do_read, &r, err, sizeof(err));
     CHECK(r.status == AMC_ERR_ARG, "trailing junk is rejected");
     unsetenv("AMC_SPIN_COUNT");
 
     setenv("AMC_LOG_LEVEL", "loud", 1);
-    capture_stderr(do_read, &r, err, sizeof(err));
+    amc_test_capture_stderr(do_read, &r, err, sizeof(err));
     CHECK(r.status == AMC_ERR_ARG, "unknown log level is rejected");
     unsetenv("AMC_LOG_LEVEL");
 
     setenv("AMC_TYPO_VARIABLE", "1", 1);
-    capture_stderr(do_read, &r, err, sizeof(err));
+    amc_test_capture_stderr(do_read, &r, err, sizeof(err));
     CHECK(r.status == AMC_SUCCESS, "an unknown variable is not fatal");
     CHECK(strstr(err, "AMC_TYPO_VARIABLE") != NULL, "but draws a warning: '%s'", err);
     unsetenv("AMC_TYPO_VARIABLE");

@@ -134,28 +134,10 @@ static void topo_checks(void)
     amc_topo_free(t);
 }
 
-static const char *selected(amc_comm_t comm, int coll, size_t count, int commutative)
-{
-    amc_coll_args_t  args;
-    const amc_alg_t *alg;
-
-    memset(&args, 0, sizeof(args));
-    args.coll        = (uint8_t)coll;
-    args.root        = (coll == AMC_COLL_ALLREDUCE || coll == AMC_COLL_BARRIER) ? -1 : 0;
-    args.count       = count;
-    args.dt          = AMC_INT32;
-    args.dt_size     = 4;
-    args.op          = AMC_SUM;
-    args.commutative = commutative;
-    args.topo        = amc_comm_topo(comm);
-    CHECK(args.topo != NULL, "topology");
-    alg = amc_alg_select(comm, &args);
-    return (alg != NULL) ? alg->name : "none";
-}
 
 #define EXPECT_ALG(_comm, _coll, _count, _comm_op, _name) \
     do { \
-        const char *got_ = selected(_comm, _coll, _count, _comm_op); \
+        const char *got_ = amc_test_selected(_comm, _coll, _count, _comm_op); \
         CHECK(strcmp(got_, _name) == 0, "k=%u %s count %zu commutative %d: %s, expected %s", \
               cfg.node_size, amc_coll_name(_coll), (size_t)(_count), _comm_op, got_, _name); \
     } while (0)

@@ -54,29 +54,10 @@ static void config_for(amc_config_t *cfg, const char *rules)
     snprintf(cfg->tuning_file, sizeof(cfg->tuning_file), "%s", rules);
 }
 
-static const char *selected(amc_comm_t comm, int coll, size_t count, int commutative)
-{
-    amc_coll_args_t  args;
-    const amc_alg_t *alg;
-
-    memset(&args, 0, sizeof(args));
-    args.coll        = (uint8_t)coll;
-    args.root        = (coll == AMC_COLL_ALLREDUCE || coll == AMC_COLL_BARRIER ||
-                        coll == AMC_COLL_ALLTOALL) ? -1 : 0;
-    args.count       = count;
-    args.dt          = AMC_INT32;
-    args.dt_size     = 4;
-    args.op          = AMC_SUM;
-    args.commutative = commutative;
-    args.topo        = amc_comm_topo(comm);
-    CHECK(args.topo != NULL, "topology");
-    alg = amc_alg_select(comm, &args);
-    return (alg != NULL) ? alg->name : "none";
-}
-
 #define EXPECT_ALG(_w, _coll, _count, _commutative, _name) \
     do { \
-        const char *got_ = selected(amc_test_world_comm(_w, 0), _coll, _count, _commutative); \
+        const char *got_ = amc_test_selected(amc_test_world_comm(_w, 0), _coll, _count, \
+                                             _commutative); \
         CHECK(strcmp(got_, _name) == 0, "N=%d %s %zu B commutative %d: %s, expected %s", \
               (_w)->n, amc_coll_name(_coll), (size_t)(_count) * 4, _commutative, got_, \
               _name); \
@@ -248,7 +229,7 @@ static void mismatch_checks(void)
                           write_rules("rank1.rules", "allreduce 1 8 0 64 linear\n"),
                           &quiet) == AMC_SUCCESS, "rank 1's rules");
     EXPECT_ALG(&w, AMC_COLL_ALLREDUCE, 1, 1, "recursive_doubling");
-    CHECK(strcmp(selected(amc_test_world_comm(&w, 1), AMC_COLL_ALLREDUCE, 1, 1), "linear") == 0,
+    CHECK(strcmp(amc_test_selected(amc_test_world_comm(&w, 1), AMC_COLL_ALLREDUCE, 1, 1), "linear") == 0,
           "rank 1 chooses by its own rules");
     for (r = 0; r < 4; r++) {
         in[r]     = r + 1;
@@ -299,25 +280,18 @@ static void do_create(create_t *c)
     }
 }
 
+static void do_create_arg(void *arg)
+{
+    do_create(arg);
+}
+
 /* Creates a world of one on the file, stderr captured into buf. */
 static int create_captured(const char *path, char *buf, size_t len)
 {
     create_t c;
-    FILE    *tmp   = tmpfile();
-    int      saved = dup(STDERR_FILENO);
-    size_t   got;
 
     config_for(&c.cfg, path);
-    fflush(stderr);
-    dup2(fileno(tmp), STDERR_FILENO);
-    do_create(&c);
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-    rewind(tmp);
-    got      = fread(buf, 1, len - 1, tmp);
-    buf[got] = '\0';
-    fclose(tmp);
+    amc_test_capture_stderr(do_create_arg, &c, buf, len);
     return c.status;
 }
 
