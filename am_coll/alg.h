@@ -40,6 +40,8 @@ int amc_alg_barrier_dissemination(amc_sched_builder_t *b, const amc_coll_args_t 
                                   int size);
 int amc_alg_bcast_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_bcast_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+#define AMC_BCAST_KNOMIAL_RADIX 4 /* a constant: every rank builds the same tree */
+int amc_alg_bcast_knomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allreduce_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allreduce_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allgather_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);

@@ -50,6 +50,7 @@ enum {
     AMC_ALG_I_ALLGATHERV_LINEAR,
     AMC_ALG_I_BARRIER_LANES,
     AMC_ALG_I_ALLREDUCE_LANES,
+    AMC_ALG_I_BCAST_KNOMIAL,
     AMC_ALG_COUNT
 };
 
@@ -90,6 +91,7 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_ALLGATHERV_LINEAR]  = { AMC_COLL_ALLGATHERV, 2, "linear",            amc_alg_allgatherv_linear, 0 },
     [AMC_ALG_I_BARRIER_LANES]      = { AMC_COLL_BARRIER,    3, "multi_lane",        amc_alg_barrier_lanes, AMC_ALG_FLAG_NODES },
     [AMC_ALG_I_ALLREDUCE_LANES]    = { AMC_COLL_ALLREDUCE,  5, "multi_lane",        amc_alg_allreduce_lanes, AMC_ALG_FLAG_NODES | AMC_ALG_FLAG_COMMUTATIVE },
+    [AMC_ALG_I_BCAST_KNOMIAL]      = { AMC_COLL_BCAST,      5, "knomial",           amc_alg_bcast_knomial, 0 },
 };
 
 
