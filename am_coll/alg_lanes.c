@@ -59,7 +59,7 @@ static int amc_lanes_member(const amc_lanes_t *l, int node, int j)
 static int amc_lanes_init(amc_lanes_t *l, const amc_coll_args_t *a, int rank, int size)
 {
     const amc_topo_t *topo = a->topo;
-    int               r, n, i, *fill;
+    int               r, n, *fill;
 
     if ((topo != NULL) && (topo->size != size)) {
         return AMC_ERR_ARG; /* a topology of another communicator: a bug */
@@ -108,17 +108,8 @@ static int amc_lanes_init(amc_lanes_t *l, const amc_coll_args_t *a, int rank, in
             l->me++;
         }
     }
-    l->nlocal = amc_lanes_node_size(l, l->node);
-    l->lanes  = l->nlocal;
-    if (l->block > 0) {
-        i = amc_lanes_node_size(l, l->nnodes - 1); /* only the last may be smaller */
-        l->lanes = (i < l->block) ? i : l->block;
-    } else {
-        for (n = 0; n < l->nnodes; n++) {
-            i = amc_lanes_node_size(l, n);
-            l->lanes = (i < l->lanes) ? i : l->lanes;
-        }
-    }
+    l->nlocal   = amc_lanes_node_size(l, l->node);
+    l->lanes    = (l->nnodes > 1) ? topo->min_node : size;
     l->per_lane = (l->nnodes + l->lanes - 1) / l->lanes;
     return AMC_SUCCESS;
 }
@@ -332,7 +323,7 @@ static void amc_lanes_fold_digits(amc_sched_builder_t *b, int k, int digit, size
  * over the digits of the node ids (nodes whose ids differ only in digit i
  * form a group): in round i lane j sends the node's value to the group
  * member at digit + j + 1 and receives the one at digit - j - 1 into slot
- * digit's slot, the lanes gather the k_i slots and fold them in digit
+ * j, the lanes gather the k_i slots and fold them in digit
  * order, so every member of a group, and after the last round every rank
  * of the job, has the same bits. Members past the lanes (in the radix
  * form, past its first radix) get the result from their lane. */

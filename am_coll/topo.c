@@ -107,19 +107,15 @@ int amc_topo_create(int size, int (*key)(void *arg, int r), void *arg, amc_topo_
     }
     /* nodes numbered in their leaders' order */
     qsort(groups, (size_t)ngroups, sizeof(*groups), amc_topo_leader_cmp);
+    topo->min_node = size;
     for (g = 0; g < ngroups; g++) {
         for (j = groups[g].key; (j < size) && (pairs[j].key == pairs[groups[g].key].key); j++) {
             topo->node[pairs[j].member] = g;
         }
-    }
-    topo->nnodes   = ngroups;
-    topo->min_node = size;
-    for (g = 0; g < ngroups; g++) {
-        for (j = groups[g].key; (j < size) && (pairs[j].key == pairs[groups[g].key].key); j++) {
-        }
         topo->min_node = (j - groups[g].key < topo->min_node) ? j - groups[g].key
                                                               : topo->min_node;
     }
+    topo->nnodes = ngroups;
     if (ngroups == 1) {
         free(topo->node);
         topo->node = NULL;
