@@ -71,7 +71,8 @@ int amc_alg_allgatherv_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, in
 {
     int right = (rank + 1) % size, left = (rank - 1 + size) % size, k, out, in;
 
-    amc_sb_round(b);
+    /* the first step is a stage, as in alg_allgather.c */
+    amc_sb_stage(b);
     if (!a->in_place) {
         amc_sb_copy(b, AMC_BUF_RECV, amc_alg_voff(a, a->rcounts, a->rdispls, rank), AMC_BUF_SEND,
                     0, amc_alg_vbytes(a, a->rcounts, rank));
@@ -82,8 +83,12 @@ int amc_alg_allgatherv_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, in
         if (k > 0) {
             amc_sb_round(b);
         }
-        amc_sb_send(b, right, AMC_BUF_RECV, amc_alg_voff(a, a->rcounts, a->rdispls, out),
-                    amc_alg_vbytes(a, a->rcounts, out));
+        if ((k == 0) && !a->in_place) {
+            amc_sb_send(b, right, AMC_BUF_SEND, 0, amc_alg_vbytes(a, a->rcounts, out));
+        } else {
+            amc_sb_send(b, right, AMC_BUF_RECV, amc_alg_voff(a, a->rcounts, a->rdispls, out),
+                        amc_alg_vbytes(a, a->rcounts, out));
+        }
         amc_sb_recv(b, left, AMC_BUF_RECV, amc_alg_voff(a, a->rcounts, a->rdispls, in),
                     amc_alg_vbytes(a, a->rcounts, in));
     }
@@ -98,12 +103,15 @@ int amc_alg_allgatherv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, 
     size_t len = amc_alg_vbytes(a, a->rcounts, rank);
     int    k, peer;
 
-    amc_sb_round(b);
+    /* a stage: the sends read the caller's block, the copy of it runs
+     * once they are posted (alg_allgather.c) */
+    amc_sb_stage(b);
     if (!a->in_place) {
         amc_sb_copy(b, AMC_BUF_RECV, off, AMC_BUF_SEND, 0, len);
     }
     for (k = 1; k < size; k++) {
-        amc_sb_send(b, (rank + k) % size, AMC_BUF_RECV, off, len);
+        amc_sb_send(b, (rank + k) % size, a->in_place ? AMC_BUF_RECV : AMC_BUF_SEND,
+                    a->in_place ? off : 0, len);
     }
     for (k = 1; k < size; k++) {
         peer = (rank - k + size) % size;

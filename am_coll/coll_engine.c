@@ -521,12 +521,33 @@ static void amc_coll_prepare_send(amc_coll_inst_t *inst, uint32_t index)
     inst->sendq[inst->sendq_tail++] = index;
 }
 
+/* A copy or reduction of at least AMC_DEFER_BYTES that becomes ready
+ * together with sends, and that no message waits for, runs after those
+ * sends are posted: a rendezvous peer pulls, or UCX copies, while this rank
+ * does its own work (an allgather's own block, a scan's own vector). Up to
+ * this many per pass; more run at once. */
+#define AMC_COLL_DEFER_MAX 4
+
+static inline int amc_coll_is_big_local(const amc_coll_inst_t *inst, const amc_sched_act_t *act)
+{
+    return (act->type >= AMC_ACT_COPY) && (act->type <= AMC_ACT_REDUCE_R) &&
+           (act->bytes >= inst->comm->ctx->cfg.defer_bytes);
+}
+
+static void amc_coll_run_ready_local(amc_coll_inst_t *inst, uint32_t index)
+{
+    inst->state[index] |= AMC_ACT_READY;
+    amc_coll_trace(inst, index, AMC_ACT_TRACE_READY);
+    amc_coll_run_local(inst, &inst->sched->acts[index]);
+    amc_coll_act_done(inst, index);
+}
+
 /* Runs what is ready; 1 if sends wait in the queue. May finish the
  * instance (freed unless pinned). */
 static int amc_coll_run(amc_coll_inst_t *inst)
 {
     const amc_sched_act_t *act;
-    uint32_t               index, i;
+    uint32_t               index, i, ndefer, defer[AMC_COLL_DEFER_MAX];
 
     if (!inst->started && !inst->aborted) {
         inst->started = 1;
@@ -537,20 +558,40 @@ static int amc_coll_run(amc_coll_inst_t *inst)
             amc_coll_take_early(inst);
         }
     }
-    while ((inst->nready > 0) && !inst->aborted) {
-        index = inst->ready[--inst->nready];
-        act   = &inst->sched->acts[index];
-        inst->state[index] |= AMC_ACT_READY;
-        amc_coll_trace(inst, index, AMC_ACT_TRACE_READY);
-        if (act->type == AMC_ACT_SEND) {
-            amc_coll_prepare_send(inst, index);
-        } else if ((act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R)) {
-            amc_coll_recv_ready(inst, index);
-        } else {
-            amc_coll_run_local(inst, act);
-            amc_coll_act_done(inst, index);
+    do {
+        ndefer = 0;
+        while ((inst->nready > 0) && !inst->aborted) {
+            index = inst->ready[--inst->nready];
+            act   = &inst->sched->acts[index];
+            if (amc_coll_is_big_local(inst, act) && (ndefer < AMC_COLL_DEFER_MAX)) {
+                defer[ndefer++] = index;
+                continue;
+            }
+            inst->state[index] |= AMC_ACT_READY;
+            amc_coll_trace(inst, index, AMC_ACT_TRACE_READY);
+            if (act->type == AMC_ACT_SEND) {
+                amc_coll_prepare_send(inst, index);
+            } else if ((act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R)) {
+                amc_coll_recv_ready(inst, index);
+            } else {
+                amc_coll_run_local(inst, act);
+                amc_coll_act_done(inst, index);
+            }
         }
-    }
+        if ((ndefer == 0) || inst->aborted) {
+            break;
+        }
+        if (inst->sendq_head != inst->sendq_tail) {
+            /* the caller posts the sends and runs us again: then these */
+            for (i = ndefer; i-- > 0;) {
+                inst->ready[inst->nready++] = defer[i];
+            }
+            return 1;
+        }
+        for (i = 0; i < ndefer; i++) {
+            amc_coll_run_ready_local(inst, defer[i]);
+        }
+    } while (!inst->aborted);
     if (inst->aborted) {
         amc_coll_abort_complete(inst);
         if ((inst->send_busy == 0) && (inst->fetch_busy == 0) && !inst->finished) {
