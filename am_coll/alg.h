@@ -76,6 +76,43 @@ int amc_alg_exscan_doubling(amc_sched_builder_t *b, const amc_coll_args_t *a, in
                             int size);
 int amc_alg_scan_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_exscan_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+/* Large-vector and k-nomial reductions (am_coll/alg_reduce_large.c,
+ * am_coll/alg_allreduce_rsag.c). */
+int amc_alg_reduce_knomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_reduce_rabenseifner(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                                int size);
+int amc_alg_allreduce_rabenseifner(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                                   int size);
+int amc_alg_allreduce_knomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                              int size);
+/* The k-nomial tree (radix AMC_BCAST_KNOMIAL_RADIX) rooted at top reducing
+ * into acc, from this rank's own vector in mine; top ends with the result
+ * in acc. In rank order when top is 0. */
+void amc_alg_knomial_up(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size,
+                        int top, int acc, int mine);
+/* Rabenseifner's pieces: the pairs that fold N down to a power of two and
+ * the reduce-scatter by recursive halving over what remains. */
+typedef struct amc_rsag {
+    int    pof2;    /* the ranks that take part: the largest power of two <= N */
+    int    rem;     /* N - pof2: the pairs (2i, 2i + 1) that fold into one */
+    int    root;    /* kept when its pair folds; -1: none */
+    int    rank;
+    int    place;   /* this rank's among the pof2, or -1: folded into its pair */
+    int    pair;    /* the other rank of its pair, or -1 */
+    size_t count;
+    size_t dt_size;
+    int    work;    /* the buffer the blocks are reduced in */
+    int    mine;    /* this rank's own vector */
+    int    have;    /* work holds this rank's part already (else mine does) */
+} amc_rsag_t;
+void   amc_rsag_init(amc_rsag_t *r, const amc_coll_args_t *a, int rank, int size, int root,
+                     int work, int mine);
+int    amc_rsag_rank(const amc_rsag_t *r, int place);  /* the rank at a place */
+size_t amc_rsag_off(const amc_rsag_t *r, int block);   /* where block starts, in bytes */
+void   amc_rsag_fold(amc_sched_builder_t *b, amc_rsag_t *r);
+void   amc_rsag_halve(amc_sched_builder_t *b, amc_rsag_t *r); /* place p ends with block p */
+void   amc_rsag_send(amc_sched_builder_t *b, int peer, int buf, size_t off, size_t bytes);
+void   amc_rsag_recv(amc_sched_builder_t *b, int peer, int buf, size_t off, size_t bytes);
 /* Node-aware (am_coll/alg_hier.c): read a->topo */
 int amc_alg_barrier_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_bcast_hier(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);

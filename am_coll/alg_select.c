@@ -51,6 +51,10 @@ enum {
     AMC_ALG_I_BARRIER_LANES,
     AMC_ALG_I_ALLREDUCE_LANES,
     AMC_ALG_I_BCAST_KNOMIAL,
+    AMC_ALG_I_REDUCE_KNOMIAL,
+    AMC_ALG_I_REDUCE_RABENSEIFNER,
+    AMC_ALG_I_ALLREDUCE_RABENSEIFNER,
+    AMC_ALG_I_ALLREDUCE_KNOMIAL,
     AMC_ALG_COUNT
 };
 
@@ -92,6 +96,10 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_BARRIER_LANES]      = { AMC_COLL_BARRIER,    3, "multi_lane",        amc_alg_barrier_lanes, AMC_ALG_FLAG_NODES },
     [AMC_ALG_I_ALLREDUCE_LANES]    = { AMC_COLL_ALLREDUCE,  5, "multi_lane",        amc_alg_allreduce_lanes, AMC_ALG_FLAG_NODES | AMC_ALG_FLAG_COMMUTATIVE },
     [AMC_ALG_I_BCAST_KNOMIAL]      = { AMC_COLL_BCAST,      5, "knomial",           amc_alg_bcast_knomial, 0 },
+    [AMC_ALG_I_REDUCE_KNOMIAL]     = { AMC_COLL_REDUCE,     4, "knomial",           amc_alg_reduce_knomial, 0 },
+    [AMC_ALG_I_REDUCE_RABENSEIFNER] = { AMC_COLL_REDUCE,    5, "rabenseifner",      amc_alg_reduce_rabenseifner, AMC_ALG_FLAG_COMMUTATIVE },
+    [AMC_ALG_I_ALLREDUCE_RABENSEIFNER] = { AMC_COLL_ALLREDUCE, 6, "rabenseifner",   amc_alg_allreduce_rabenseifner, AMC_ALG_FLAG_COMMUTATIVE },
+    [AMC_ALG_I_ALLREDUCE_KNOMIAL]  = { AMC_COLL_ALLREDUCE,  7, "knomial",           amc_alg_allreduce_knomial, 0 },
 };
 
 
