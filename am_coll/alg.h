@@ -38,6 +38,9 @@ void amc_alg_print_names(FILE *stream, int coll);
 /* Builders; each fills the schedule of one rank. */
 int amc_alg_barrier_dissemination(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                                   int size);
+#define AMC_BARRIER_KNOMIAL_RADIX 4 /* a constant: every rank builds the same tree */
+int amc_alg_barrier_knomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_barrier_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_bcast_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_bcast_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 #define AMC_BCAST_KNOMIAL_RADIX 4 /* a constant: every rank builds the same tree */
@@ -71,6 +74,18 @@ int amc_alg_reduce_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int 
 int amc_alg_bcast_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_reduce_scatter_direct(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                                   int size);
+/* am_coll/alg_reduce_scatter_more.c: reduce_scatter and _block alike */
+int amc_alg_reduce_scatter_halving(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                                   int size);
+int amc_alg_reduce_scatter_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                                int size);
+int amc_alg_reduce_scatter_pairwise(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                                    int size);
+/* am_coll/alg_allgather_more.c */
+int amc_alg_allgather_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                             int size);
+int amc_alg_allgather_neighbor(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                               int size);
 int amc_alg_scan_doubling(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_exscan_doubling(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                             int size);

@@ -55,6 +55,16 @@ enum {
     AMC_ALG_I_REDUCE_RABENSEIFNER,
     AMC_ALG_I_ALLREDUCE_RABENSEIFNER,
     AMC_ALG_I_ALLREDUCE_KNOMIAL,
+    AMC_ALG_I_RSB_HALVING,
+    AMC_ALG_I_RS_HALVING,
+    AMC_ALG_I_RSB_RING,
+    AMC_ALG_I_RS_RING,
+    AMC_ALG_I_RSB_PAIRWISE,
+    AMC_ALG_I_RS_PAIRWISE,
+    AMC_ALG_I_ALLGATHER_RECDBL,
+    AMC_ALG_I_ALLGATHER_NEIGHBOR,
+    AMC_ALG_I_BARRIER_KNOMIAL,
+    AMC_ALG_I_BARRIER_LINEAR,
     AMC_ALG_COUNT
 };
 
@@ -100,6 +110,16 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_REDUCE_RABENSEIFNER] = { AMC_COLL_REDUCE,    5, "rabenseifner",      amc_alg_reduce_rabenseifner, AMC_ALG_FLAG_COMMUTATIVE },
     [AMC_ALG_I_ALLREDUCE_RABENSEIFNER] = { AMC_COLL_ALLREDUCE, 6, "rabenseifner",   amc_alg_allreduce_rabenseifner, AMC_ALG_FLAG_COMMUTATIVE },
     [AMC_ALG_I_ALLREDUCE_KNOMIAL]  = { AMC_COLL_ALLREDUCE,  7, "knomial",           amc_alg_allreduce_knomial, 0 },
+    [AMC_ALG_I_RSB_HALVING]        = { AMC_COLL_REDUCE_SCATTER_BLOCK, 3, "recursive_halving", amc_alg_reduce_scatter_halving, AMC_ALG_FLAG_COMMUTATIVE },
+    [AMC_ALG_I_RS_HALVING]         = { AMC_COLL_REDUCE_SCATTER,       3, "recursive_halving", amc_alg_reduce_scatter_halving, AMC_ALG_FLAG_COMMUTATIVE },
+    [AMC_ALG_I_RSB_RING]           = { AMC_COLL_REDUCE_SCATTER_BLOCK, 4, "ring",    amc_alg_reduce_scatter_ring, AMC_ALG_FLAG_COMMUTATIVE },
+    [AMC_ALG_I_RS_RING]            = { AMC_COLL_REDUCE_SCATTER,       4, "ring",    amc_alg_reduce_scatter_ring, AMC_ALG_FLAG_COMMUTATIVE },
+    [AMC_ALG_I_RSB_PAIRWISE]       = { AMC_COLL_REDUCE_SCATTER_BLOCK, 5, "pairwise", amc_alg_reduce_scatter_pairwise, 0 },
+    [AMC_ALG_I_RS_PAIRWISE]        = { AMC_COLL_REDUCE_SCATTER,       5, "pairwise", amc_alg_reduce_scatter_pairwise, 0 },
+    [AMC_ALG_I_ALLGATHER_RECDBL]   = { AMC_COLL_ALLGATHER,  4, "recursive_doubling", amc_alg_allgather_recdbl, 0 },
+    [AMC_ALG_I_ALLGATHER_NEIGHBOR] = { AMC_COLL_ALLGATHER,  5, "neighbor_exchange", amc_alg_allgather_neighbor, 0 },
+    [AMC_ALG_I_BARRIER_KNOMIAL]    = { AMC_COLL_BARRIER,    4, "knomial",           amc_alg_barrier_knomial, 0 },
+    [AMC_ALG_I_BARRIER_LINEAR]     = { AMC_COLL_BARRIER,    5, "linear",            amc_alg_barrier_linear, 0 },
 };
 
 

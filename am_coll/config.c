@@ -303,7 +303,9 @@ static const amc_config_entry_t amc_config_table[] = {
       "barrier: auto runs the dedicated fast path (am_coll/barrier.c), or on a "
       "communicator that spans nodes the hierarchical one on the engine; "
       "dissemination runs the fast path's algorithm as a schedule on the engine, "
-      "hierarchical the node-aware one (AMC_NODE_SIZE). Every rank must use the same.",
+      "hierarchical the node-aware one (AMC_NODE_SIZE), multi_lane, knomial (radix 4 "
+      "tree to rank 0 and back) and linear (through rank 0) the others on the engine. "
+      "Every rank must use the same.",
       AMC_CONFIG_ALG(AMC_COLL_BARRIER) },
     { "AMC_BCAST_ALG", "auto", "bcast algorithm (auto: by size, node-aware across nodes).",
       AMC_CONFIG_ALG(AMC_COLL_BCAST) },
