@@ -45,6 +45,15 @@ int amc_alg_bcast_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int
 int amc_alg_bcast_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 #define AMC_BCAST_KNOMIAL_RADIX 4 /* a constant: every rank builds the same tree */
 int amc_alg_bcast_knomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_bcast_scatter_allgather(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                                    int size);
+int amc_alg_alltoall_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_gather_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                            int size);
+int amc_alg_scatter_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                             int size);
+int amc_alg_scan_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_exscan_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allreduce_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allreduce_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allgather_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);

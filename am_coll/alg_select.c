@@ -65,6 +65,12 @@ enum {
     AMC_ALG_I_ALLGATHER_NEIGHBOR,
     AMC_ALG_I_BARRIER_KNOMIAL,
     AMC_ALG_I_BARRIER_LINEAR,
+    AMC_ALG_I_BCAST_SCATTER_ALLGATHER,
+    AMC_ALG_I_ALLTOALL_BRUCK,
+    AMC_ALG_I_GATHER_BINOMIAL,
+    AMC_ALG_I_SCATTER_BINOMIAL,
+    AMC_ALG_I_SCAN_LINEAR,
+    AMC_ALG_I_EXSCAN_LINEAR,
     AMC_ALG_COUNT
 };
 
@@ -120,6 +126,12 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_ALLGATHER_NEIGHBOR] = { AMC_COLL_ALLGATHER,  5, "neighbor_exchange", amc_alg_allgather_neighbor, 0 },
     [AMC_ALG_I_BARRIER_KNOMIAL]    = { AMC_COLL_BARRIER,    4, "knomial",           amc_alg_barrier_knomial, 0 },
     [AMC_ALG_I_BARRIER_LINEAR]     = { AMC_COLL_BARRIER,    5, "linear",            amc_alg_barrier_linear, 0 },
+    [AMC_ALG_I_BCAST_SCATTER_ALLGATHER] = { AMC_COLL_BCAST, 6, "scatter_allgather", amc_alg_bcast_scatter_allgather, 0 },
+    [AMC_ALG_I_ALLTOALL_BRUCK]     = { AMC_COLL_ALLTOALL,   3, "bruck",             amc_alg_alltoall_bruck, 0 },
+    [AMC_ALG_I_GATHER_BINOMIAL]    = { AMC_COLL_GATHER,     2, "binomial",          amc_alg_gather_binomial, 0 },
+    [AMC_ALG_I_SCATTER_BINOMIAL]   = { AMC_COLL_SCATTER,    2, "binomial",          amc_alg_scatter_binomial, 0 },
+    [AMC_ALG_I_SCAN_LINEAR]        = { AMC_COLL_SCAN,       3, "linear",            amc_alg_scan_linear, 0 },
+    [AMC_ALG_I_EXSCAN_LINEAR]      = { AMC_COLL_EXSCAN,     3, "linear",            amc_alg_exscan_linear, 0 },
 };
 
 

@@ -1,0 +1,181 @@
+/* Bruck alltoall for small blocks: ceil(log2 N) messages per rank instead
+ * of N - 1, each carrying about half the blocks, so it trades bandwidth for
+ * fewer message overheads. Number the blocks of rank r by distance: block i
+ * is the one for rank r + i. In the step of distance k (k = 1, 2, 4, ...)
+ * every block whose i has bit k set moves k ranks on, to r + k, keeping its
+ * i; after the last step block i has moved i ranks and sits at its
+ * destination, where it came from rank r - i.
+ *
+ * Bruck's local rotations (before the steps: block i to slot i; after:
+ * slot i to rank r - i's place) are folded into the packing copies that a
+ * step needs anyway, as its blocks are not contiguous: a block is packed
+ * straight from the send buffer the first time it moves (its lowest set
+ * bit) and unpacked straight into its place in the receive buffer the last
+ * time (its highest), and kept in scratch slot i in between. Block 0 is
+ * this rank's own and only copied. In place, the receive buffer is staged in
+ * scratch first, as later blocks land on places not sent yet.
+ *
+ * Scratch: [staging (in place): N blocks][slots: N blocks][pack][unpack],
+ * pack and unpack as large as the largest step. */
+#include "am_coll/alg.h"
+
+/* A copy being extended while the next one continues it in both buffers:
+ * whole runs of blocks move as one act. */
+typedef struct {
+    int    dst, src;
+    size_t dst_off, src_off, len;
+} amc_bruck_run_t;
+
+static void amc_bruck_flush(amc_sched_builder_t *b, amc_bruck_run_t *run)
+{
+    if (run->len > 0) {
+        amc_sb_copy(b, run->dst, run->dst_off, run->src, run->src_off, run->len);
+    }
+    run->len = 0;
+}
+
+static void amc_bruck_copy(amc_sched_builder_t *b, amc_bruck_run_t *run, int dst,
+                           size_t dst_off, int src, size_t src_off, size_t len)
+{
+    if ((run->len > 0) && (run->dst == dst) && (run->src == src) &&
+        (run->dst_off + run->len == dst_off) && (run->src_off + run->len == src_off)) {
+        run->len += len;
+        return;
+    }
+    amc_bruck_flush(b, run);
+    run->dst     = dst;
+    run->dst_off = dst_off;
+    run->src     = src;
+    run->src_off = src_off;
+    run->len     = len;
+}
+
+typedef struct {
+    int    rank, size;
+    size_t bytes;     /* per block */
+    int    orig;      /* where the blocks are before they move: the send buffer, or
+                       * in place the staging area at scratch offset 0 */
+    size_t slots;     /* scratch offsets */
+    size_t pack;
+    size_t unpack;
+} amc_bruck_t;
+
+/* Blocks that move in the step of distance k. */
+static int amc_bruck_moving(int k, int size)
+{
+    int i, n = 0;
+
+    for (i = 1; i < size; i++) {
+        n += (i & k) != 0;
+    }
+    return n;
+}
+
+static int amc_bruck_lowest(int i)
+{
+    return i & -i;
+}
+
+static int amc_bruck_highest(int i)
+{
+    while (i & (i - 1)) {
+        i &= i - 1;
+    }
+    return i;
+}
+
+/* The blocks that move at distance k into the pack area, in order of i. */
+static void amc_bruck_pack(amc_sched_builder_t *b, const amc_bruck_t *t, int k)
+{
+    amc_bruck_run_t run = { 0, 0, 0, 0, 0 };
+    size_t          at  = t->pack;
+    int             i;
+
+    for (i = 1; i < t->size; i++) {
+        if (!(i & k)) {
+            continue;
+        }
+        if (amc_bruck_lowest(i) == k) {
+            amc_bruck_copy(b, &run, AMC_BUF_TMP, at, t->orig,
+                           (size_t)((t->rank + i) % t->size) * t->bytes, t->bytes);
+        } else {
+            amc_bruck_copy(b, &run, AMC_BUF_TMP, at, AMC_BUF_TMP,
+                           t->slots + (size_t)i * t->bytes, t->bytes);
+        }
+        at += t->bytes;
+    }
+    amc_bruck_flush(b, &run);
+}
+
+/* The blocks received at distance k out of the unpack area: into their
+ * slots, or where they belong when this was their last move. */
+static void amc_bruck_unpack(amc_sched_builder_t *b, const amc_bruck_t *t, int k)
+{
+    amc_bruck_run_t run = { 0, 0, 0, 0, 0 };
+    size_t          at  = t->unpack;
+    int             i;
+
+    for (i = 1; i < t->size; i++) {
+        if (!(i & k)) {
+            continue;
+        }
+        if (amc_bruck_highest(i) == k) {
+            amc_bruck_copy(b, &run, AMC_BUF_RECV,
+                           (size_t)((t->rank - i + t->size) % t->size) * t->bytes, AMC_BUF_TMP,
+                           at, t->bytes);
+        } else {
+            amc_bruck_copy(b, &run, AMC_BUF_TMP, t->slots + (size_t)i * t->bytes, AMC_BUF_TMP,
+                           at, t->bytes);
+        }
+        at += t->bytes;
+    }
+    amc_bruck_flush(b, &run);
+}
+
+int amc_alg_alltoall_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
+{
+    amc_bruck_t t;
+    size_t      all = (size_t)size * a->count * a->dt_size, most = 0, n;
+    int         k, prev = 0;
+
+    t.rank     = rank;
+    t.size     = size;
+    t.bytes    = a->count * a->dt_size;
+    t.orig     = a->in_place ? AMC_BUF_TMP : AMC_BUF_SEND;
+    for (k = 1; k < size; k <<= 1) {
+        n    = (size_t)amc_bruck_moving(k, size);
+        most = (n > most) ? n : most;
+    }
+    t.slots  = a->in_place ? all : 0;
+    t.pack   = t.slots + all;
+    t.unpack = t.pack + most * t.bytes;
+
+    amc_sb_round(b);
+    if (!a->in_place) {
+        amc_sb_copy(b, AMC_BUF_RECV, (size_t)rank * t.bytes, AMC_BUF_SEND,
+                    (size_t)rank * t.bytes, t.bytes);
+    }
+    if (size == 1) {
+        return AMC_SUCCESS;
+    }
+    amc_sb_tmp(b, t.unpack + most * t.bytes);
+    if (a->in_place) {
+        amc_sb_copy(b, AMC_BUF_TMP, 0, AMC_BUF_RECV, 0, all);
+    }
+    for (k = 1; k < size; k <<= 1) {
+        if (k > 1) {
+            amc_sb_round(b);
+        }
+        if (prev > 0) {
+            amc_bruck_unpack(b, &t, prev);
+        }
+        amc_bruck_pack(b, &t, k);
+        n = (size_t)amc_bruck_moving(k, size) * t.bytes;
+        amc_sb_send(b, (rank + k) % size, AMC_BUF_TMP, t.pack, n);
+        amc_sb_recv(b, (rank - k + size) % size, AMC_BUF_TMP, t.unpack, n);
+        prev = k;
+    }
+    amc_sb_round(b);
+    amc_bruck_unpack(b, &t, prev);
+    return AMC_SUCCESS;
+}
