@@ -66,6 +66,19 @@ static size_t amc_alg_rsh_off(const size_t *offs, int j, int rem)
     return offs[(j < rem) ? 2 * j : j + rem];
 }
 
+/* What every builder here starts with: one rank copies its own block (0),
+ * else the blocks' byte offsets (1), or -1 without memory. */
+static int amc_alg_rsm_begin(amc_sched_builder_t *b, const amc_coll_args_t *a, int size,
+                             size_t **offs)
+{
+    if (size == 1) {
+        amc_alg_rsm_single(b, a);
+        return 0;
+    }
+    *offs = amc_alg_rsm_offsets(a, size);
+    return (*offs != NULL) ? 1 : -1;
+}
+
 /* The vector is reduced in scratch: each step a rank sends the half of
  * its window its partner keeps and reduces the half it keeps with the one
  * the partner sends (straight from the message: the two halves never
@@ -80,13 +93,8 @@ int amc_alg_reduce_scatter_halving(amc_sched_builder_t *b, const amc_coll_args_t
     size_t  total;
     int     src = amc_alg_src_buf(a), pof2 = 1, rem, newrank, mask, lo, partner, klo, slo;
 
-    if (size == 1) {
-        amc_alg_rsm_single(b, a);
-        return AMC_SUCCESS;
-    }
-    offs = amc_alg_rsm_offsets(a, size);
-    if (offs == NULL) {
-        return AMC_ERR_NO_MEMORY;
+    if (amc_alg_rsm_begin(b, a, size, &offs) <= 0) {
+        return (size == 1) ? AMC_SUCCESS : AMC_ERR_NO_MEMORY;
     }
     total = offs[size];
     while (pof2 * 2 <= size) {
@@ -155,13 +163,8 @@ int amc_alg_reduce_scatter_ring(amc_sched_builder_t *b, const amc_coll_args_t *a
     size_t *offs;
     int     right = (rank + 1) % size, left = (rank - 1 + size) % size, k, sb, rb;
 
-    if (size == 1) {
-        amc_alg_rsm_single(b, a);
-        return AMC_SUCCESS;
-    }
-    offs = amc_alg_rsm_offsets(a, size);
-    if (offs == NULL) {
-        return AMC_ERR_NO_MEMORY;
+    if (amc_alg_rsm_begin(b, a, size, &offs) <= 0) {
+        return (size == 1) ? AMC_SUCCESS : AMC_ERR_NO_MEMORY;
     }
     amc_sb_tmp(b, offs[size]);
     amc_sb_round(b);
@@ -200,13 +203,8 @@ int amc_alg_reduce_scatter_pairwise(amc_sched_builder_t *b, const amc_coll_args_
     size_t  mine, hi_off;
     int     src = amc_alg_src_buf(a), acc, hi = AMC_BUF_TMP, k, to, from, split;
 
-    if (size == 1) {
-        amc_alg_rsm_single(b, a);
-        return AMC_SUCCESS;
-    }
-    offs = amc_alg_rsm_offsets(a, size);
-    if (offs == NULL) {
-        return AMC_ERR_NO_MEMORY;
+    if (amc_alg_rsm_begin(b, a, size, &offs) <= 0) {
+        return (size == 1) ? AMC_SUCCESS : AMC_ERR_NO_MEMORY;
     }
     mine   = offs[rank + 1] - offs[rank];
     acc    = a->in_place ? AMC_BUF_TMP : AMC_BUF_RECV;

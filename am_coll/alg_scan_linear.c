@@ -16,14 +16,24 @@ int amc_alg_scan_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int ra
 {
     size_t bytes = a->count * a->dt_size;
 
+    if (rank == 0) {
+        /* its prefix is its own value: sent where it is, in a stage beside
+         * the copy, which the engine runs once the send is posted */
+        amc_sb_stage(b);
+        if (!a->in_place) {
+            amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, bytes);
+        }
+        if (size > 1) {
+            amc_sb_send(b, 1, amc_alg_src_buf(a), 0, bytes);
+        }
+        return AMC_SUCCESS;
+    }
     amc_sb_round(b);
     if (!a->in_place) {
         amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, bytes);
     }
-    if (rank > 0) {
-        /* the message is the left operand: prefix (op) own */
-        amc_sb_recv_reduce(b, rank - 1, AMC_BUF_RECV, 0, bytes, 0);
-    }
+    /* the message is the left operand: prefix (op) own */
+    amc_sb_recv_reduce(b, rank - 1, AMC_BUF_RECV, 0, bytes, 0);
     if (rank + 1 < size) {
         amc_sb_round(b);
         amc_sb_send(b, rank + 1, AMC_BUF_RECV, 0, bytes);

@@ -239,6 +239,12 @@ static void comm_checks(void)
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLGATHER, 1 << 13, 0, "linear");
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_BCAST, 1 << 20, 0, "pipeline");
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_REDUCE, 1 << 20, 1, "binomial");
+        /* scan and exscan: a chain for large vectors up to 8 ranks */
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_SCAN, 1 << 14, 0,
+                   (k <= 8) ? "linear" : "hillis_steele");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_EXSCAN, 1 << 18, 0,
+                   (k <= 8) ? "linear" : "hillis_steele");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_SCAN, (1 << 14) - 1, 0, "hillis_steele");
         amc_test_world_destroy(&w);
     }
     /* the node's own rule: the fake transport runs one rank per node, so
@@ -248,6 +254,7 @@ static void comm_checks(void)
     CHECK(cfg.oversub_linear_max_ranks > 0, "on by default");
     CHECK(amc_test_world_create(&w, 4, AMC_FAKE_COMPLETE_ON_SEND, &cfg) == AMC_SUCCESS, "world");
     EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_BCAST, 4, 0, "binomial");
+    EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_SCAN, 1 << 20, 0, "hillis_steele");
     amc_test_world_destroy(&w);
 }
 
