@@ -291,15 +291,45 @@ static int amc_alg_linear_ok(const amc_config_t *cfg, size_t bytes, int size, in
  * Below, and at N = 8 for small vectors (56 against 38 us), the doubling
  * wins. */
 #define AMC_ALG_SCAN_CHAIN_MIN_BYTES 65536
-#define AMC_ALG_SCAN_CHAIN_MAX_RANKS 8
+#define AMC_ALG_SHARED_MAX_RANKS     8
+
+/* Up to 8 ranks where the linear algorithms' rank rule holds
+ * (AMC_LINEAR_MAX_RANKS, or one node with more ranks than cores): where the
+ * large-message choices below were measured. */
+static int amc_alg_few_shared(const amc_config_t *cfg, int size, int nodes)
+{
+    return !nodes && (size <= AMC_ALG_SHARED_MAX_RANKS) &&
+           ((size <= (int)cfg->linear_max_ranks) || (size <= (int)cfg->oversub_linear_max_ranks));
+}
 
 static int amc_alg_scan_chain(const amc_config_t *cfg, size_t bytes, int size, int nodes)
 {
-    /* where the linear algorithms' rank rule holds (AMC_LINEAR_MAX_RANKS,
-     * or an oversubscribed node), past their byte bound */
-    return !nodes && (bytes >= AMC_ALG_SCAN_CHAIN_MIN_BYTES) &&
-           (size <= AMC_ALG_SCAN_CHAIN_MAX_RANKS) &&
-           ((size <= (int)cfg->linear_max_ranks) || (size <= (int)cfg->oversub_linear_max_ranks));
+    return (bytes >= AMC_ALG_SCAN_CHAIN_MIN_BYTES) && amc_alg_few_shared(cfg, size, nodes);
+}
+
+/* Allreduce past the linear bound there: the ring's 2(N-1) steps each need
+ * every rank scheduled. The k-nomial reduce + bcast up to 256 KiB, then
+ * Rabenseifner (commutative ops). Measured at N = 4 / 8, OSU's method, us:
+ * 128 KiB k-nomial 87-99 / 217-257, Rabenseifner 123-133 / 460-487, ring
+ * 176-238 / 1025-1029; 1 MiB Rabenseifner 407 / 1235-1328, k-nomial
+ * 514-639 / 1366-1890, ring 492-689 / 1795-2129; 4 MiB Rabenseifner
+ * 2179-2258 / 6292-6976, ring 2702-2783 / 6805-7506. */
+#define AMC_ALG_ALLREDUCE_KNOMIAL_MAX 262144
+
+static const amc_alg_t *amc_alg_allreduce_shared(const amc_config_t *cfg,
+                                                 const amc_coll_args_t *args, size_t bytes,
+                                                 int size, int nodes)
+{
+    if (!amc_alg_few_shared(cfg, size, nodes) || (size < 3)) {
+        return NULL;
+    }
+    if (bytes <= AMC_ALG_ALLREDUCE_KNOMIAL_MAX) {
+        return &amc_alg_table[AMC_ALG_I_ALLREDUCE_KNOMIAL];
+    }
+    if (args->commutative && (args->count >= (size_t)size)) {
+        return &amc_alg_table[AMC_ALG_I_ALLREDUCE_RABENSEIFNER];
+    }
+    return NULL;
 }
 
 /* The allgather sends N-1 messages per rank: measured slower than Bruck at
@@ -434,6 +464,9 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
     case AMC_COLL_ALLREDUCE:
         if (linear) {
             return &amc_alg_table[AMC_ALG_I_ALLREDUCE_LINEAR];
+        }
+        if (amc_alg_allreduce_shared(cfg, args, bytes, size, nodes) != NULL) {
+            return amc_alg_allreduce_shared(cfg, args, bytes, size, nodes);
         }
         if (args->commutative && (bytes >= cfg->allreduce_ring_min) &&
             (args->count >= (size_t)size)) {

@@ -245,6 +245,14 @@ static void comm_checks(void)
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_EXSCAN, 1 << 18, 0,
                    (k <= 8) ? "linear" : "hillis_steele");
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_SCAN, (1 << 14) - 1, 0, "hillis_steele");
+        /* allreduce past the linear bound: k-nomial to 256 KiB, then
+         * Rabenseifner (commutative), up to 8 ranks */
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLREDUCE, 1 << 16, 1,
+                   (k <= 8) ? "knomial" : "ring");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLREDUCE, 1 << 18, 1,
+                   (k <= 8) ? "rabenseifner" : "ring");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLREDUCE, 1 << 18, 0,
+                   "recursive_doubling");
         amc_test_world_destroy(&w);
     }
     /* the node's own rule: the fake transport runs one rank per node, so
