@@ -449,7 +449,10 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
         return amc_alg_barrier_lanes_pay(cfg, args->topo) ? &amc_alg_table[AMC_ALG_I_BARRIER_LANES]
                                                           : NULL;
     case AMC_COLL_BCAST:
-        if (linear) {
+        if (linear || amc_alg_few_shared(cfg, size, nodes)) {
+            /* past the linear bound too: the pipeline's segments each need
+             * the inner ranks scheduled (N = 4 / 8, 1 MiB: 192-224 / 211-301
+             * us linear against 386-447 / 861-874 pipelined) */
             return &amc_alg_table[AMC_ALG_I_BCAST_LINEAR];
         }
         if ((bytes >= cfg->bcast_pipeline_min) && (bytes > cfg->bcast_segment) && (size > 2)) {
@@ -480,7 +483,11 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
          * exchanges are already log2(members) inside and log2(nodes) across */
         return &amc_alg_table[AMC_ALG_I_ALLREDUCE_RECDBL];
     case AMC_COLL_ALLGATHER:
-        if (amc_alg_allgather_linear_ok(cfg, bytes, (size_t)size * bytes, size, nodes)) {
+        /* past the linear bound too where ranks share cores (N = 4 / 8,
+         * 1 MiB: 763-788 / 4052-4556 us linear against 1001-1094 /
+         * 4736-5637 ring) */
+        if (amc_alg_allgather_linear_ok(cfg, bytes, (size_t)size * bytes, size, nodes) ||
+            amc_alg_few_shared(cfg, size, nodes)) {
             return &amc_alg_table[AMC_ALG_I_ALLGATHER_LINEAR];
         }
         return &amc_alg_table[((size_t)size * bytes <= cfg->allgather_bruck_max)
@@ -503,7 +510,8 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
         return &amc_alg_table[AMC_ALG_I_ALLTOALLV_LINEAR];
     case AMC_COLL_ALLGATHERV:
         vtotal = amc_alg_vtotal(args, size);
-        return amc_alg_allgather_linear_ok(cfg, vtotal / (size_t)size, vtotal, size, nodes)
+        return (amc_alg_allgather_linear_ok(cfg, vtotal / (size_t)size, vtotal, size, nodes) ||
+                amc_alg_few_shared(cfg, size, nodes))
                    ? &amc_alg_table[AMC_ALG_I_ALLGATHERV_LINEAR] : NULL;
     case AMC_COLL_SCAN:
         return &amc_alg_table[amc_alg_scan_chain(cfg, bytes, size, nodes)

@@ -237,7 +237,10 @@ static void comm_checks(void)
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLGATHER, 4, 0,
                    (k <= 8) ? "linear" : "bruck");
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLGATHER, 1 << 13, 0, "linear");
-        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_BCAST, 1 << 20, 0, "pipeline");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_BCAST, 1 << 20, 0,
+                   (k <= 8) ? "linear" : "pipeline");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLGATHER, 1 << 18, 0,
+                   (k <= 8) ? "linear" : "ring");
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_REDUCE, 1 << 20, 1, "binomial");
         /* scan and exscan: a chain for large vectors up to 8 ranks */
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_SCAN, 1 << 14, 0,
