@@ -157,6 +157,12 @@ int amc_alg_allreduce_lanes(amc_sched_builder_t *b, const amc_coll_args_t *a, in
  * on the engine (else the flat fast path). */
 struct amc_topo;
 int amc_alg_barrier_lanes_pay(const amc_config_t *cfg, const struct amc_topo *topo);
+/* Whether a barrier on size ranks of one node that has more ranks than
+ * cores (or within AMC_LINEAR_MAX_RANKS) runs the linear one on the engine:
+ * every rank but the first is scheduled once to send and once to be
+ * released, where the dissemination barrier needs each of them in every
+ * round. */
+int amc_alg_barrier_linear_pays(const amc_config_t *cfg, int size, const struct amc_topo *topo);
 
 /* The per-rank bytes the rules of AMC_TUNING_FILE compare for a call on
  * size ranks (the quantity amc_alg_auto chooses by). */

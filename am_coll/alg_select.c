@@ -307,6 +307,17 @@ static int amc_alg_scan_chain(const amc_config_t *cfg, size_t bytes, int size, i
     return (bytes >= AMC_ALG_SCAN_CHAIN_MIN_BYTES) && amc_alg_few_shared(cfg, size, nodes);
 }
 
+/* Barrier latency, back to back, slowest rank (bench/barrier_bench), N = 4 /
+ * 8 / 16 / 32 on this 2-core machine, us: linear 13.9 / 40.4 / 82.4 / 197,
+ * dissemination 12.8 / 63.6 / 177 / 540, Open MPI 12.4-13.1 / 70-71 /
+ * 171-187 / 514-535. Its root also leaves first, so a rooted collective
+ * right after finds its peers waiting rather than late. */
+int amc_alg_barrier_linear_pays(const amc_config_t *cfg, int size, const amc_topo_t *topo)
+{
+    return !amc_topo_spans(topo) && (size >= 3) &&
+           ((size <= (int)cfg->linear_max_ranks) || (size <= (int)cfg->oversub_linear_max_ranks));
+}
+
 /* Allreduce past the linear bound there: the ring's 2(N-1) steps each need
  * every rank scheduled. The k-nomial reduce + bcast up to 256 KiB, then
  * Rabenseifner (commutative ops). Measured at N = 4 / 8, OSU's method, us:
@@ -445,7 +456,10 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
 
     switch (args->coll) {
     case AMC_COLL_BARRIER:
-        /* only across nodes, where amc_barrier_start asked for the engine */
+        /* only where amc_barrier_start asked for the engine */
+        if (amc_alg_barrier_linear_pays(cfg, size, args->topo)) {
+            return &amc_alg_table[AMC_ALG_I_BARRIER_LINEAR];
+        }
         return amc_alg_barrier_lanes_pay(cfg, args->topo) ? &amc_alg_table[AMC_ALG_I_BARRIER_LANES]
                                                           : NULL;
     case AMC_COLL_BCAST:

@@ -329,8 +329,9 @@ void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *bu
 }
 
 /* The fast path, or the engine when AMC_BARRIER_ALG or a rule of
- * AMC_TUNING_FILE asks for it or the communicator spans nodes in a layout
- * where the multi-lane barrier pays (it is a schedule). */
+ * AMC_TUNING_FILE asks for it, the communicator spans nodes in a layout
+ * where the multi-lane barrier pays, or its ranks share too few cores for
+ * the dissemination's rounds (the linear barrier; both are schedules). */
 int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
 {
     amc_coll_args_t   args;
@@ -345,7 +346,8 @@ int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
         if (topo == NULL) {
             return AMC_ERR_NO_MEMORY; /* logged */
         }
-        if (!amc_alg_barrier_lanes_pay(&comm->ctx->cfg, topo)) {
+        if (!amc_alg_barrier_lanes_pay(&comm->ctx->cfg, topo) &&
+            !amc_alg_barrier_linear_pays(&comm->ctx->cfg, comm->size, topo)) {
             return amc_barrier_post(comm, req);
         }
     }

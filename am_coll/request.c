@@ -190,6 +190,15 @@ static void amc_request_fail(struct amc_request *req, int status, int timed_out)
         if ((req->slot != NULL) && ((inst = req->slot->inst) != NULL)) {
             if (inst->aborted) {
                 inst = NULL; /* cancelled already: waits for its pulls */
+            } else if (timed_out && (inst->coll == AMC_COLL_BARRIER)) {
+                /* a barrier on the engine times out as the fast path's does:
+                 * the caller gets the error, the instance runs on detached
+                 * (it touches no user memory), so a late peer's barrier
+                 * still completes and the sequence numbers stay in step */
+                amc_coll_describe(inst, why, sizeof(why));
+                req->slot->req = NULL;
+                amc_request_complete(req, status);
+                inst = NULL;
             } else {
                 if (timed_out) {
                     amc_coll_describe(inst, why, sizeof(why));

@@ -358,6 +358,9 @@ else
     # make, counted by the library; AMC_STATS=1 prints the counters at
     # amc_finalize, and that line is checked too
     for np in 5 8; do
+        run_one "comm lazy linear barrier N=$np" "$np" "$DEFAULT_TIMEOUT" lazy AMC_BARRIER_ALG=linear
+        run_one "comm lazy dissemination barrier N=$np" "$np" "$DEFAULT_TIMEOUT" lazy \
+            AMC_BARRIER_ALG=dissemination
         run_one "comm lazy N=$np" "$np" "$DEFAULT_TIMEOUT" lazy AMC_STATS=1
         if grep -q "^amcoll stats rank 0: ranks $np endpoints [0-9]" "$WORK/run.log"; then
             echo "PASS: stats line N=$np"

@@ -248,6 +248,10 @@ static void comm_checks(void)
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_EXSCAN, 1 << 18, 0,
                    (k <= 8) ? "linear" : "hillis_steele");
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_SCAN, (1 << 14) - 1, 0, "hillis_steele");
+        /* the barrier: linear on the engine */
+        CHECK(amc_alg_barrier_linear_pays(&cfg, k, amc_comm_topo(amc_test_world_comm(&w, 1))),
+              "k=%d: the linear barrier", k);
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_BARRIER, 0, 0, "linear");
         /* allreduce past the linear bound: k-nomial to 256 KiB, then
          * Rabenseifner (commutative), up to 8 ranks */
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLREDUCE, 1 << 16, 1,
@@ -266,6 +270,8 @@ static void comm_checks(void)
     CHECK(amc_test_world_create(&w, 4, AMC_FAKE_COMPLETE_ON_SEND, &cfg) == AMC_SUCCESS, "world");
     EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_BCAST, 4, 0, "binomial");
     EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_SCAN, 1 << 20, 0, "hillis_steele");
+    CHECK(!amc_alg_barrier_linear_pays(&w.ctx[1]->cfg, 4, amc_comm_topo(amc_test_world_comm(&w, 1))),
+          "the fast path barrier where ranks have cores");
     amc_test_world_destroy(&w);
 }
 
