@@ -198,6 +198,13 @@ for np in $FEW_NPROCS; do
         run_one "timeout N=$np (AMC_TIMEOUT=1, one rank late in 3 phases)" "$np" 1 timeout
     fi
 done
+# The same timeouts with the barrier on the engine (the automatic choice
+# where ranks share cores, so whatever the machine's cores): the late rank's
+# barrier must still complete.
+for alg in linear dissemination; do
+    run_one "timeout N=5, $alg barrier on the engine (AMC_TIMEOUT=1)" 5 1 timeout \
+        AMC_BARRIER_ALG=$alg
+done
 
 # Another UCX transport (TCP over loopback instead of shared memory): other
 # message timing and ordering for the same barrier protocol.
