@@ -351,12 +351,7 @@ int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
             return amc_barrier_post(comm, req);
         }
     }
-    memset(&args, 0, sizeof(args));
-    args.coll    = AMC_COLL_BARRIER;
-    args.root    = -1;
-    args.dt      = AMC_BYTE;
-    args.dt_size = 1;
-    args.op      = -1;
+    amc_coll_args_barrier(&args);
     return amc_coll_start(comm, &args, req);
 }
 

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct amc_comm;
 struct amc_context;
@@ -44,6 +45,17 @@ typedef struct amc_coll_args {
     const size_t  *rcounts;
     const size_t  *rdispls;
 } amc_coll_args_t;
+
+/* A barrier's arguments: no data, no root, no op. */
+static inline void amc_coll_args_barrier(amc_coll_args_t *args)
+{
+    memset(args, 0, sizeof(*args));
+    args->coll    = AMC_COLL_BARRIER;
+    args->root    = -1;
+    args->dt      = AMC_BYTE;
+    args->dt_size = 1;
+    args->op      = -1;
+}
 
 /* Fills a schedule for (rank, size); AMC_SUCCESS or an error code. */
 typedef int (*amc_alg_build_fn_t)(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,

@@ -120,13 +120,8 @@ static unsigned long amc_sim_barrier_messages(amc_sim_t *sim)
         return (unsigned long)sim->p->n * (unsigned long)rounds;
     }
     for (rank = 0; rank < sim->p->n; rank++) {
-        memset(&args, 0, sizeof(args));
-        args.coll    = AMC_COLL_BARRIER;
-        args.root    = -1;
-        args.dt      = AMC_BYTE;
-        args.dt_size = 1;
-        args.op      = -1;
-        args.topo    = amc_comm_topo(amc_test_world_comm(&sim->world, rank));
+        amc_coll_args_barrier(&args);
+        args.topo = amc_comm_topo(amc_test_world_comm(&sim->world, rank));
         rc = amc_sb_init(&b);
         if (rc == AMC_SUCCESS) {
             rc = alg->build(&b, &args, rank, sim->p->n);

@@ -237,6 +237,8 @@ static void comm_checks(void)
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLGATHER, 4, 0,
                    (k <= 8) ? "linear" : "bruck");
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLGATHER, 1 << 13, 0, "linear");
+        EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLGATHER, 256, 0,
+                   (k <= 8) ? "recursive_doubling" : "bruck");
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_BCAST, 1 << 20, 0,
                    (k <= 8) ? "linear" : "pipeline");
         EXPECT_ALG(amc_test_world_comm(&w, 1), AMC_COLL_ALLGATHER, 1 << 18, 0,
