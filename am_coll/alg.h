@@ -95,6 +95,13 @@ int amc_alg_allgather_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, i
                              int size);
 int amc_alg_allgather_neighbor(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                                int size);
+/* am_coll/alg_allgatherv_more.c */
+int amc_alg_allgatherv_recdbl(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                              int size);
+int amc_alg_allgatherv_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                             int size);
+int amc_alg_allgatherv_neighbor(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                                int size);
 int amc_alg_scan_doubling(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_exscan_doubling(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                             int size);

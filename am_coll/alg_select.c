@@ -71,6 +71,9 @@ enum {
     AMC_ALG_I_SCATTER_BINOMIAL,
     AMC_ALG_I_SCAN_LINEAR,
     AMC_ALG_I_EXSCAN_LINEAR,
+    AMC_ALG_I_ALLGATHERV_RECDBL,
+    AMC_ALG_I_ALLGATHERV_BRUCK,
+    AMC_ALG_I_ALLGATHERV_NEIGHBOR,
     AMC_ALG_COUNT
 };
 
@@ -132,6 +135,9 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_SCATTER_BINOMIAL]   = { AMC_COLL_SCATTER,    2, "binomial",          amc_alg_scatter_binomial, 0 },
     [AMC_ALG_I_SCAN_LINEAR]        = { AMC_COLL_SCAN,       3, "linear",            amc_alg_scan_linear, 0 },
     [AMC_ALG_I_EXSCAN_LINEAR]      = { AMC_COLL_EXSCAN,     3, "linear",            amc_alg_exscan_linear, 0 },
+    [AMC_ALG_I_ALLGATHERV_RECDBL]  = { AMC_COLL_ALLGATHERV, 3, "recursive_doubling", amc_alg_allgatherv_recdbl, 0 },
+    [AMC_ALG_I_ALLGATHERV_BRUCK]   = { AMC_COLL_ALLGATHERV, 4, "bruck",             amc_alg_allgatherv_bruck, 0 },
+    [AMC_ALG_I_ALLGATHERV_NEIGHBOR] = { AMC_COLL_ALLGATHERV, 5, "neighbor_exchange", amc_alg_allgatherv_neighbor, 0 },
 };
 
 
