@@ -71,6 +71,8 @@ enum {
     AMC_ALG_I_SCATTER_BINOMIAL,
     AMC_ALG_I_SCAN_LINEAR,
     AMC_ALG_I_EXSCAN_LINEAR,
+    AMC_ALG_I_SCAN_PIPELINE,
+    AMC_ALG_I_EXSCAN_PIPELINE,
     AMC_ALG_COUNT
 };
 
@@ -132,6 +134,8 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_SCATTER_BINOMIAL]   = { AMC_COLL_SCATTER,    2, "binomial",          amc_alg_scatter_binomial, 0 },
     [AMC_ALG_I_SCAN_LINEAR]        = { AMC_COLL_SCAN,       3, "linear",            amc_alg_scan_linear, 0 },
     [AMC_ALG_I_EXSCAN_LINEAR]      = { AMC_COLL_EXSCAN,     3, "linear",            amc_alg_exscan_linear, 0 },
+    [AMC_ALG_I_SCAN_PIPELINE]      = { AMC_COLL_SCAN,       4, "pipeline",          amc_alg_scan_pipeline, 0 },
+    [AMC_ALG_I_EXSCAN_PIPELINE]    = { AMC_COLL_EXSCAN,     4, "pipeline",          amc_alg_exscan_pipeline, 0 },
 };
 
 
