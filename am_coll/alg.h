@@ -54,6 +54,9 @@ int amc_alg_scatter_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, i
                              int size);
 int amc_alg_scan_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_exscan_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_scan_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_exscan_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                            int size);
 int amc_alg_allreduce_ring(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allreduce_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_allgather_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);

@@ -74,6 +74,8 @@ enum {
     AMC_ALG_I_ALLGATHERV_RECDBL,
     AMC_ALG_I_ALLGATHERV_BRUCK,
     AMC_ALG_I_ALLGATHERV_NEIGHBOR,
+    AMC_ALG_I_SCAN_PIPELINE,
+    AMC_ALG_I_EXSCAN_PIPELINE,
     AMC_ALG_COUNT
 };
 
@@ -138,6 +140,8 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_ALLGATHERV_RECDBL]  = { AMC_COLL_ALLGATHERV, 3, "recursive_doubling", amc_alg_allgatherv_recdbl, 0 },
     [AMC_ALG_I_ALLGATHERV_BRUCK]   = { AMC_COLL_ALLGATHERV, 4, "bruck",             amc_alg_allgatherv_bruck, 0 },
     [AMC_ALG_I_ALLGATHERV_NEIGHBOR] = { AMC_COLL_ALLGATHERV, 5, "neighbor_exchange", amc_alg_allgatherv_neighbor, 0 },
+    [AMC_ALG_I_SCAN_PIPELINE]      = { AMC_COLL_SCAN,       4, "pipeline",          amc_alg_scan_pipeline, 0 },
+    [AMC_ALG_I_EXSCAN_PIPELINE]    = { AMC_COLL_EXSCAN,     4, "pipeline",          amc_alg_exscan_pipeline, 0 },
 };
 
 
