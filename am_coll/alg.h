@@ -200,4 +200,22 @@ static inline int amc_alg_src_buf(const amc_coll_args_t *a)
     return a->in_place ? AMC_BUF_RECV : AMC_BUF_SEND;
 }
 
+/* Neighbour exchange's step i >= 1 (even size; amc_alg_allgather_neighbor
+ * explains the pattern): the neighbour in *peer, the returned pair the one
+ * received from it. */
+static inline int amc_alg_nx_step(int rank, int size, int i, int *peer)
+{
+    int npairs = size / 2, p = rank / 2, odd = rank % 2, got;
+
+    if ((i % 2) != odd) {
+        /* odd step of an even rank, even step of an odd one: to the left */
+        *peer = (rank - 1 + size) % size;
+        got   = odd ? p - i / 2 : p - (i + 1) / 2;
+    } else {
+        *peer = (rank + 1) % size;
+        got   = odd ? p + (i + 1) / 2 : p + i / 2;
+    }
+    return ((got % npairs) + npairs) % npairs;
+}
+
 #endif

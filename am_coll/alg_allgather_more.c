@@ -94,7 +94,7 @@ int amc_alg_allgather_neighbor(amc_sched_builder_t *b, const amc_coll_args_t *a,
                                int size)
 {
     size_t bytes = a->count * a->dt_size, pair = 2 * bytes;
-    int    npairs = size / 2, p = rank / 2, odd = rank % 2, i, peer, got, prev;
+    int    npairs = size / 2, i, peer, got, prev;
 
     if (size % 2) {
         return amc_alg_allgather_ring(b, a, rank, size);
@@ -103,21 +103,13 @@ int amc_alg_allgather_neighbor(amc_sched_builder_t *b, const amc_coll_args_t *a,
     if (!a->in_place) {
         amc_sb_copy(b, AMC_BUF_RECV, (size_t)rank * bytes, AMC_BUF_SEND, 0, bytes);
     }
-    peer = odd ? rank - 1 : rank + 1;
+    peer = rank ^ 1;
     amc_sb_send(b, peer, AMC_BUF_RECV, (size_t)rank * bytes, bytes);
     amc_sb_recv(b, peer, AMC_BUF_RECV, (size_t)peer * bytes, bytes);
 
-    prev = p;
+    prev = rank / 2;
     for (i = 1; i < npairs; i++) {
-        if ((i % 2) != odd) {
-            /* odd step of an even rank, even step of an odd one: to the left */
-            peer = (rank - 1 + size) % size;
-            got  = odd ? p - i / 2 : p - (i + 1) / 2;
-        } else {
-            peer = (rank + 1) % size;
-            got  = odd ? p + (i + 1) / 2 : p + i / 2;
-        }
-        got = ((got % npairs) + npairs) % npairs;
+        got = amc_alg_nx_step(rank, size, i, &peer);
         amc_sb_round(b);
         amc_sb_send(b, peer, AMC_BUF_RECV, (size_t)prev * pair, pair);
         amc_sb_recv(b, peer, AMC_BUF_RECV, (size_t)got * pair, pair);

@@ -184,27 +184,20 @@ int amc_alg_allgatherv_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, i
 int amc_alg_allgatherv_neighbor(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                                 int size)
 {
-    int npairs = size / 2, p = rank / 2, odd = rank % 2, i, peer, got, prev;
+    int npairs = size / 2, i, peer, got, prev;
 
     if (size % 2) {
         return amc_alg_allgatherv_ring(b, a, rank, size);
     }
     amc_sb_round(b);
     amc_agv_own(b, a, rank);
-    peer = odd ? rank - 1 : rank + 1;
+    peer = rank ^ 1;
     amc_agv_send_blocks(b, a, peer, rank, rank + 1);
     amc_agv_recv_blocks(b, a, peer, peer, peer + 1);
 
-    prev = p;
+    prev = rank / 2;
     for (i = 1; i < npairs; i++) {
-        if ((i % 2) != odd) {
-            peer = (rank - 1 + size) % size;
-            got  = odd ? p - i / 2 : p - (i + 1) / 2;
-        } else {
-            peer = (rank + 1) % size;
-            got  = odd ? p + (i + 1) / 2 : p + i / 2;
-        }
-        got = ((got % npairs) + npairs) % npairs;
+        got = amc_alg_nx_step(rank, size, i, &peer);
         amc_sb_round(b);
         amc_agv_send_blocks(b, a, peer, 2 * prev, 2 * prev + 2);
         amc_agv_recv_blocks(b, a, peer, 2 * got, 2 * got + 2);

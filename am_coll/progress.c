@@ -11,9 +11,27 @@
 /* Yields between two looks at the clock while idle. */
 #define AMC_WAIT_CLOCK_EVERY 16u
 
+/* Read once per process: glibc answers by reading /sys on every call, and a
+ * process that makes many contexts (the unit tests' worlds, one per replay)
+ * paid three system calls per rank for a count that does not change. */
+static long amc_cpus_online(void)
+{
+    static long cached; /* 0: not read yet; racing first readers agree */
+    long        cpus = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+    if (cpus == 0) {
+        cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        if (cpus <= 0) {
+            cpus = -1;
+        }
+        __atomic_store_n(&cached, cpus, __ATOMIC_RELAXED);
+    }
+    return cpus;
+}
+
 int amc_node_oversubscribed(int local_ranks)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long cpus = amc_cpus_online();
 
     return (cpus > 0) && (local_ranks > cpus);
 }

@@ -52,6 +52,13 @@ int amc_test_threaded_locks(void)
     return (env != NULL) && (env[0] == '1');
 }
 
+int amc_test_quick(void)
+{
+    const char *env = getenv("AMCTEST_QUICK");
+
+    return (env != NULL) && (env[0] == '1');
+}
+
 /* AMC_* from the environment, so a wrapper can force algorithms */
 static int amc_test_env_config(amc_config_t *cfg)
 {

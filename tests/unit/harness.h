@@ -31,6 +31,12 @@ typedef struct amc_test_world {
 
 int  amc_test_threaded_locks(void);
 
+/* AMCTEST_QUICK=1 (the sanitizer pass of tests/run_all.sh): the exhaustive
+ * and random explorations run a smaller size. The plain pass runs them whole
+ * on the same code, so the sanitizers see every path at a fraction of the
+ * time (they slow these tests 4-8 times). */
+int  amc_test_quick(void);
+
 /* cfg may be NULL for the defaults (log level from AMC_LOG_LEVEL, else error). */
 int  amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t completion,
                            const amc_config_t *cfg);

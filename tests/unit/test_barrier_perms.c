@@ -142,6 +142,9 @@ int main(void)
     perm_case(3, 1, AMC_FAKE_COMPLETE_ON_DELIVERY, 3 * 2 * 1);
     perm_case(3, 1, AMC_FAKE_COMPLETE_ON_SEND, 3 * 2 * 1);
     perm_case(4, 0, AMC_FAKE_COMPLETE_ON_DELIVERY, 4 * 3 * 2 * 1);
-    perm_case(4, 1, AMC_FAKE_COMPLETE_ON_DELIVERY, 4 * 3 * 2 * 1);
+    /* 300,000 interleavings, 95 % of the run: the plain pass only */
+    if (!amc_test_quick()) {
+        perm_case(4, 1, AMC_FAKE_COMPLETE_ON_DELIVERY, 4 * 3 * 2 * 1);
+    }
     return amc_test_summary("test_barrier_perms");
 }

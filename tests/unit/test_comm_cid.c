@@ -27,6 +27,8 @@
  * A failed check stops the run; ranks waiting for the stopped one give up
  * after AMC_TIMEOUT (10 s here unless set), so a broken build fails instead
  * of hanging. AMCTEST_CID_PART=reproducer|exhaustive|random runs one part.
+ * AMCTEST_QUICK=1 (the sanitizer pass): exhaustive up to N = 3, random
+ * sequences of 1000 creations.
  */
 #include "tests/unit/harness.h"
 
@@ -523,17 +525,17 @@ int main(void)
     for (n = 1; part("reproducer") && (n <= 4); n++) {
         run("reproducer", script_reproducer, n, 0);
     }
-    for (n = 1; part("exhaustive") && (n <= 4); n++) {
+    for (n = 1; part("exhaustive") && (n <= (amc_test_quick() ? 3 : 4)); n++) {
         run("exhaustive", script_exhaustive, n, 0);
     }
     for (i = 0; part("random") && (i < sizeof(random_sizes) / sizeof(random_sizes[0])); i++) {
         g_random.seed      = 1000 + (uint64_t)random_sizes[i];
-        g_random.creations = 5000;
+        g_random.creations = amc_test_quick() ? 1000 : 5000;
         run("random", script_random, random_sizes[i], 0);
     }
     if (part("random")) {
         g_random.seed      = 77;
-        g_random.creations = 2000;
+        g_random.creations = amc_test_quick() ? 500 : 2000;
         run("random", script_random, 4, 1);
     }
     return amc_test_summary("test_comm_cid");

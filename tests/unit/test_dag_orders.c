@@ -41,7 +41,8 @@
  * states with ranks left waiting are counted and printed as KNOWN, not
  * failed (AMCTEST_ORDERS_STRICT=1 fails them).
  *
- * AMCTEST_ORDERS_MAX=n stops each case after n final states (0: no limit).
+ * AMCTEST_ORDERS_MAX=n stops each case after n final states (0: no limit;
+ * 5000 with AMCTEST_QUICK=1, the sanitizer pass).
  */
 #include "tests/unit/harness.h"
 
@@ -687,7 +688,7 @@ int main(void)
 
     strict      = getenv("AMCTEST_ORDERS_STRICT");
     strict_mute = (strict != NULL) && (strict[0] == '1');
-    orders_max  = (max != NULL) ? strtoul(max, NULL, 10) : 0;
+    orders_max  = (max != NULL) ? strtoul(max, NULL, 10) : amc_test_quick() ? 5000 : 0;
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         for (t = 0; t < 2; t++) {
             t1        = now_sec();
