@@ -80,25 +80,26 @@ static void amc_barrier_fill_header(struct amc_comm *comm, amc_coll_slot_t *slot
 void amc_barrier_advance(struct amc_comm *comm, amc_coll_slot_t *slot,
                          int *first, int *count)
 {
-    int upto, round;
+    amc_barrier_slot_t *b = &slot->barrier;
+    int                 upto, round;
 
-    *first = slot->rounds_sent;
+    *first = b->rounds_sent;
     *count = 0;
-    if (slot->cur_val < 0) {
+    if (b->cur_val < 0) {
         return; /* the local rank has not entered: arrivals are only recorded */
     }
 
     /* synchronization point s reached: rounds 0..s may be sent */
-    upto = (slot->cur_val + 1 < comm->nrounds) ? slot->cur_val + 1 : comm->nrounds;
-    for (round = slot->rounds_sent; round < upto; round++) {
+    upto = (b->cur_val + 1 < comm->nrounds) ? b->cur_val + 1 : comm->nrounds;
+    for (round = b->rounds_sent; round < upto; round++) {
         amc_barrier_fill_header(comm, slot, round);
     }
-    *count = upto - slot->rounds_sent;
-    slot->send_comp.fn = amc_barrier_on_send_complete;
-    slot->send_posted += (uint32_t)*count;
-    slot->rounds_sent  = upto;
+    *count = upto - b->rounds_sent;
+    b->send_comp.fn = amc_barrier_on_send_complete;
+    b->send_posted += (uint32_t)*count;
+    b->rounds_sent  = upto;
 
-    if ((slot->cur_val == comm->nrounds) && (slot->send_complete == slot->send_posted)) {
+    if ((b->cur_val == comm->nrounds) && (b->send_complete == b->send_posted)) {
         if (slot->req != NULL) {
             amc_request_complete(slot->req, slot->status);
         }
@@ -141,7 +142,7 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr)
             break;
         }
         slot->kind = AMC_WIRE_BARRIER;
-        if (slot->bitvec & ((uint64_t)1 << bit)) {
+        if (slot->barrier.bitvec & ((uint64_t)1 << bit)) {
             verdict = AMC_BARRIER_DUPLICATE;
             break;
         }
@@ -181,7 +182,7 @@ static void amc_barrier_sends_done(struct amc_comm *comm, amc_coll_slot_t *slot,
     int first, count;
 
     amc_spin_lock(&comm->ctrl.lock);
-    slot->send_complete += completed;
+    slot->barrier.send_complete += completed;
     if ((status != AMC_SUCCESS) && (slot->status == AMC_SUCCESS)) {
         slot->status = status;
     }
@@ -196,7 +197,7 @@ static void amc_barrier_sends_done(struct amc_comm *comm, amc_coll_slot_t *slot,
 
 void amc_barrier_on_send_complete(amc_completion_t *comp, int status)
 {
-    amc_coll_slot_t *slot = amc_container_of(comp, amc_coll_slot_t, send_comp);
+    amc_coll_slot_t *slot = amc_container_of(comp, amc_coll_slot_t, barrier.send_comp);
 
     if (status != AMC_SUCCESS) {
         amc_error(&slot->comm->ctx->log, "barrier send of seq %llu failed: %s",
@@ -215,7 +216,7 @@ void amc_barrier_send_rounds(struct amc_comm *comm, amc_coll_slot_t *slot,
     for (round = first; round < first + count; round++) {
         dest   = amc_comm_peer(comm, ((int64_t)comm->rank + ((int64_t)1 << round)) % comm->size);
         status = tp->ops->send(tp, dest, &slot->hdr[round], sizeof(slot->hdr[round]),
-                               NULL, 0, AMC_SEND_EAGER, &slot->send_comp);
+                               NULL, 0, AMC_SEND_EAGER, &slot->barrier.send_comp);
         if (status == AMC_INPROGRESS) {
             continue;
         }
@@ -279,7 +280,7 @@ int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
             amc_coll_notify_abort(comm, slot->seq, AMC_COLL_BARRIER, -1, AMC_ERR_PROTOCOL);
         }
         amc_request_complete(req, AMC_ERR_PROTOCOL);
-        slot->bitvec |= 1;
+        slot->barrier.bitvec |= 1;
         amc_early_list_free(&slot->early, ctrl->drop_early, ctrl->drop_arg);
         amc_coll_ctrl_release(ctrl, slot);
         amc_spin_unlock(&ctrl->lock);
@@ -305,18 +306,18 @@ int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
 
 void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *buf, size_t len)
 {
-    size_t used;
-    int    round, peer, missing = 0;
+    const amc_barrier_slot_t *b = &slot->barrier;
+    size_t                    used;
+    int                       round, peer, missing = 0;
 
     used = (size_t)snprintf(buf, len,
                             "barrier seq %llu on communicator 0x%llx (rank %d of %d): cur_val=%d "
                             "of %d, bitvec=0x%llx, sends completed %u of %u; not heard from:",
                             (unsigned long long)slot->seq, (unsigned long long)comm->cid,
-                            comm->rank, comm->size, slot->cur_val, comm->nrounds,
-                            (unsigned long long)slot->bitvec, slot->send_complete,
-                            slot->send_posted);
+                            comm->rank, comm->size, b->cur_val, comm->nrounds,
+                            (unsigned long long)b->bitvec, b->send_complete, b->send_posted);
     for (round = 0; (round < comm->nrounds) && (used < len); round++) {
-        if (slot->bitvec & ((uint64_t)1 << (round + 1))) {
+        if (b->bitvec & ((uint64_t)1 << (round + 1))) {
             continue;
         }
         peer = (int)(((int64_t)comm->rank - ((int64_t)1 << round) + comm->size) % comm->size);

@@ -1014,7 +1014,7 @@ static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, const a
             amc_coll_notify_abort(comm, slot->seq, args->coll, args->root, AMC_ERR_PROTOCOL);
         }
         amc_coll_inst_free(inst);
-        slot->bitvec |= 1; /* entered, so the slot can be released */
+        slot->barrier.bitvec |= 1; /* entered, so the slot can be released */
         amc_coll_ctrl_release(ctrl, slot);
         amc_spin_unlock(&ctrl->lock);
         amc_context_flush(comm->ctx);

@@ -91,7 +91,7 @@ static void amc_comm_setup(amc_comm_t comm, int rank, int size, uint64_t cid)
     comm->nrounds = amc_comm_rounds(size);
     comm->cid     = cid;
     amc_coll_ctrl_init(&comm->ctrl, comm->ctx->cfg.early_max, comm->ctx->lock_live_p,
-                       amc_comm_drop_early, comm);
+                       amc_comm_drop_early, comm, (unsigned)comm->nrounds);
     comm->ctrl.ahead_max = amc_coll_ctrl_ahead_max(comm->ctx->cfg.early_max, size,
                                                    comm->ctx->cfg.eager_tokens);
     comm->broken    = 0;

@@ -6,7 +6,7 @@
 #define AMC_CTRL_WINDOW_MASK (AMC_CTRL_WINDOW - 1)
 
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lock_live,
-                        amc_early_release_fn_t drop_early, void *drop_arg)
+                        amc_early_release_fn_t drop_early, void *drop_arg, unsigned nhdr)
 {
     int i;
 
@@ -15,6 +15,7 @@ void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lo
     ctrl->drop_early = drop_early;
     ctrl->drop_arg  = drop_arg;
     ctrl->early_max = early_max;
+    ctrl->nhdr      = (nhdr < AMC_CTRL_MAX_ROUNDS) ? nhdr : AMC_CTRL_MAX_ROUNDS;
     ctrl->ahead_max = amc_coll_ctrl_ahead_max(early_max, 1, 0); /* the communicator sets it */
     for (i = 0; i < AMC_CTRL_ABORTED; i++) {
         ctrl->aborted[i] = UINT64_MAX;
@@ -90,7 +91,7 @@ static amc_coll_slot_t *amc_coll_slot_alloc(amc_coll_ctrl_t *ctrl, uint64_t seq,
         ctrl->free_slots = slot->next;
     } else {
         /* no blocking call under the lock; malloc only off the common path */
-        slot = malloc(sizeof(*slot));
+        slot = malloc(sizeof(*slot) + ctrl->nhdr * sizeof(slot->hdr[0]));
         if (slot == NULL) {
             return NULL;
         }
@@ -99,11 +100,11 @@ static amc_coll_slot_t *amc_coll_slot_alloc(amc_coll_ctrl_t *ctrl, uint64_t seq,
     slot->kind          = 0;
     slot->inst          = NULL;
     slot->early         = NULL;
-    slot->bitvec        = 0;
-    slot->cur_val       = -1;
-    slot->rounds_sent   = 0;
-    slot->send_posted   = 0;
-    slot->send_complete = 0;
+    slot->barrier.bitvec        = 0;
+    slot->barrier.cur_val       = -1;
+    slot->barrier.rounds_sent   = 0;
+    slot->barrier.send_posted   = 0;
+    slot->barrier.send_complete = 0;
     slot->status        = 0;
     slot->done          = 0;
     slot->req           = NULL;

@@ -2,10 +2,15 @@
  * The per-communicator control structure of the patent, generalised to any
  * number of outstanding non-blocking instances.
  *
- * Each collective instance (one sequence number) has a slot: bitvec (bit 0 =
- * the local rank entered, bit r+1 = round r's message arrived), cur_val (the
- * synchronization point reached), and the send_posted / send_complete
- * counters. Slots of instances seq_base .. seq_base+W-1 sit in a window
+ * Each collective instance (one sequence number) has a slot. What every kind
+ * needs is in the slot itself (sequence number, kind, status, request); each
+ * kind's own state hangs off it: a scheduled collective's instance and its
+ * early messages, or a barrier's bitvec (bit 0 = the local rank entered, bit
+ * r+1 = round r's message arrived), cur_val (the synchronization point
+ * reached), the send_posted / send_complete counters and one header per
+ * round of the communicator (not the most any communicator could need: a
+ * slot of a 2-rank communicator carries one). Slots of instances
+ * seq_base .. seq_base+W-1 sit in a window
  * indexed by seq % W; for a blocking barrier only two of them are ever in use,
  * the patent's bitvec_cur and bitvec_next (doc/design.md says why). Instances
  * further ahead (a peer that ran many ibarriers ahead, or many local ones
@@ -31,23 +36,31 @@ struct amc_request;
 struct amc_comm;
 struct amc_coll_inst;
 
+/* A barrier's state in its slot (am_coll/barrier.c). */
+typedef struct amc_barrier_slot {
+    uint64_t         bitvec;
+    int              cur_val;        /* trailing ones of bitvec, minus one */
+    int              rounds_sent;    /* rounds handed to the transport so far */
+    uint32_t         send_posted;
+    uint32_t         send_complete;
+    amc_completion_t send_comp;      /* every send of this instance completes here */
+} amc_barrier_slot_t;
+
 typedef struct amc_coll_slot {
     uint64_t               seq;
     uint8_t                kind;           /* AMC_WIRE_BARRIER / _COLL once known, else 0 */
-    struct amc_coll_inst  *inst;           /* a scheduled collective's state, once posted */
-    amc_early_msg_t       *early;          /* its data messages ahead of their round */
-    uint64_t               bitvec;
-    int                    cur_val;        /* trailing ones of bitvec, minus one */
-    int                    rounds_sent;    /* rounds handed to the transport so far */
-    uint32_t               send_posted;
-    uint32_t               send_complete;
     int                    status;         /* first error this instance saw */
     int                    done;           /* finished: all arrived, all sends complete */
     struct amc_request    *req;            /* NULL once notified or abandoned */
-    struct amc_comm       *comm;           /* for the send completion handler */
-    amc_completion_t       send_comp;      /* every send of this instance completes here */
+    struct amc_comm       *comm;           /* for the send completion handlers */
     struct amc_coll_slot  *next;           /* early-arrival store or free list */
-    amc_wire_hdr_t         hdr[AMC_CTRL_MAX_ROUNDS]; /* alive until each send completes */
+    /* a scheduled collective's (am_coll/coll_engine.c) */
+    struct amc_coll_inst  *inst;           /* its state, once posted */
+    amc_early_msg_t       *early;          /* its data messages ahead of their round */
+    /* a barrier's */
+    amc_barrier_slot_t     barrier;
+    amc_wire_hdr_t         hdr[];          /* its rounds' headers, alive until each send
+                                            * completes: the control structure's nhdr */
 } amc_coll_slot_t;
 
 typedef struct amc_coll_ctrl {
@@ -67,11 +80,14 @@ typedef struct amc_coll_ctrl {
     unsigned         aborted_next;
     amc_early_release_fn_t drop_early;  /* gives a dropped early message's descriptor or token back */
     void            *drop_arg;
+    unsigned         nhdr;         /* headers per slot: the barrier's rounds on this communicator */
 } amc_coll_ctrl_t;
 
-/* lock_live: the context's "threads may meet now" flag (base/spinlock.h), or NULL. */
+/* lock_live: the context's "threads may meet now" flag (base/spinlock.h), or NULL.
+ * nhdr: the barrier's rounds on the communicator (its slots carry that many
+ * headers), at most AMC_CTRL_MAX_ROUNDS. */
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lock_live,
-                        amc_early_release_fn_t drop_early, void *drop_arg);
+                        amc_early_release_fn_t drop_early, void *drop_arg, unsigned nhdr);
 /* drop is called for every slot still in use (teardown with instances
  * running): it releases what the slot holds beyond itself (request,
  * collective state); early messages are freed here. */
@@ -128,10 +144,11 @@ int  amc_coll_ctrl_was_aborted(const amc_coll_ctrl_t *ctrl, uint64_t seq);
 /* Sets bit and recomputes cur_val; returns the old cur_val. */
 static inline int amc_coll_slot_set_bit(amc_coll_slot_t *slot, int bit)
 {
-    int old = slot->cur_val;
+    amc_barrier_slot_t *b   = &slot->barrier;
+    int                 old = b->cur_val;
 
-    slot->bitvec |= (uint64_t)1 << bit;
-    slot->cur_val = __builtin_ctzll(~slot->bitvec) - 1;
+    b->bitvec |= (uint64_t)1 << bit;
+    b->cur_val = __builtin_ctzll(~b->bitvec) - 1;
     return old;
 }
 
