@@ -192,7 +192,7 @@ int main(int argc, char **argv)
         zcnt2[i] = 2;
     }
     if (rank == 0) {
-        printf("# N=%d, 8 B, median over %d blocks of %d calls, us per call (rank 0)\n", size,
+        printf("# N=%d, 8 B, median over %d blocks of %d calls, us per call\n", size,
                nblocks, iters);
         printf("| coll | N | rank 0: amcoll direct | via MPI (libamcoll_mpi) | ratio "
                "| mean over ranks: direct | via MPI | ratio |\n"

@@ -30,9 +30,10 @@
  *   full      the cross product on world, a dup and the split: collective x datatype x
  *             op (MPI's rules, plus a non-commutative and a commutative user
  *             op) x root (every rank) x count {0, 1, 7, 1000, 1 MiB / N bytes
- *             in elements} x in place or not, the 1 MiB count with one
- *             datatype per element size and kind and the first and last root
- *             (ct_full_big); the call form cycles through
+ *             in elements} x in place or not, the 1 MiB count on eight
+ *             datatypes (every element size, signed and unsigned, both
+ *             floats, both forms of the non-commutative op) and the first
+ *             and last root (ct_full_big); the call form cycles through
  *             blocking / i-form + amc_wait / i-form + amc_test loop, and every
  *             other count-0 (and every other insignificant) buffer is NULL
  *   sample    for larger N: per communicator, every collective with every count
@@ -1938,9 +1939,11 @@ static void ct_commset_close(ct_commset_t *s)
 /* The 1 MiB count in full: the protocols it reaches (rendezvous, segments,
  * the algorithms chosen by size) depend on the bytes, the element size and
  * where the root sits, not on which datatype of a size the elements are, and
- * building its expected images was 95 % of the run. Raw bytes, 1-, 2- and
- * 8-byte integers, UINT32 (the non-commutative op's 32-bit form) and both
- * floats; roots 0 and N - 1. */
+ * building its expected images was 95 % of the run. Raw bytes, signed 1-, 2-
+ * and 8-byte integers, UINT32 and UINT64 (the non-commutative op's two
+ * forms, and unsigned 4 and 8 bytes) and both floats; roots 0 and N - 1.
+ * Counts 7 and 1000 still run on every datatype, past the reduction
+ * kernels' 64-byte blocks. */
 static int ct_full_big(int dti, int root, int n)
 {
     amc_datatype_t dt = g_dts[dti].dt;
@@ -1949,7 +1952,7 @@ static int ct_full_big(int dti, int root, int n)
         return 0;
     }
     return (dt == AMC_BYTE) || (dt == AMC_INT8) || (dt == AMC_INT16) || (dt == AMC_UINT32) ||
-           (dt == AMC_INT64) || (dt == AMC_FLOAT) || (dt == AMC_DOUBLE);
+           (dt == AMC_UINT64) || (dt == AMC_INT64) || (dt == AMC_FLOAT) || (dt == AMC_DOUBLE);
 }
 
 /* full: the whole cross product (for N up to about 5). */

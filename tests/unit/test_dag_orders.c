@@ -696,8 +696,13 @@ int main(void)
             finals0   = stat_finals;
             if (cases[i].sample[t] == 0) {
                 finals = explore(&cases[i], threshs[t]);
-                printf("%-30s %-10s every order: %7lu final states  %7lu runs", cases[i].name,
-                       t ? "rendezvous" : "eager", finals, stat_runs);
+                /* a capped search checks the first orders of a depth-first
+                 * walk, not all of them: say so */
+                printf("%-30s %-10s %s %7lu final states  %7lu runs", cases[i].name,
+                       t ? "rendezvous" : "eager",
+                       ((orders_max > 0) && (finals >= orders_max)) ? "first orders (capped):"
+                                                                   : "every order:",
+                       finals, stat_runs);
             } else {
                 finals = sample(&cases[i], threshs[t], cases[i].sample[t], 1000 * i + t);
                 printf("%-30s %-10s %5lu random orders: %7lu distinct final states", cases[i].name,
