@@ -101,7 +101,9 @@ enum {
  * A ready local act runs at once, a ready send waits in the send queue until
  * the lock is released, a ready receive takes its message if it came early
  * (kept per act in early[]) or when it comes. All of it under ctrl->lock,
- * except posting the sends (amc_coll_issue_sends).
+ * except what amc_coll_issue_sends takes from the send queue: posting the
+ * sends, and local work of AMC_DEFER_BYTES or more (coll_engine.c says
+ * which).
  */
 typedef struct amc_coll_inst {
     amc_sched_t         *sched;
@@ -116,9 +118,11 @@ typedef struct amc_coll_inst {
     int32_t              root;
     uint32_t             left;        /* acts not done yet */
     uint32_t             nready;      /* ready[0..nready): to be run by amc_coll_advance */
-    uint32_t             sendq_head;  /* sendq[head..tail): ready sends not posted yet */
+    uint32_t             sendq_head;  /* sendq[head..tail): ready sends (and big local
+                                       * work) not taken yet */
     uint32_t             sendq_tail;
-    uint32_t             send_busy;   /* sends taken for posting and not complete */
+    uint32_t             send_busy;   /* taken from sendq: sends not complete, local
+                                       * work running outside the lock */
     uint32_t             pins;        /* amc_coll_issue_sends calls that may still read it */
     int                  started;     /* the roots were queued */
     int                  status;      /* first error: reported when it finishes */

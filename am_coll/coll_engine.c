@@ -31,12 +31,19 @@ static void amc_coll_set_status(amc_coll_inst_t *inst, int status)
  * needs a copy of src to write into. A user function may treat its pointers
  * as typed arrays, so a message payload that is not aligned for the type is
  * staged as well; the built-in loops cope with any alignment. */
+static int amc_coll_reduce_staged(const amc_coll_inst_t *inst, void *dst, const void *src,
+                                  int right)
+{
+    return (right && !inst->op.commute) ||
+           ((inst->op.user_fn != NULL) &&
+            (((uintptr_t)src % inst->dt_size) || ((uintptr_t)dst % inst->dt_size)));
+}
+
 static void amc_coll_reduce(amc_coll_inst_t *inst, void *dst, const void *src, size_t n,
                             int right)
 {
     int   order = right && !inst->op.commute;
-    int   stage = (inst->op.user_fn != NULL) &&
-                  (((uintptr_t)src % inst->dt_size) || ((uintptr_t)dst % inst->dt_size));
+    int   stage = !order && amc_coll_reduce_staged(inst, dst, src, right);
     void *scratch;
 
     if (n == 0) {
@@ -521,33 +528,36 @@ static void amc_coll_prepare_send(amc_coll_inst_t *inst, uint32_t index)
     inst->sendq[inst->sendq_tail++] = index;
 }
 
-/* A copy or reduction of at least AMC_DEFER_BYTES that becomes ready
- * together with sends, and that no message waits for, runs after those
- * sends are posted: a rendezvous peer pulls, or UCX copies, while this rank
- * does its own work (an allgather's own block, a scan's own vector). Up to
- * this many per pass; more run at once. */
-#define AMC_COLL_DEFER_MAX 4
-
+/* A copy or reduction of at least AMC_DEFER_BYTES is work outside the
+ * control lock: it joins the send queue, and amc_coll_issue_sends runs it
+ * once the lock is released, after posting the sends of the same batch (a
+ * rendezvous peer pulls, or UCX copies, while this rank does its own work:
+ * an allgather's own block, a scan's own vector, a reduction of a pulled
+ * vector), so arrivals and other threads are not held up behind it. What
+ * it reads and writes no other act that can run meanwhile touches: the
+ * schedule orders every conflicting pair (test_sched_check). A reduction
+ * that goes through the instance's scratch (an order-sensitive op, or a
+ * user function's unaligned operands) stays under the lock, where the
+ * instance's reductions run one at a time. A smaller one runs at once: the
+ * lock's release and retake would cost more. */
 static inline int amc_coll_is_big_local(const amc_coll_inst_t *inst, const amc_sched_act_t *act)
 {
-    return (act->type >= AMC_ACT_COPY) && (act->type <= AMC_ACT_REDUCE_R) &&
-           (act->bytes >= inst->comm->ctx->cfg.defer_bytes);
+    if ((act->type < AMC_ACT_COPY) || (act->type > AMC_ACT_REDUCE_R) ||
+        (act->bytes < inst->comm->ctx->cfg.defer_bytes)) {
+        return 0;
+    }
+    return (act->type == AMC_ACT_COPY) ||
+           !amc_coll_reduce_staged(inst, inst->buf[act->buf] + act->off,
+                                   inst->buf[act->buf2] + act->off2,
+                                   act->type == AMC_ACT_REDUCE_R);
 }
 
-static void amc_coll_run_ready_local(amc_coll_inst_t *inst, uint32_t index)
-{
-    inst->state[index] |= AMC_ACT_READY;
-    amc_coll_trace(inst, index, AMC_ACT_TRACE_READY);
-    amc_coll_run_local(inst, &inst->sched->acts[index]);
-    amc_coll_act_done(inst, index);
-}
-
-/* Runs what is ready; 1 if sends wait in the queue. May finish the
- * instance (freed unless pinned). */
+/* Runs what is ready; 1 if sends or big local work wait in the queue. May
+ * finish the instance (freed unless pinned). */
 static int amc_coll_run(amc_coll_inst_t *inst)
 {
     const amc_sched_act_t *act;
-    uint32_t               index, i, ndefer, defer[AMC_COLL_DEFER_MAX];
+    uint32_t               index, i;
 
     if (!inst->started && !inst->aborted) {
         inst->started = 1;
@@ -558,40 +568,22 @@ static int amc_coll_run(amc_coll_inst_t *inst)
             amc_coll_take_early(inst);
         }
     }
-    do {
-        ndefer = 0;
-        while ((inst->nready > 0) && !inst->aborted) {
-            index = inst->ready[--inst->nready];
-            act   = &inst->sched->acts[index];
-            if (amc_coll_is_big_local(inst, act) && (ndefer < AMC_COLL_DEFER_MAX)) {
-                defer[ndefer++] = index;
-                continue;
-            }
-            inst->state[index] |= AMC_ACT_READY;
-            amc_coll_trace(inst, index, AMC_ACT_TRACE_READY);
-            if (act->type == AMC_ACT_SEND) {
-                amc_coll_prepare_send(inst, index);
-            } else if ((act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R)) {
-                amc_coll_recv_ready(inst, index);
-            } else {
-                amc_coll_run_local(inst, act);
-                amc_coll_act_done(inst, index);
-            }
+    while ((inst->nready > 0) && !inst->aborted) {
+        index = inst->ready[--inst->nready];
+        act   = &inst->sched->acts[index];
+        inst->state[index] |= AMC_ACT_READY;
+        amc_coll_trace(inst, index, AMC_ACT_TRACE_READY);
+        if (act->type == AMC_ACT_SEND) {
+            amc_coll_prepare_send(inst, index);
+        } else if ((act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R)) {
+            amc_coll_recv_ready(inst, index);
+        } else if (amc_coll_is_big_local(inst, act)) {
+            inst->sendq[inst->sendq_tail++] = index; /* run by amc_coll_issue_sends */
+        } else {
+            amc_coll_run_local(inst, act);
+            amc_coll_act_done(inst, index);
         }
-        if ((ndefer == 0) || inst->aborted) {
-            break;
-        }
-        if (inst->sendq_head != inst->sendq_tail) {
-            /* the caller posts the sends and runs us again: then these */
-            for (i = ndefer; i-- > 0;) {
-                inst->ready[inst->nready++] = defer[i];
-            }
-            return 1;
-        }
-        for (i = 0; i < ndefer; i++) {
-            amc_coll_run_ready_local(inst, defer[i]);
-        }
-    } while (!inst->aborted);
+    }
     if (inst->aborted) {
         amc_coll_abort_complete(inst);
         if ((inst->send_busy == 0) && (inst->fetch_busy == 0) && !inst->finished) {
@@ -638,16 +630,34 @@ static int amc_coll_post(amc_coll_inst_t *inst, uint32_t index)
                          mode, &inst->xfers[index].comp);
 }
 
+/* Sends of sendq[first, last) to the front, big local work behind them;
+ * returns where the local work starts. */
+static uint32_t amc_coll_sends_first(amc_coll_inst_t *inst, uint32_t first, uint32_t last)
+{
+    uint32_t i, nsend = first, t;
+
+    for (i = first; i < last; i++) {
+        if (inst->sched->acts[inst->sendq[i]].type == AMC_ACT_SEND) {
+            t                    = inst->sendq[nsend];
+            inst->sendq[nsend++] = inst->sendq[i];
+            inst->sendq[i]       = t;
+        }
+    }
+    return nsend;
+}
+
 void amc_coll_issue_sends(amc_coll_inst_t *inst)
 {
     amc_comm_t comm = inst->comm;
-    uint32_t   first, last, i, done;
+    uint32_t   first, last, locals, i, done;
     int        status, failure;
 
     /* the caller's amc_coll_advance pinned the instance for us */
     amc_spin_lock(&comm->ctrl.lock);
     while (!inst->finished && (inst->sendq_head != inst->sendq_tail)) {
-        /* the queue's entries [first, last) are ours to post */
+        /* the queue's entries [first, last) are ours to post or run; while
+         * they are out, send_busy keeps an aborted instance from finishing
+         * (nothing may write into a buffer its caller got back) */
         first            = inst->sendq_head;
         last             = inst->sendq_tail;
         inst->sendq_head = last;
@@ -656,7 +666,8 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst)
 
         done    = 0;
         failure = AMC_SUCCESS;
-        for (i = first; i < last; i++) {
+        locals  = amc_coll_sends_first(inst, first, last);
+        for (i = first; i < locals; i++) {
             status = amc_coll_post(inst, inst->sendq[i]);
             if (status == AMC_INPROGRESS) {
                 continue;
@@ -665,6 +676,10 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst)
                 failure = AMC_ERR_TRANSPORT;
             }
             inst->sendq[first + done++] = inst->sendq[i]; /* completed here */
+        }
+        for (i = locals; i < last; i++) {
+            amc_coll_run_local(inst, &inst->sched->acts[inst->sendq[i]]);
+            inst->sendq[first + done++] = inst->sendq[i];
         }
 
         amc_spin_lock(&comm->ctrl.lock);

@@ -242,9 +242,10 @@ static const amc_config_entry_t amc_config_table[] = {
       "buffers if they come early.",
       offsetof(amc_config_t, rndv_thresh), AMC_CONFIG_UNSIGNED },
     { "AMC_DEFER_BYTES", "4096",
-      "Bytes from which a copy or reduction that becomes ready together with "
-      "sends runs after those sends are posted, so that the transfer overlaps "
-      "it (an allgather's own block, a scan's own vector).",
+      "Bytes from which a copy or reduction runs outside the communicator's "
+      "control lock, after the sends that became ready with it are posted, so "
+      "that the transfer overlaps it (an allgather's own block, a scan's own "
+      "vector) and arrivals are not held up behind it.",
       offsetof(amc_config_t, defer_bytes), AMC_CONFIG_UNSIGNED },
     { "AMC_EAGER_TOKENS", "64",
       "Eager data messages a rank may have outstanding to one peer before the peer "

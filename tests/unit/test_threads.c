@@ -5,7 +5,9 @@
  *
  * - 4 application threads per rank, each on its own dup'd communicator,
  *   run blocking and non-blocking collectives (eager and rendezvous sizes)
- *   concurrently, with and without the progress thread, N = 2, 4, 8;
+ *   concurrently, with and without the progress thread, N = 2, 4, 8; the
+ *   64 KiB allreduce's copies and reductions run outside the control lock
+ *   (AMC_DEFER_BYTES) while the progress thread delivers its messages;
  * - with the progress thread, an ibarrier nobody tests completes while every
  *   application thread only sleeps, and amc_test then reports it at once;
  * - the progress thread does not burn a core while a request waits for a
@@ -66,6 +68,33 @@ static void amc_tt_bcast_big(amc_tt_job_t *job, int iter, unsigned char *buf)
           job->thread);
 }
 
+static void amc_tt_allreduce_big(amc_tt_job_t *job, int iter)
+{
+    size_t   n = AMC_TT_BIG / sizeof(int32_t), i, bad = 0;
+    int32_t *in = malloc(AMC_TT_BIG), *out = malloc(AMC_TT_BIG), expect;
+
+    CHECK((in != NULL) && (out != NULL), "memory");
+    if ((in == NULL) || (out == NULL)) {
+        free(in);
+        free(out);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        in[i] = (job->rank + 1) * (int32_t)((i + (size_t)iter + (size_t)job->thread) % 1000);
+    }
+    CHECK(amc_allreduce(in, out, n, AMC_INT32, AMC_SUM, job->comm) == AMC_SUCCESS,
+          "allreduce of 64 KiB");
+    for (i = 0; i < n; i++) {
+        expect = (int32_t)((i + (size_t)iter + (size_t)job->thread) % 1000) * job->size *
+                 (job->size + 1) / 2;
+        bad += (out[i] != expect);
+    }
+    CHECK(bad == 0, "allreduce of 64 KiB: %zu elements wrong on rank %d thread %d", bad,
+          job->rank, job->thread);
+    free(in);
+    free(out);
+}
+
 static void amc_tt_ialltoall(amc_tt_job_t *job, int iter)
 {
     int32_t       in[16], out[16];
@@ -98,6 +127,7 @@ static void *amc_tt_app_thread(void *arg)
     for (iter = 0; (iter < AMC_TT_ITERS) && (big != NULL); iter++) {
         amc_tt_allreduce(job, iter);
         amc_tt_bcast_big(job, iter, big);
+        amc_tt_allreduce_big(job, iter);
         amc_tt_ialltoall(job, iter);
         CHECK(amc_barrier(job->comm) == AMC_SUCCESS, "barrier");
         CHECK(amc_ibarrier(job->comm, &reqs[0]) == AMC_SUCCESS, "ibarrier");
