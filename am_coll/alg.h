@@ -200,6 +200,20 @@ static inline int amc_alg_src_buf(const amc_coll_args_t *a)
     return a->in_place ? AMC_BUF_RECV : AMC_BUF_SEND;
 }
 
+/* The pipelines' segment: AMC_BCAST_SEGMENT bytes in whole elements, at
+ * least one element; and the length of the one at off of bytes. */
+static inline size_t amc_alg_segment(const amc_coll_args_t *a)
+{
+    size_t seg = a->segment - a->segment % a->dt_size;
+
+    return (seg == 0) ? a->dt_size : seg;
+}
+
+static inline size_t amc_alg_segment_len(size_t bytes, size_t off, size_t seg)
+{
+    return (bytes - off < seg) ? bytes - off : seg;
+}
+
 /* Neighbour exchange's step i >= 1 (even size; amc_alg_allgather_neighbor
  * explains the pattern): the neighbour in *peer, the returned pair the one
  * received from it. */

@@ -10,14 +10,10 @@
 int amc_alg_bcast_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
 {
     size_t bytes = a->count * a->dt_size;
-    size_t seg   = a->segment, nseg, j, off, len;
+    size_t seg   = amc_alg_segment(a), nseg, j, off, len;
     int    vr    = amc_alg_rel(rank, a->root, size);
     int    mask  = 1, parent = -1, m;
 
-    seg -= seg % a->dt_size;
-    if (seg == 0) {
-        seg = a->dt_size;
-    }
     nseg = (bytes + seg - 1) / seg;
     if (nseg == 0) {
         return amc_alg_bcast_binomial(b, a, rank, size);
@@ -34,7 +30,7 @@ int amc_alg_bcast_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int
         int recv = -1;
 
         off = j * seg;
-        len = (bytes - off < seg) ? bytes - off : seg;
+        len = amc_alg_segment_len(bytes, off, seg);
         if (parent >= 0) {
             amc_sb_recv(b, parent, AMC_BUF_RECV, off, len);
             recv = amc_sb_last(b);

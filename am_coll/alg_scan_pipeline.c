@@ -20,17 +20,7 @@
  * cannot be told apart here; every predefined op is commutative. */
 static size_t amc_alg_scan_seg(const amc_coll_args_t *a)
 {
-    size_t seg = a->segment - a->segment % a->dt_size;
-
-    if (!a->commutative) {
-        return a->count * a->dt_size;
-    }
-    return (seg == 0) ? a->dt_size : seg;
-}
-
-static size_t amc_alg_scan_seg_len(size_t bytes, size_t off, size_t seg)
-{
-    return (bytes - off < seg) ? bytes - off : seg;
+    return a->commutative ? amc_alg_segment(a) : a->count * a->dt_size;
 }
 
 /* Rank 0 of either: its value goes out segment by segment from where it is. */
@@ -40,7 +30,7 @@ static void amc_alg_scan_pipe_first(amc_sched_builder_t *b, const amc_coll_args_
     size_t off;
 
     for (off = 0; off < bytes; off += seg) {
-        amc_sb_send(b, 1, amc_alg_src_buf(a), off, amc_alg_scan_seg_len(bytes, off, seg));
+        amc_sb_send(b, 1, amc_alg_src_buf(a), off, amc_alg_segment_len(bytes, off, seg));
     }
 }
 
@@ -67,7 +57,7 @@ int amc_alg_scan_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int 
         return AMC_SUCCESS;
     }
     for (off = 0; off < bytes; off += seg) {
-        len = amc_alg_scan_seg_len(bytes, off, seg);
+        len = amc_alg_segment_len(bytes, off, seg);
         /* the message is the left operand: prefix (op) own, on the own
          * value once it was copied there */
         amc_sb_recv_reduce(b, rank - 1, AMC_BUF_RECV, off, len, 0);
@@ -104,7 +94,7 @@ int amc_alg_exscan_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, in
         copy = amc_sb_last(b);
     }
     for (off = 0; off < bytes; off += seg) {
-        len = amc_alg_scan_seg_len(bytes, off, seg);
+        len = amc_alg_segment_len(bytes, off, seg);
         amc_sb_recv(b, rank - 1, AMC_BUF_RECV, off, len);
         recv = amc_sb_last(b);
         if (!next) {

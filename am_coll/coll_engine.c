@@ -31,19 +31,18 @@ static void amc_coll_set_status(amc_coll_inst_t *inst, int status)
  * needs a copy of src to write into. A user function may treat its pointers
  * as typed arrays, so a message payload that is not aligned for the type is
  * staged as well; the built-in loops cope with any alignment. */
-static int amc_coll_reduce_staged(const amc_coll_inst_t *inst, void *dst, const void *src,
-                                  int right)
+static int amc_coll_reduce_unaligned(const amc_coll_inst_t *inst, const void *dst,
+                                     const void *src)
 {
-    return (right && !inst->op.commute) ||
-           ((inst->op.user_fn != NULL) &&
-            (((uintptr_t)src % inst->dt_size) || ((uintptr_t)dst % inst->dt_size)));
+    return (inst->op.user_fn != NULL) &&
+           (((uintptr_t)src % inst->dt_size) || ((uintptr_t)dst % inst->dt_size));
 }
 
 static void amc_coll_reduce(amc_coll_inst_t *inst, void *dst, const void *src, size_t n,
                             int right)
 {
     int   order = right && !inst->op.commute;
-    int   stage = !order && amc_coll_reduce_staged(inst, dst, src, right);
+    int   stage = amc_coll_reduce_unaligned(inst, dst, src);
     void *scratch;
 
     if (n == 0) {
@@ -546,10 +545,12 @@ static inline int amc_coll_is_big_local(const amc_coll_inst_t *inst, const amc_s
         (act->bytes < inst->comm->ctx->cfg.defer_bytes)) {
         return 0;
     }
-    return (act->type == AMC_ACT_COPY) ||
-           !amc_coll_reduce_staged(inst, inst->buf[act->buf] + act->off,
-                                   inst->buf[act->buf2] + act->off2,
-                                   act->type == AMC_ACT_REDUCE_R);
+    if (act->type == AMC_ACT_COPY) {
+        return 1;
+    }
+    return !((act->type == AMC_ACT_REDUCE_R) && !inst->op.commute) &&
+           !amc_coll_reduce_unaligned(inst, inst->buf[act->buf] + act->off,
+                                      inst->buf[act->buf2] + act->off2);
 }
 
 /* Runs what is ready; 1 if sends or big local work wait in the queue. May

@@ -45,18 +45,22 @@ int amc_test_summary(const char *name)
 
 /* AMCTEST_LOCKS=1 runs the fake worlds with the control-structure locks on,
  * so the locked paths are exercised by the same tests. */
-int amc_test_threaded_locks(void)
+/* An AMCTEST_* switch: set and starting with 1. */
+static int amc_test_env_on(const char *name)
 {
-    const char *env = getenv("AMCTEST_LOCKS");
+    const char *env = getenv(name);
 
     return (env != NULL) && (env[0] == '1');
 }
 
+int amc_test_threaded_locks(void)
+{
+    return amc_test_env_on("AMCTEST_LOCKS");
+}
+
 int amc_test_quick(void)
 {
-    const char *env = getenv("AMCTEST_QUICK");
-
-    return (env != NULL) && (env[0] == '1');
+    return amc_test_env_on("AMCTEST_QUICK");
 }
 
 /* AMC_* from the environment, so a wrapper can force algorithms */
