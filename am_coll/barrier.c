@@ -64,17 +64,18 @@ static void amc_barrier_reject(struct amc_comm *comm, const amc_wire_hdr_t *hdr,
 
 static void amc_barrier_fill_header(struct amc_comm *comm, amc_coll_slot_t *slot, int round)
 {
-    amc_wire_hdr_t *hdr = &slot->hdr[round];
+    amc_wire_hdr_t hdr;
 
-    hdr->magic   = AMC_WIRE_MAGIC;
-    hdr->version = AMC_WIRE_VERSION;
-    hdr->kind    = AMC_WIRE_BARRIER;
-    hdr->coll    = 0;
-    hdr->round   = (uint32_t)round;
-    hdr->root    = -1;
-    hdr->src     = (uint32_t)comm->rank;
-    hdr->cid     = comm->cid;
-    hdr->seq     = slot->seq;
+    hdr.kind  = AMC_WIRE_BARRIER;
+    hdr.coll  = 0;
+    hdr.alg   = 0;
+    hdr.flags = 0;
+    hdr.round = (uint32_t)round;
+    hdr.root  = -1;
+    hdr.src   = (uint32_t)comm->rank;
+    hdr.cid   = comm->cid;
+    hdr.seq   = slot->seq;
+    (void)amc_wire_pack(&hdr, &slot->hdr[round]); /* its length: amc_wire_len */
 }
 
 void amc_barrier_advance(struct amc_comm *comm, amc_coll_slot_t *slot,
@@ -215,7 +216,7 @@ void amc_barrier_send_rounds(struct amc_comm *comm, amc_coll_slot_t *slot,
 
     for (round = first; round < first + count; round++) {
         dest   = amc_comm_peer(comm, ((int64_t)comm->rank + ((int64_t)1 << round)) % comm->size);
-        status = tp->ops->send(tp, dest, &slot->hdr[round], sizeof(slot->hdr[round]),
+        status = tp->ops->send(tp, dest, &slot->hdr[round], amc_wire_len(&slot->hdr[round]),
                                NULL, 0, AMC_SEND_EAGER, &slot->barrier.send_comp);
         if (status == AMC_INPROGRESS) {
             continue;

@@ -81,7 +81,8 @@ typedef struct amc_alg {
 typedef struct amc_coll_xfer {
     amc_completion_t      comp;
     struct amc_coll_inst *inst;
-    amc_wire_hdr_t        hdr;
+    amc_wire_packed_t     wire;       /* a send's header, credits added when posted */
+    uint32_t              wire_len;   /* without the credits */
     void                 *scratch;
     amc_defer_op_t        fetch;      /* the pull, queued until the lock is released */
 } amc_coll_xfer_t;
@@ -123,6 +124,8 @@ typedef struct amc_coll_inst {
     uint32_t             sendq_tail;
     uint32_t             send_busy;   /* taken from sendq: sends not complete, local
                                        * work running outside the lock */
+    uint32_t             local_busy;  /* of those, the copies and reductions: they write
+                                       * into the caller's buffers */
     uint32_t             pins;        /* amc_coll_issue_sends calls that may still read it */
     int                  started;     /* the roots were queued */
     int                  status;      /* first error: reported when it finishes */

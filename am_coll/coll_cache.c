@@ -255,6 +255,7 @@ static void amc_coll_inst_reset(amc_coll_inst_t *inst, amc_comm_t comm,
     inst->sendq_head        = 0;
     inst->sendq_tail        = 0;
     inst->send_busy         = 0;
+    inst->local_busy        = 0;
     inst->pins              = 0;
     inst->started           = 0;
     inst->status            = AMC_SUCCESS;

@@ -64,6 +64,18 @@ static void amc_coll_reduce(amc_coll_inst_t *inst, void *dst, const void *src, s
     }
 }
 
+/* A reduction of at least AMC_DEFER_BYTES that may run outside the control
+ * lock: straight from src into dst, not through the instance's one scratch
+ * (an order-sensitive op, a user function's unaligned operands), which
+ * serializes an instance's reductions under its lock. A smaller one runs at
+ * once: releasing and retaking the lock would cost more. */
+static int amc_coll_reduce_outside(const amc_coll_inst_t *inst, size_t n, int right,
+                                   const void *dst, const void *src)
+{
+    return (n >= inst->comm->ctx->cfg.defer_bytes) && !(right && !inst->op.commute) &&
+           !amc_coll_reduce_unaligned(inst, dst, src);
+}
+
 static void amc_coll_act_done(amc_coll_inst_t *inst, uint32_t index);
 
 static void amc_coll_run_local(amc_coll_inst_t *inst, const amc_sched_act_t *act)
@@ -113,13 +125,14 @@ static int amc_coll_pulls_live(const amc_coll_inst_t *inst)
     return 0;
 }
 
-/* An aborted instance's request completes once no pull is in flight: a
- * pull writes into the caller's buffers, which are the caller's again as
- * soon as the call returns. Sends in flight may still be read by their
+/* An aborted instance's request completes once no pull is in flight and
+ * no copy or reduction runs outside the lock: they write into the caller's
+ * buffers, which are the caller's again as soon as the call returns. Sends in flight may still be read by their
  * receivers (a rendezvous send from the caller's buffer), never written. */
 static void amc_coll_abort_complete(amc_coll_inst_t *inst)
 {
-    if ((inst->slot->req != NULL) && ((inst->fetch_busy == 0) || !amc_coll_pulls_live(inst))) {
+    if ((inst->slot->req != NULL) && (inst->local_busy == 0) &&
+        ((inst->fetch_busy == 0) || !amc_coll_pulls_live(inst))) {
         amc_request_complete(inst->slot->req, inst->status);
         inst->slot->req = NULL;
     }
@@ -237,6 +250,12 @@ static void amc_coll_fetch_done(amc_coll_inst_t *inst, int index, int status)
     if (status != AMC_SUCCESS) {
         amc_coll_set_status(inst, AMC_ERR_TRANSPORT);
     } else if ((xfer->scratch != NULL) && !inst->aborted) {
+        if (amc_coll_reduce_outside(inst, act->bytes, act->type == AMC_ACT_RECV_REDUCE_R,
+                                    inst->buf[act->buf] + act->off, xfer->scratch)) {
+            /* reduced by amc_coll_issue_sends once the lock is released */
+            inst->sendq[inst->sendq_tail++] = (uint32_t)index;
+            return;
+        }
         amc_coll_reduce(inst, inst->buf[act->buf] + act->off, xfer->scratch, act->bytes,
                         act->type == AMC_ACT_RECV_REDUCE_R);
     }
@@ -510,20 +529,20 @@ static void amc_coll_prepare_send(amc_coll_inst_t *inst, uint32_t index)
 {
     const amc_sched_act_t *act  = &inst->sched->acts[index];
     amc_coll_xfer_t       *send = &inst->xfers[index];
+    amc_wire_hdr_t         hdr;
 
-    send->comp.fn     = amc_coll_on_send_complete;
-    send->inst        = inst;
-    send->hdr.magic   = AMC_WIRE_MAGIC;
-    send->hdr.version = AMC_WIRE_VERSION;
-    send->hdr.kind    = AMC_WIRE_COLL;
-    send->hdr.coll    = inst->coll;
-    send->hdr.src     = (uint32_t)inst->comm->rank;
-    send->hdr.cid     = inst->comm->cid;
-    send->hdr.seq     = inst->slot->seq;
-    send->hdr.round   = act->tag;
-    send->hdr.root    = inst->root;
-    send->hdr.alg     = inst->alg;
-    send->hdr.flags   = act->last ? AMC_WIRE_FLAG_LAST : 0;
+    hdr.kind       = AMC_WIRE_COLL;
+    hdr.coll       = inst->coll;
+    hdr.src        = (uint32_t)inst->comm->rank;
+    hdr.cid        = inst->comm->cid;
+    hdr.seq        = inst->slot->seq;
+    hdr.round      = act->tag;
+    hdr.root       = inst->root;
+    hdr.alg        = inst->alg;
+    hdr.flags      = act->last ? AMC_WIRE_FLAG_LAST : 0;
+    send->comp.fn  = amc_coll_on_send_complete;
+    send->inst     = inst;
+    send->wire_len = (uint32_t)amc_wire_pack(&hdr, &send->wire);
     inst->sendq[inst->sendq_tail++] = index;
 }
 
@@ -541,16 +560,32 @@ static void amc_coll_prepare_send(amc_coll_inst_t *inst, uint32_t index)
  * lock's release and retake would cost more. */
 static inline int amc_coll_is_big_local(const amc_coll_inst_t *inst, const amc_sched_act_t *act)
 {
-    if ((act->type < AMC_ACT_COPY) || (act->type > AMC_ACT_REDUCE_R) ||
-        (act->bytes < inst->comm->ctx->cfg.defer_bytes)) {
+    if ((act->type < AMC_ACT_COPY) || (act->type > AMC_ACT_REDUCE_R)) {
         return 0;
     }
     if (act->type == AMC_ACT_COPY) {
-        return 1;
+        return act->bytes >= inst->comm->ctx->cfg.defer_bytes;
     }
-    return !((act->type == AMC_ACT_REDUCE_R) && !inst->op.commute) &&
-           !amc_coll_reduce_unaligned(inst, inst->buf[act->buf] + act->off,
-                                      inst->buf[act->buf2] + act->off2);
+    return amc_coll_reduce_outside(inst, act->bytes, act->type == AMC_ACT_REDUCE_R,
+                                   inst->buf[act->buf] + act->off,
+                                   inst->buf[act->buf2] + act->off2);
+}
+
+/* What amc_coll_issue_sends runs outside the lock besides sends: a big
+ * local act, or the reduction of a big pulled message from its staging
+ * area (amc_coll_fetch_done). */
+static void amc_coll_run_outside(amc_coll_inst_t *inst, uint32_t index)
+{
+    const amc_sched_act_t *act  = &inst->sched->acts[index];
+    amc_coll_xfer_t       *xfer = &inst->xfers[index];
+
+    if ((act->type != AMC_ACT_RECV_REDUCE) && (act->type != AMC_ACT_RECV_REDUCE_R)) {
+        amc_coll_run_local(inst, act);
+        return;
+    }
+    amc_coll_reduce(inst, inst->buf[act->buf] + act->off, xfer->scratch, act->bytes,
+                    act->type == AMC_ACT_RECV_REDUCE_R);
+    xfer->scratch = NULL;
 }
 
 /* Runs what is ready; 1 if sends or big local work wait in the queue. May
@@ -617,18 +652,21 @@ static int amc_coll_post(amc_coll_inst_t *inst, uint32_t index)
     amc_comm_t             comm = inst->comm;
     amc_transport_t       *tp   = comm->ctx->tp;
     const amc_sched_act_t *act  = &inst->sched->acts[index];
+    amc_coll_xfer_t       *send = &inst->xfers[index];
     int                    dest = amc_comm_peer(comm, act->peer);
     unsigned               mode = AMC_SEND_EAGER;
+    size_t                 len;
 
     /* data below the threshold goes eagerly while a token allows */
     if ((act->bytes > 0) && ((act->bytes >= comm->ctx->cfg.rndv_thresh) ||
                              !amc_flow_take(&comm->ctx->flow, dest))) {
         mode = AMC_SEND_RNDV;
     }
-    inst->xfers[index].hdr.credits = amc_flow_piggyback(&comm->ctx->flow, dest);
-    return tp->ops->send(tp, dest, &inst->xfers[index].hdr, sizeof(inst->xfers[index].hdr),
+    len = amc_wire_add_credits(&send->wire, send->wire_len,
+                               amc_flow_piggyback(&comm->ctx->flow, dest));
+    return tp->ops->send(tp, dest, &send->wire, len,
                          (act->bytes > 0) ? inst->buf[act->buf] + act->off : NULL, act->bytes,
-                         mode, &inst->xfers[index].comp);
+                         mode, &send->comp);
 }
 
 /* Sends of sendq[first, last) to the front, big local work behind them;
@@ -658,16 +696,18 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst)
     while (!inst->finished && (inst->sendq_head != inst->sendq_tail)) {
         /* the queue's entries [first, last) are ours to post or run; while
          * they are out, send_busy keeps an aborted instance from finishing
-         * (nothing may write into a buffer its caller got back) */
-        first            = inst->sendq_head;
-        last             = inst->sendq_tail;
-        inst->sendq_head = last;
-        inst->send_busy += last - first;
+         * and local_busy its request from completing (nothing may write
+         * into a buffer its caller got back) */
+        first             = inst->sendq_head;
+        last              = inst->sendq_tail;
+        inst->sendq_head  = last;
+        locals            = amc_coll_sends_first(inst, first, last);
+        inst->send_busy  += last - first;
+        inst->local_busy += last - locals;
         amc_spin_unlock(&comm->ctrl.lock);
 
         done    = 0;
         failure = AMC_SUCCESS;
-        locals  = amc_coll_sends_first(inst, first, last);
         for (i = first; i < locals; i++) {
             status = amc_coll_post(inst, inst->sendq[i]);
             if (status == AMC_INPROGRESS) {
@@ -679,12 +719,13 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst)
             inst->sendq[first + done++] = inst->sendq[i]; /* completed here */
         }
         for (i = locals; i < last; i++) {
-            amc_coll_run_local(inst, &inst->sched->acts[inst->sendq[i]]);
+            amc_coll_run_outside(inst, inst->sendq[i]);
             inst->sendq[first + done++] = inst->sendq[i];
         }
 
         amc_spin_lock(&comm->ctrl.lock);
-        inst->send_busy -= done;
+        inst->send_busy  -= done;
+        inst->local_busy -= last - locals;
         if (failure != AMC_SUCCESS) {
             amc_coll_set_status(inst, failure);
         }
@@ -788,6 +829,47 @@ static void amc_coll_late(amc_comm_t comm, const amc_wire_hdr_t *hdr, void *desc
     }
     if (desc != NULL) {
         amc_context_release_desc(comm->ctx, desc);
+    }
+}
+
+/* Whether an eager message for a ready receive-and-reduce is reduced
+ * outside the lock (amc_coll_reduce_msg_unlocked): one amc_coll_deliver
+ * would take without complaint, big enough, straight into place. */
+static int amc_coll_reduce_msg_outside(const amc_coll_inst_t *inst, int index,
+                                       const amc_wire_hdr_t *hdr, const void *data, size_t len)
+{
+    const amc_sched_act_t *act = &inst->sched->acts[index];
+
+    return ((act->type == AMC_ACT_RECV_REDUCE) || (act->type == AMC_ACT_RECV_REDUCE_R)) &&
+           (len == act->bytes) && (!(hdr->flags & AMC_WIRE_FLAG_LAST) == !act->last) &&
+           amc_coll_reduce_outside(inst, len, act->type == AMC_ACT_RECV_REDUCE_R,
+                                   inst->buf[act->buf] + act->off, data);
+}
+
+/* The handler's message is the transport's only until the handler returns,
+ * so its reduction runs here, with the lock released around it (entered and
+ * left locked): other arrivals and threads of the communicator go on
+ * meanwhile. send_busy keeps an instance aborted meanwhile from finishing
+ * (nothing may write into a buffer its caller got back), the pin from
+ * being freed; the schedule orders every act that touches the same bytes
+ * after this one (test_sched_check), as for big local work. */
+static void amc_coll_reduce_msg_unlocked(amc_coll_inst_t *inst, int index, const void *data)
+{
+    const amc_sched_act_t *act  = &inst->sched->acts[index];
+    amc_spinlock_t        *lock = &inst->comm->ctrl.lock;
+
+    inst->send_busy++;
+    inst->local_busy++;
+    inst->pins++;
+    amc_spin_unlock(lock);
+    amc_coll_reduce(inst, inst->buf[act->buf] + act->off, data, act->bytes,
+                    act->type == AMC_ACT_RECV_REDUCE_R);
+    amc_spin_lock(lock);
+    inst->pins--;
+    inst->local_busy--;
+    inst->send_busy--;
+    if (!inst->aborted) {
+        amc_coll_act_done(inst, (uint32_t)index);
     }
 }
 
@@ -900,8 +982,12 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
         held = 1;
         goto out;
     }
-    amc_coll_deliver(inst, index, hdr, data, len, desc);
-    desc  = NULL;
+    if ((desc == NULL) && amc_coll_reduce_msg_outside(inst, index, hdr, data, len)) {
+        amc_coll_reduce_msg_unlocked(inst, index, data);
+    } else {
+        amc_coll_deliver(inst, index, hdr, data, len, desc);
+        desc = NULL;
+    }
     sends = amc_coll_advance(inst);
 
 out:

@@ -26,7 +26,8 @@ typedef struct amc_coll_notice {
     amc_context_t   *ctx;
     amc_defer_op_t   op;     /* queued until no lock is held */
     amc_completion_t comp;   /* every send of it completes here */
-    amc_wire_hdr_t   hdr;    /* one header for all: alive until the last send completes */
+    amc_wire_packed_t wire;  /* one header for all: alive until the last send completes */
+    size_t           wire_len;
     uint32_t         left;   /* sends not complete, plus one while they are posted */
     int              ndest;
     int              dest[]; /* transport ranks: the communicator may be gone by then */
@@ -76,8 +77,8 @@ static void amc_coll_notice_send(amc_defer_op_t *op, amc_transport_t *tp)
 
     for (i = 0; i < notice->ndest; i++) {
         status = (tp == NULL) ? AMC_ERR_TRANSPORT
-                              : tp->ops->send(tp, notice->dest[i], &notice->hdr,
-                                              sizeof(notice->hdr), NULL, 0, AMC_SEND_EAGER,
+                              : tp->ops->send(tp, notice->dest[i], &notice->wire,
+                                              notice->wire_len, NULL, 0, AMC_SEND_EAGER,
                                               &notice->comp);
         done += (status != AMC_INPROGRESS);
     }
@@ -88,6 +89,7 @@ void amc_coll_notify_abort(amc_comm_t comm, uint64_t seq, uint8_t coll, int32_t 
                            int status)
 {
     amc_coll_notice_t *notice;
+    amc_wire_hdr_t     hdr;
     int                i, n = 0;
 
     if (comm->size <= 1) {
@@ -101,17 +103,16 @@ void amc_coll_notify_abort(amc_comm_t comm, uint64_t seq, uint8_t coll, int32_t 
                   amc_coll_name(coll), (unsigned long long)seq);
         return;
     }
-    memset(&notice->hdr, 0, sizeof(notice->hdr));
-    notice->hdr.magic   = AMC_WIRE_MAGIC;
-    notice->hdr.version = AMC_WIRE_VERSION;
-    notice->hdr.kind    = AMC_WIRE_COLL;
-    notice->hdr.coll    = coll;
-    notice->hdr.src     = (uint32_t)comm->rank;
-    notice->hdr.cid     = comm->cid;
-    notice->hdr.seq     = seq;
-    notice->hdr.root    = root;
-    notice->hdr.flags   = AMC_WIRE_FLAG_ABORT;
-    notice->hdr.status  = (uint8_t)status;
+    memset(&hdr, 0, sizeof(hdr));
+    hdr.kind         = AMC_WIRE_COLL;
+    hdr.coll         = coll;
+    hdr.src          = (uint32_t)comm->rank;
+    hdr.cid          = comm->cid;
+    hdr.seq          = seq;
+    hdr.root         = root;
+    hdr.flags        = AMC_WIRE_FLAG_ABORT;
+    hdr.status       = (uint8_t)status;
+    notice->wire_len = amc_wire_pack(&hdr, &notice->wire);
     notice->comp.fn     = amc_coll_notice_on_complete;
     for (i = 0; i < comm->size; i++) {
         if (i != comm->rank) {

@@ -245,7 +245,8 @@ static const amc_config_entry_t amc_config_table[] = {
       "Bytes from which a copy or reduction runs outside the communicator's "
       "control lock, after the sends that became ready with it are posted, so "
       "that the transfer overlaps it (an allgather's own block, a scan's own "
-      "vector) and arrivals are not held up behind it.",
+      "vector) and arrivals are not held up behind it; also the reduction of "
+      "a received message that was pulled, or that found its receive ready.",
       offsetof(amc_config_t, defer_bytes), AMC_CONFIG_UNSIGNED },
     { "AMC_EAGER_TOKENS", "64",
       "Eager data messages a rank may have outstanding to one peer before the peer "

@@ -59,7 +59,9 @@ static void amc_flow_credit_send(amc_flow_credit_t *credit)
 {
     amc_context_t   *ctx = credit->ctx;
     amc_transport_t *tp  = ctx->tp;
+    amc_wire_hdr_t   hdr;
     uint32_t         n;
+    size_t           len;
     int              status;
 
     if (__atomic_exchange_n(&credit->busy, 1, __ATOMIC_ACQ_REL)) {
@@ -70,15 +72,14 @@ static void amc_flow_credit_send(amc_flow_credit_t *credit)
         __atomic_store_n(&credit->busy, 0, __ATOMIC_RELEASE);
         return;
     }
-    credit->hdr.magic   = AMC_WIRE_MAGIC;
-    credit->hdr.version = AMC_WIRE_VERSION;
-    credit->hdr.kind    = AMC_WIRE_CREDIT;
-    credit->hdr.src     = (uint32_t)tp->rank; /* no communicator: the transport rank */
-    credit->hdr.root    = -1;
-    credit->hdr.credits = n;
-    credit->comp.fn     = amc_flow_credit_done;
-    status = tp->ops->send(tp, credit->peer, &credit->hdr, sizeof(credit->hdr), NULL, 0,
-                           AMC_SEND_EAGER, &credit->comp);
+    memset(&hdr, 0, sizeof(hdr));
+    hdr.kind        = AMC_WIRE_CREDIT;
+    hdr.src         = (uint32_t)tp->rank; /* no communicator: the transport rank */
+    hdr.root        = -1;
+    len             = amc_wire_add_credits(&credit->wire, amc_wire_pack(&hdr, &credit->wire), n);
+    credit->comp.fn = amc_flow_credit_done;
+    status = tp->ops->send(tp, credit->peer, &credit->wire, len, NULL, 0, AMC_SEND_EAGER,
+                           &credit->comp);
     if (status != AMC_INPROGRESS) {
         __atomic_store_n(&credit->busy, 0, __ATOMIC_RELEASE);
     }

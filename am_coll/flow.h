@@ -22,7 +22,7 @@ struct amc_context;
 
 typedef struct amc_flow_credit {
     amc_completion_t    comp;
-    amc_wire_hdr_t      hdr;      /* alive until its send completes */
+    amc_wire_packed_t   wire;     /* alive until its send completes */
     struct amc_context *ctx;
     int                 peer;
     int                 busy;

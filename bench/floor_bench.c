@@ -3,7 +3,7 @@
  * active messages can beat, next to amcoll and Open MPI, in one job.
  *
  * "raw" is the least work a collective over UCP active messages can do: one
- * ucp_am_send_nbx per message (the same 40-byte header, flags and FIFO
+ * ucp_am_send_nbx per message (a header of amcoll's size, the same flags and FIFO
  * element size amcoll uses), a receive callback that records the 8-byte
  * value, and a wait that only calls ucp_worker_progress. No sequence
  * numbers, no matching, no error checks: it is correct only for this
@@ -35,7 +35,7 @@
 #include <string.h>
 
 #define FB_AM_ID      3
-#define FB_HDR_BYTES  40   /* amcoll's wire header */
+#define FB_HDR_BYTES  20   /* amcoll's packed wire header, unrooted */
 #define FB_MAX_REPS   201
 #define FB_WARMUP     2000
 
@@ -54,7 +54,7 @@ typedef struct fb_raw {
     volatile uint64_t arrived;   /* messages the callback saw */
     uint64_t          consumed;  /* messages a wait took */
     volatile double   value;     /* the last message's 8 bytes */
-    uint64_t          hdr[FB_HDR_BYTES / 8];
+    uint32_t          hdr[FB_HDR_BYTES / 4];
 } fb_raw_t;
 
 static fb_raw_t fb;

@@ -59,7 +59,7 @@ typedef struct amc_coll_slot {
     amc_early_msg_t       *early;          /* its data messages ahead of their round */
     /* a barrier's */
     amc_barrier_slot_t     barrier;
-    amc_wire_hdr_t         hdr[];          /* its rounds' headers, alive until each send
+    amc_wire_packed_t      hdr[];          /* its rounds' headers, alive until each send
                                             * completes: the control structure's nhdr */
 } amc_coll_slot_t;
 

@@ -23,16 +23,10 @@ static void amc_am_recv_one(amc_am_table_t *table, const void *hdr_bytes, size_t
                             const void *data, size_t len, void *desc)
 {
     amc_wire_hdr_t hdr;
+    const char    *why = amc_wire_unpack(hdr_bytes, hdr_len, &hdr);
 
-    if (hdr_len != sizeof(hdr)) {
-        table->reject(table->arg, (hdr_len < sizeof(hdr)) ? "truncated header" :
-                                                            "oversized header", NULL, desc);
-        return;
-    }
-    /* the transport's header may be unaligned */
-    memcpy(&hdr, hdr_bytes, sizeof(hdr));
-    if ((hdr.magic != AMC_WIRE_MAGIC) || (hdr.version != AMC_WIRE_VERSION)) {
-        table->reject(table->arg, "bad magic or wire version", NULL, desc);
+    if (why != NULL) {
+        table->reject(table->arg, why, NULL, desc);
         return;
     }
     if ((hdr.kind >= AMC_WIRE_KINDS) || (table->handler[hdr.kind] == NULL)) {

@@ -1,5 +1,5 @@
 /*
- * The wire header of every amcoll active message. It is the whole message
+ * The header of every amcoll active message. It is the whole message
  * for a barrier: the receiver needs the communicator (cid), the collective
  * instance (seq) and the synchronization point it satisfies (round). Data
  * collectives add which collective and root the sender is running, so ranks
@@ -9,10 +9,11 @@
 #ifndef AMC_WIRE_H
 #define AMC_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define AMC_WIRE_MAGIC   0xA7u
-#define AMC_WIRE_VERSION 4u
+#define AMC_WIRE_VERSION 5u
 
 enum {
     AMC_WIRE_BARRIER = 1,  /* the dissemination barrier's own fast path */
@@ -32,10 +33,13 @@ enum {
  * (a pipelined bcast's segments all have the expected size). */
 #define AMC_WIRE_FLAG_LAST  0x2u
 
+/* The header as the engines fill and read it. On the wire it is packed
+ * (amc_wire_pack): what every message needs in 20 bytes, and a field that
+ * is mostly absent or small only when a message needs it. */
 typedef struct amc_wire_hdr {
     uint8_t  magic;    /* AMC_WIRE_MAGIC: rejects garbage and foreign senders */
     uint8_t  version;  /* AMC_WIRE_VERSION */
-    uint8_t  kind;     /* AMC_WIRE_BARRIER or AMC_WIRE_COLL */
+    uint8_t  kind;     /* AMC_WIRE_BARRIER, AMC_WIRE_COLL or AMC_WIRE_CREDIT */
     uint8_t  coll;     /* AMC_WIRE_COLL: which collective (amc_coll_type_t) */
     uint32_t src;      /* sender's rank in the communicator */
     uint64_t cid;      /* communicator context id */
@@ -46,10 +50,77 @@ typedef struct amc_wire_hdr {
                         * yet can still forward along the same tree */
     uint8_t  flags;    /* AMC_WIRE_FLAG_* */
     uint8_t  status;   /* AMC_WIRE_FLAG_ABORT: the error the instance ends with */
-    uint8_t  pad;
     uint32_t credits;  /* eager tokens given back to the receiver (am_coll/flow.h) */
 } amc_wire_hdr_t;
 
-_Static_assert(sizeof(amc_wire_hdr_t) == 40, "wire header layout");
+/*
+ * The packed form, 32-bit words in the host's byte order (every rank of a
+ * job runs on the same architecture, as before):
+ *
+ *   word 0  magic | version << 8 | kind << 16 | flags << 24
+ *   word 1  coll | alg << 8 | (round & 0xffff) << 16
+ *   word 2  src
+ *   word 3  seq, low 32 bits
+ *   word 4  cid, low 32 bits
+ *
+ * then, in this order, one word for each that the flags announce: cid's
+ * high half (AMC_WIRE_X_CID64), seq's high half (AMC_WIRE_X_SEQ64), round's
+ * high half (AMC_WIRE_X_ROUND32), root (AMC_WIRE_X_ROOT, else -1), status
+ * (AMC_WIRE_FLAG_ABORT), credits (AMC_WIRE_X_CREDITS, always last so that a
+ * send adds it when it knows them). A barrier or an unrooted collective's
+ * message is 20 bytes, a rooted one 24; the length must be exactly what the
+ * flags say.
+ */
+#define AMC_WIRE_X_CID64    0x04u
+#define AMC_WIRE_X_SEQ64    0x08u
+#define AMC_WIRE_X_ROUND32  0x10u
+#define AMC_WIRE_X_ROOT     0x20u
+#define AMC_WIRE_X_CREDITS  0x40u
+#define AMC_WIRE_X_ALL      (AMC_WIRE_X_CID64 | AMC_WIRE_X_SEQ64 | AMC_WIRE_X_ROUND32 | \
+                             AMC_WIRE_X_ROOT | AMC_WIRE_X_CREDITS)
+
+#define AMC_WIRE_CORE_WORDS 5
+#define AMC_WIRE_MAX_WORDS  (AMC_WIRE_CORE_WORDS + 6)
+#define AMC_WIRE_CORE_BYTES (AMC_WIRE_CORE_WORDS * 4)
+#define AMC_WIRE_MAX_BYTES  (AMC_WIRE_MAX_WORDS * 4)
+
+/* A packed header; it must stay unchanged until its send completes. */
+typedef struct amc_wire_packed {
+    uint32_t w[AMC_WIRE_MAX_WORDS];
+} amc_wire_packed_t;
+
+/* The length a header's flags announce (the flags byte of its word 0). */
+static inline size_t amc_wire_len_of(uint32_t flags)
+{
+    return 4 * (AMC_WIRE_CORE_WORDS + ((flags >> 2) & 1u) + ((flags >> 3) & 1u) +
+                ((flags >> 4) & 1u) + ((flags >> 5) & 1u) + ((flags >> 6) & 1u) +
+                (flags & AMC_WIRE_FLAG_ABORT));
+}
+
+/* The length of a packed header. */
+static inline size_t amc_wire_len(const amc_wire_packed_t *p)
+{
+    return amc_wire_len_of(p->w[0] >> 24);
+}
+
+/* Packs hdr (its magic, version and extension flags are set here, its
+ * credits ignored: amc_wire_add_credits); returns the length in bytes. */
+size_t amc_wire_pack(const amc_wire_hdr_t *hdr, amc_wire_packed_t *out);
+
+/* Appends credits (none when 0) to a header of len bytes; the new length. */
+static inline size_t amc_wire_add_credits(amc_wire_packed_t *p, size_t len, uint32_t credits)
+{
+    p->w[0] &= ~(AMC_WIRE_X_CREDITS << 24);
+    if (credits == 0) {
+        return len;
+    }
+    p->w[0]       |= AMC_WIRE_X_CREDITS << 24;
+    p->w[len / 4]  = credits;
+    return len + 4;
+}
+
+/* Checks and unpacks len bytes (any alignment); NULL, or why they are not
+ * a header of this version (hdr then holds nothing of use). */
+const char *amc_wire_unpack(const void *bytes, size_t len, amc_wire_hdr_t *hdr);
 
 #endif

@@ -199,7 +199,6 @@ static void amc_fuzz_forge_header(amc_fuzz_in_t *in, amc_fuzz_world_t *w, int ds
     hdr->status  = (uint8_t)((b < 0xf0) ? (b >> 1) % (AMC_ERR_LAST + 1) : amc_fuzz_byte(in));
     b            = amc_fuzz_byte(in);
     hdr->credits = (b < 0xf0) ? b % 8 : (uint32_t)amc_fuzz_bytes(in, 4);
-    hdr->pad     = (uint8_t)(b >> 7);
 }
 
 /* Would the header handler pass it on to a kind's handler? */
@@ -207,20 +206,17 @@ static int amc_fuzz_passes_header(const uint8_t *bytes, size_t len)
 {
     amc_wire_hdr_t hdr;
 
-    if (len != sizeof(hdr)) {
-        return 0;
-    }
-    memcpy(&hdr, bytes, sizeof(hdr));
-    return (hdr.magic == AMC_WIRE_MAGIC) && (hdr.version == AMC_WIRE_VERSION) &&
-           (hdr.kind > 0) && (hdr.kind < AMC_WIRE_KINDS);
+    return (amc_wire_unpack(bytes, len, &hdr) == NULL) && (hdr.kind > 0) &&
+           (hdr.kind < AMC_WIRE_KINDS);
 }
 
 /* One forged message into a rank's receive queue. */
 static void amc_fuzz_forge(amc_fuzz_in_t *in, amc_fuzz_world_t *w, amc_fuzz_forged_t *forged)
 {
     uint8_t        bytes[48], data[AMC_FUZZ_MAX_DATA];
-    amc_wire_hdr_t hdr = { 0 };
-    size_t         hdr_len = sizeof(hdr), len, i;
+    amc_wire_hdr_t    hdr = { 0 };
+    amc_wire_packed_t wire;
+    size_t            hdr_len = 0, len, i;
     unsigned       how = amc_fuzz_byte(in), b;
     int            src = (int)(amc_fuzz_byte(in) % (unsigned)w->n);
     int            dst = (int)(amc_fuzz_byte(in) % (unsigned)w->n);
@@ -234,10 +230,16 @@ static void amc_fuzz_forge(amc_fuzz_in_t *in, amc_fuzz_world_t *w, amc_fuzz_forg
         }
     } else {
         amc_fuzz_forge_header(in, w, dst, &hdr);
+        hdr_len = amc_wire_add_credits(&wire, amc_wire_pack(&hdr, &wire), hdr.credits);
         if ((how & 0x38) == 0x08) {
-            hdr.version ^= (uint8_t)(1 + (how >> 6)); /* an old sender */
+            wire.w[0] ^= (uint32_t)(1 + (how >> 6)) << 8; /* an old sender */
+        } else if ((how & 0x38) == 0x10) {
+            wire.w[0] ^= (uint32_t)amc_fuzz_byte(in) << 24; /* flags that lie about the length */
+        } else if ((how & 0x38) == 0x18) {
+            hdr_len = hdr_len + (amc_fuzz_byte(in) & 7) - 3; /* cut or padded */
         }
-        memcpy(bytes, &hdr, sizeof(hdr));
+        memset(bytes, 0, sizeof(bytes));
+        memcpy(bytes, &wire, (hdr_len < sizeof(wire)) ? hdr_len : sizeof(wire));
     }
     /* a payload whose length may disagree with anything the header implies */
     b = amc_fuzz_byte(in);

@@ -60,20 +60,27 @@ static void world_comms(amc_test_world_t *w, amc_comm_t *comms)
     }
 }
 
-static amc_wire_hdr_t make_hdr(uint64_t cid, uint64_t seq, unsigned round, unsigned src)
+/* A barrier message as a peer would pack it. */
+typedef struct {
+    amc_wire_packed_t p;
+    size_t            len;
+} wire_t;
+
+static wire_t make_hdr(uint64_t cid, uint64_t seq, unsigned round, unsigned src)
 {
     amc_wire_hdr_t hdr;
+    wire_t         wire;
 
     memset(&hdr, 0, sizeof(hdr));
-    hdr.magic   = AMC_WIRE_MAGIC;
-    hdr.version = AMC_WIRE_VERSION;
-    hdr.kind    = AMC_WIRE_BARRIER;
-    hdr.round   = (uint32_t)round;
-    hdr.root    = -1;
-    hdr.src     = src;
-    hdr.cid     = cid;
-    hdr.seq     = seq;
-    return hdr;
+    hdr.kind  = AMC_WIRE_BARRIER;
+    hdr.round = (uint32_t)round;
+    hdr.root  = -1;
+    hdr.src   = src;
+    hdr.cid   = cid;
+    hdr.seq   = seq;
+    memset(&wire, 0, sizeof(wire));
+    wire.len = amc_wire_pack(&hdr, &wire.p);
+    return wire;
 }
 
 /* Injects bytes at rank 1, runs a barrier everywhere: rank 1 must report
@@ -118,36 +125,50 @@ static void expect_rejected(const char *what, const void *bytes, size_t len)
 
 static void test_header_cases(void)
 {
-    amc_wire_hdr_t hdr;
-    unsigned char  garbage[sizeof(hdr)];
+    wire_t        hdr;
+    unsigned char garbage[AMC_WIRE_CORE_BYTES];
 
     /* rank 1's round-0 partner is rank 0 */
     hdr = make_hdr(AMC_CID_WORLD, 0, 0, 0);
-    expect_rejected("older sequence number", &hdr, sizeof(hdr));
+    expect_rejected("older sequence number", &hdr.p, hdr.len);
 
     hdr = make_hdr(AMC_CID_WORLD, 1, 2, 0); /* N=4 has rounds 0 and 1 */
-    expect_rejected("round out of range", &hdr, sizeof(hdr));
+    expect_rejected("round out of range", &hdr.p, hdr.len);
 
     hdr = make_hdr(AMC_CID_WORLD, 1, 0, 3); /* round 0 comes from rank 0, not 3 */
-    expect_rejected("wrong sender for the round", &hdr, sizeof(hdr));
+    expect_rejected("wrong sender for the round", &hdr.p, hdr.len);
 
     hdr = make_hdr(AMC_CID_WORLD, 1, 0, 0);
-    expect_rejected("duplicate", &hdr, sizeof(hdr));
+    expect_rejected("duplicate", &hdr.p, hdr.len);
 
     hdr = make_hdr(AMC_CID_WORLD, 1, 0, 0);
-    expect_rejected("truncated header", &hdr, sizeof(hdr) - 5);
+    expect_rejected("truncated header", &hdr.p, hdr.len - 5);
 
-    hdr       = make_hdr(AMC_CID_WORLD, 1, 0, 0);
-    hdr.magic = 0x11;
-    expect_rejected("bad magic", &hdr, sizeof(hdr));
+    hdr = make_hdr(AMC_CID_WORLD, 1, 0, 0); /* a word the flags do not announce */
+    expect_rejected("oversized header", &hdr.p, hdr.len + 4);
 
-    hdr         = make_hdr(AMC_CID_WORLD, 1, 0, 0);
-    hdr.version = 99;
-    expect_rejected("unknown wire version", &hdr, sizeof(hdr));
+    hdr = make_hdr(AMC_CID_WORLD, 1, 0, 0);
+    expect_rejected("length not whole words", &hdr.p, hdr.len + 2);
 
-    hdr      = make_hdr(AMC_CID_WORLD, 1, 0, 0);
-    hdr.kind = 77;
-    expect_rejected("unknown message kind", &hdr, sizeof(hdr));
+    hdr = make_hdr(AMC_CID_WORLD, 1, 0, 0); /* announces a root that is not there */
+    hdr.p.w[0] |= AMC_WIRE_X_ROOT << 24;
+    expect_rejected("announced word missing", &hdr.p, hdr.len);
+
+    hdr = make_hdr(AMC_CID_WORLD, 1, 0, 0);
+    hdr.p.w[0] |= 0x80u << 24;
+    expect_rejected("unknown header flag", &hdr.p, hdr.len);
+
+    hdr = make_hdr(AMC_CID_WORLD, 1, 0, 0);
+    hdr.p.w[0] = (hdr.p.w[0] & ~0xffu) | 0x11u;
+    expect_rejected("bad magic", &hdr.p, hdr.len);
+
+    hdr = make_hdr(AMC_CID_WORLD, 1, 0, 0);
+    hdr.p.w[0] = (hdr.p.w[0] & ~0xff00u) | (99u << 8);
+    expect_rejected("unknown wire version", &hdr.p, hdr.len);
+
+    hdr = make_hdr(AMC_CID_WORLD, 1, 0, 0);
+    hdr.p.w[0] = (hdr.p.w[0] & ~0xff0000u) | (77u << 16);
+    expect_rejected("unknown message kind", &hdr.p, hdr.len);
 
     memset(garbage, 0xff, sizeof(garbage));
     expect_rejected("garbage", garbage, sizeof(garbage));
@@ -160,7 +181,7 @@ static void test_unknown_cid(void)
     amc_test_world_t w;
     amc_config_t     cfg;
     amc_comm_t       comms[N];
-    amc_wire_hdr_t   hdr = make_hdr(0x5eed5eed5eedull, 0, 0, 0);
+    wire_t           hdr = make_hdr(0x5eed5eed5eedull, 0, 0, 0); /* a 64-bit id */
     int              status[N], rank, rc;
 
     amc_config_defaults(&cfg);
@@ -170,15 +191,15 @@ static void test_unknown_cid(void)
     CHECK(rc == AMC_SUCCESS, "world");
     world_comms(&w, comms);
 
-    amc_fake_inject(w.fabric, 0, 1, &hdr, sizeof(hdr));
+    amc_fake_inject(w.fabric, 0, 1, &hdr.p, hdr.len);
     barrier_all(&w, comms, status);
     for (rank = 0; rank < N; rank++) {
         CHECK(status[rank] == AMC_SUCCESS, "one unknown-cid message is held, not an error");
     }
     CHECK(amc_context_orphans(w.ctx[1]) == 1, "the message is held");
 
-    hdr.seq = 1;
-    amc_fake_inject(w.fabric, 0, 1, &hdr, sizeof(hdr));
+    hdr = make_hdr(0x5eed5eed5eedull, 1, 0, 0);
+    amc_fake_inject(w.fabric, 0, 1, &hdr.p, hdr.len);
     barrier_all(&w, comms, status);
     CHECK(status[1] == AMC_ERR_PROTOCOL, "beyond AMC_ORPHAN_MAX: got %s",
           amc_strerror(status[1]));
@@ -197,7 +218,7 @@ static void test_freed_cid(void)
 {
     amc_test_world_t w;
     amc_comm_t       comms[N], dups[N];
-    amc_wire_hdr_t   hdr;
+    wire_t           hdr;
     int              status[N], rank, rc;
 
     rc = amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL);
@@ -212,7 +233,7 @@ static void test_freed_cid(void)
         rc = amc_comm_free(&dups[rank]);
         CHECK((rc == AMC_SUCCESS) && (dups[rank] == AMC_COMM_NULL), "free");
     }
-    amc_fake_inject(w.fabric, 0, 1, &hdr, sizeof(hdr));
+    amc_fake_inject(w.fabric, 0, 1, &hdr.p, hdr.len);
     barrier_all(&w, comms, status);
     CHECK(status[1] == AMC_ERR_PROTOCOL, "freed cid: got %s", amc_strerror(status[1]));
     barrier_all(&w, comms, status);

@@ -787,7 +787,9 @@ static void test_arrival_bound(void)
     amc_test_world_t w;
     amc_config_t     cfg;
     amc_request_t    reqs[N][AHEAD];
-    amc_wire_hdr_t   hdr;
+    amc_wire_hdr_t    hdr;
+    amc_wire_packed_t wire;
+    size_t           len;
     amc_comm_t       c1;
     int              k, flag, rc, posted = 0;
 
@@ -815,14 +817,14 @@ static void test_arrival_bound(void)
     }
     /* far beyond anything a peer could have entered: garbage */
     memset(&hdr, 0, sizeof(hdr));
-    hdr.magic   = AMC_WIRE_MAGIC;
-    hdr.version = AMC_WIRE_VERSION;
-    hdr.kind    = AMC_WIRE_BARRIER;
-    hdr.src     = 0;
-    hdr.cid     = c1->cid;
-    hdr.seq     = c1->ctrl.seq_base + 1000000;
-    hdr.round   = 0;
-    CHECK(amc_fake_inject(w.fabric, 0, 1, &hdr, sizeof(hdr)) == AMC_SUCCESS, "inject");
+    hdr.kind  = AMC_WIRE_BARRIER;
+    hdr.src   = 0;
+    hdr.cid   = c1->cid;
+    hdr.seq   = c1->ctrl.seq_base + 1000000;
+    hdr.round = 0;
+    hdr.root  = -1;
+    len       = amc_wire_pack(&hdr, &wire);
+    CHECK(amc_fake_inject(w.fabric, 0, 1, &wire, len) == AMC_SUCCESS, "inject");
     deliver_all(&w);
     CHECK(amc_comm_take_error(c1) == AMC_ERR_PROTOCOL, "a message a million instances ahead");
     amc_test_world_destroy(&w);
