@@ -2,39 +2,6 @@
 
 #include <string.h>
 
-size_t amc_wire_pack(const amc_wire_hdr_t *hdr, amc_wire_packed_t *out)
-{
-    uint32_t flags = hdr->flags & ~(AMC_WIRE_X_ALL);
-    unsigned n     = AMC_WIRE_CORE_WORDS;
-
-    if ((hdr->cid >> 32) != 0) {
-        flags |= AMC_WIRE_X_CID64;
-        out->w[n++] = (uint32_t)(hdr->cid >> 32);
-    }
-    if ((hdr->seq >> 32) != 0) {
-        flags |= AMC_WIRE_X_SEQ64;
-        out->w[n++] = (uint32_t)(hdr->seq >> 32);
-    }
-    if ((hdr->round >> 16) != 0) {
-        flags |= AMC_WIRE_X_ROUND32;
-        out->w[n++] = hdr->round >> 16;
-    }
-    if (hdr->root != -1) {
-        flags |= AMC_WIRE_X_ROOT;
-        out->w[n++] = (uint32_t)hdr->root;
-    }
-    if (flags & AMC_WIRE_FLAG_ABORT) {
-        out->w[n++] = hdr->status;
-    }
-    out->w[0] = AMC_WIRE_MAGIC | (AMC_WIRE_VERSION << 8) | ((uint32_t)hdr->kind << 16) |
-                (flags << 24);
-    out->w[1] = hdr->coll | ((uint32_t)hdr->alg << 8) | ((hdr->round & 0xffffu) << 16);
-    out->w[2] = hdr->src;
-    out->w[3] = (uint32_t)hdr->seq;
-    out->w[4] = (uint32_t)hdr->cid;
-    return n * 4;
-}
-
 _Static_assert(AMC_WIRE_X_ALL == (31u << 2), "the extension bits are bits 2-6");
 
 const char *amc_wire_unpack(const void *bytes, size_t len, amc_wire_hdr_t *hdr)
