@@ -92,7 +92,8 @@ enum {
     AMC_ACT_READY = 1,  /* everything it requires is done: a receive accepts its message */
     AMC_ACT_DONE  = 2,
     AMC_ACT_SEEN  = 4,  /* a receive's message arrived (early or in place) */
-    AMC_ACT_PULL  = 8   /* a receive's data is being pulled from its sender */
+    AMC_ACT_PULL  = 8,  /* a receive's data is being pulled from its sender */
+    AMC_ACT_OUT   = 16  /* local work taken by amc_coll_issue_sends, running unlocked */
 };
 
 /*

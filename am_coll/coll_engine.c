@@ -76,6 +76,21 @@ static int amc_coll_reduce_outside(const amc_coll_inst_t *inst, size_t n, int ri
            !amc_coll_reduce_unaligned(inst, dst, src);
 }
 
+/* Whether an eager message for a ready receive-and-reduce is reduced
+ * outside the lock (in the handler, amc_coll_reduce_msg_unlocked, or from
+ * its early copy by amc_coll_issue_sends): one amc_coll_deliver would take
+ * without complaint, big enough, straight into place. */
+static int amc_coll_reduce_msg_outside(const amc_coll_inst_t *inst, int index,
+                                       const amc_wire_hdr_t *hdr, const void *data, size_t len)
+{
+    const amc_sched_act_t *act = &inst->sched->acts[index];
+
+    return ((act->type == AMC_ACT_RECV_REDUCE) || (act->type == AMC_ACT_RECV_REDUCE_R)) &&
+           (len == act->bytes) && (!(hdr->flags & AMC_WIRE_FLAG_LAST) == !act->last) &&
+           amc_coll_reduce_outside(inst, len, act->type == AMC_ACT_RECV_REDUCE_R,
+                                   inst->buf[act->buf] + act->off, data);
+}
+
 static void amc_coll_act_done(amc_coll_inst_t *inst, uint32_t index);
 
 static void amc_coll_run_local(amc_coll_inst_t *inst, const amc_sched_act_t *act)
@@ -164,7 +179,8 @@ static void amc_coll_abort(amc_coll_inst_t *inst, int status, int notify)
     amc_early_list_free(&inst->slot->early, inst->comm->ctrl.drop_early,
                         inst->comm->ctrl.drop_arg);
     for (i = 0; i < inst->sched->nacts; i++) {
-        if (inst->early[i] != NULL) {
+        if ((inst->early[i] != NULL) && !(inst->state[i] & AMC_ACT_OUT)) {
+            /* (one being reduced outside the lock goes when that ends) */
             amc_coll_drop_msg(inst->comm, inst->early[i]);
             inst->early[i] = NULL;
         }
@@ -418,6 +434,14 @@ static void amc_coll_recv_ready(amc_coll_inst_t *inst, uint32_t index)
     if (msg == NULL) {
         return;
     }
+    if ((msg->desc == NULL) &&
+        amc_coll_reduce_msg_outside(inst, (int)index, &msg->hdr, msg->data, msg->len)) {
+        /* reduced from its copy by amc_coll_issue_sends once the lock is
+         * released; the copy stays in early[] until then */
+        inst->xfers[index].scratch        = msg->data;
+        inst->sendq[inst->sendq_tail++] = index;
+        return;
+    }
     inst->early[index] = NULL;
     amc_coll_deliver(inst, (int)index, &msg->hdr, msg->data, msg->len, msg->desc);
     msg->desc = NULL; /* the fetch owns it now */
@@ -571,9 +595,23 @@ static inline int amc_coll_is_big_local(const amc_coll_inst_t *inst, const amc_s
                                    inst->buf[act->buf2] + act->off2);
 }
 
+/* Under the lock again after amc_coll_run_outside (or a completed send,
+ * which has nothing to do here): an early copy it reduced from goes. */
+static inline void amc_coll_local_ended(amc_coll_inst_t *inst, uint32_t index)
+{
+    if (inst->state[index] & AMC_ACT_OUT) {
+        inst->state[index] &= (uint8_t)~AMC_ACT_OUT;
+        if (inst->early[index] != NULL) {
+            amc_coll_drop_msg(inst->comm, inst->early[index]);
+            inst->early[index] = NULL;
+        }
+    }
+}
+
 /* What amc_coll_issue_sends runs outside the lock besides sends: a big
- * local act, or the reduction of a big pulled message from its staging
- * area (amc_coll_fetch_done). */
+ * local act, or the reduction of a big received message from where
+ * xfer->scratch points: a pull's staging area (amc_coll_fetch_done) or an
+ * early arrival's copy (amc_coll_recv_ready). */
 static void amc_coll_run_outside(amc_coll_inst_t *inst, uint32_t index)
 {
     const amc_sched_act_t *act  = &inst->sched->acts[index];
@@ -704,6 +742,9 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst)
         locals            = amc_coll_sends_first(inst, first, last);
         inst->send_busy  += last - first;
         inst->local_busy += last - locals;
+        for (i = locals; i < last; i++) {
+            inst->state[inst->sendq[i]] |= AMC_ACT_OUT;
+        }
         amc_spin_unlock(&comm->ctrl.lock);
 
         done    = 0;
@@ -726,6 +767,9 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst)
         amc_spin_lock(&comm->ctrl.lock);
         inst->send_busy  -= done;
         inst->local_busy -= last - locals;
+        for (i = first; i < first + done; i++) {
+            amc_coll_local_ended(inst, inst->sendq[i]);
+        }
         if (failure != AMC_SUCCESS) {
             amc_coll_set_status(inst, failure);
         }
@@ -830,20 +874,6 @@ static void amc_coll_late(amc_comm_t comm, const amc_wire_hdr_t *hdr, void *desc
     if (desc != NULL) {
         amc_context_release_desc(comm->ctx, desc);
     }
-}
-
-/* Whether an eager message for a ready receive-and-reduce is reduced
- * outside the lock (amc_coll_reduce_msg_unlocked): one amc_coll_deliver
- * would take without complaint, big enough, straight into place. */
-static int amc_coll_reduce_msg_outside(const amc_coll_inst_t *inst, int index,
-                                       const amc_wire_hdr_t *hdr, const void *data, size_t len)
-{
-    const amc_sched_act_t *act = &inst->sched->acts[index];
-
-    return ((act->type == AMC_ACT_RECV_REDUCE) || (act->type == AMC_ACT_RECV_REDUCE_R)) &&
-           (len == act->bytes) && (!(hdr->flags & AMC_WIRE_FLAG_LAST) == !act->last) &&
-           amc_coll_reduce_outside(inst, len, act->type == AMC_ACT_RECV_REDUCE_R,
-                                   inst->buf[act->buf] + act->off, data);
 }
 
 /* The handler's message is the transport's only until the handler returns,
