@@ -64,16 +64,23 @@ static void amc_coll_reduce(amc_coll_inst_t *inst, void *dst, const void *src, s
     }
 }
 
-/* A reduction of at least AMC_DEFER_BYTES that may run outside the control
- * lock: straight from src into dst, not through the instance's one scratch
- * (an order-sensitive op, a user function's unaligned operands), which
- * serializes an instance's reductions under its lock. A smaller one runs at
- * once: releasing and retaking the lock would cost more. */
-static int amc_coll_reduce_outside(const amc_coll_inst_t *inst, size_t n, int right,
-                                   const void *dst, const void *src)
+/* Local work of n bytes is big enough to run outside the control lock: a
+ * smaller one runs at once, since releasing and retaking the lock would
+ * cost more. Asked first, so that no address is formed for count 0 (the
+ * buffers may be NULL). */
+static inline int amc_coll_big_work(const amc_coll_inst_t *inst, size_t n)
 {
-    return (n >= inst->comm->ctx->cfg.defer_bytes) && !(right && !inst->op.commute) &&
-           !amc_coll_reduce_unaligned(inst, dst, src);
+    return (n > 0) && (n >= inst->comm->ctx->cfg.defer_bytes);
+}
+
+/* A reduction that may run outside the lock: straight from src into dst,
+ * not through the instance's one scratch (an order-sensitive op, a user
+ * function's unaligned operands), which serializes an instance's
+ * reductions under its lock. */
+static int amc_coll_reduce_direct(const amc_coll_inst_t *inst, int right, const void *dst,
+                                  const void *src)
+{
+    return !(right && !inst->op.commute) && !amc_coll_reduce_unaligned(inst, dst, src);
 }
 
 /* Whether an eager message for a ready receive-and-reduce is reduced
@@ -87,8 +94,9 @@ static int amc_coll_reduce_msg_outside(const amc_coll_inst_t *inst, int index,
 
     return ((act->type == AMC_ACT_RECV_REDUCE) || (act->type == AMC_ACT_RECV_REDUCE_R)) &&
            (len == act->bytes) && (!(hdr->flags & AMC_WIRE_FLAG_LAST) == !act->last) &&
-           amc_coll_reduce_outside(inst, len, act->type == AMC_ACT_RECV_REDUCE_R,
-                                   inst->buf[act->buf] + act->off, data);
+           amc_coll_big_work(inst, len) &&
+           amc_coll_reduce_direct(inst, act->type == AMC_ACT_RECV_REDUCE_R,
+                                  inst->buf[act->buf] + act->off, data);
 }
 
 static void amc_coll_act_done(amc_coll_inst_t *inst, uint32_t index);
@@ -266,8 +274,9 @@ static void amc_coll_fetch_done(amc_coll_inst_t *inst, int index, int status)
     if (status != AMC_SUCCESS) {
         amc_coll_set_status(inst, AMC_ERR_TRANSPORT);
     } else if ((xfer->scratch != NULL) && !inst->aborted) {
-        if (amc_coll_reduce_outside(inst, act->bytes, act->type == AMC_ACT_RECV_REDUCE_R,
-                                    inst->buf[act->buf] + act->off, xfer->scratch)) {
+        if (amc_coll_big_work(inst, act->bytes) &&
+            amc_coll_reduce_direct(inst, act->type == AMC_ACT_RECV_REDUCE_R,
+                                   inst->buf[act->buf] + act->off, xfer->scratch)) {
             /* reduced by amc_coll_issue_sends once the lock is released */
             inst->sendq[inst->sendq_tail++] = (uint32_t)index;
             return;
@@ -584,15 +593,14 @@ static void amc_coll_prepare_send(amc_coll_inst_t *inst, uint32_t index)
  * lock's release and retake would cost more. */
 static inline int amc_coll_is_big_local(const amc_coll_inst_t *inst, const amc_sched_act_t *act)
 {
-    if ((act->type < AMC_ACT_COPY) || (act->type > AMC_ACT_REDUCE_R)) {
+    if ((act->type < AMC_ACT_COPY) || (act->type > AMC_ACT_REDUCE_R) ||
+        !amc_coll_big_work(inst, act->bytes)) {
         return 0;
     }
-    if (act->type == AMC_ACT_COPY) {
-        return act->bytes >= inst->comm->ctx->cfg.defer_bytes;
-    }
-    return amc_coll_reduce_outside(inst, act->bytes, act->type == AMC_ACT_REDUCE_R,
-                                   inst->buf[act->buf] + act->off,
-                                   inst->buf[act->buf2] + act->off2);
+    return (act->type == AMC_ACT_COPY) ||
+           amc_coll_reduce_direct(inst, act->type == AMC_ACT_REDUCE_R,
+                                  inst->buf[act->buf] + act->off,
+                                  inst->buf[act->buf2] + act->off2);
 }
 
 /* Under the lock again after amc_coll_run_outside (or a completed send,
