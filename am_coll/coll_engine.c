@@ -150,8 +150,9 @@ static int amc_coll_pulls_live(const amc_coll_inst_t *inst)
 
 /* An aborted instance's request completes once no pull is in flight and
  * no copy or reduction runs outside the lock: they write into the caller's
- * buffers, which are the caller's again as soon as the call returns. Sends in flight may still be read by their
- * receivers (a rendezvous send from the caller's buffer), never written. */
+ * buffers, which are the caller's again as soon as the call returns. Sends
+ * in flight may still be read by their receivers (a rendezvous send from
+ * the caller's buffer), never written. */
 static void amc_coll_abort_complete(amc_coll_inst_t *inst)
 {
     if ((inst->slot->req != NULL) && (inst->local_busy == 0) &&
@@ -447,7 +448,7 @@ static void amc_coll_recv_ready(amc_coll_inst_t *inst, uint32_t index)
         amc_coll_reduce_msg_outside(inst, (int)index, &msg->hdr, msg->data, msg->len)) {
         /* reduced from its copy by amc_coll_issue_sends once the lock is
          * released; the copy stays in early[] until then */
-        inst->xfers[index].scratch        = msg->data;
+        inst->xfers[index].scratch      = msg->data;
         inst->sendq[inst->sendq_tail++] = index;
         return;
     }
@@ -485,6 +486,24 @@ static void amc_coll_act_done(amc_coll_inst_t *inst, uint32_t index)
     }
 }
 
+/* The header fields every message of the instance shares. */
+static inline void amc_coll_hdr_of(const amc_coll_inst_t *inst, amc_wire_hdr_t *hdr)
+{
+    hdr->magic   = AMC_WIRE_MAGIC;
+    hdr->version = AMC_WIRE_VERSION;
+    hdr->kind    = AMC_WIRE_COLL;
+    hdr->coll    = inst->coll;
+    hdr->src     = (uint32_t)inst->comm->rank;
+    hdr->cid     = inst->comm->cid;
+    hdr->seq     = inst->slot->seq;
+    hdr->round   = 0;
+    hdr->root    = inst->root;
+    hdr->alg     = inst->alg;
+    hdr->flags   = 0;
+    hdr->status  = 0;
+    hdr->credits = 0;
+}
+
 /* An instance abandoned before this rank entered it leaves its failure in
  * its slot, as a notice of its own among the early messages: the call
  * takes it (amc_coll_take_early) and fails with the same error. Releasing
@@ -496,17 +515,9 @@ static int amc_coll_keep_failure(amc_coll_inst_t *inst)
     amc_wire_hdr_t   hdr;
     amc_early_msg_t *msg;
 
-    memset(&hdr, 0, sizeof(hdr));
-    hdr.magic   = AMC_WIRE_MAGIC;
-    hdr.version = AMC_WIRE_VERSION;
-    hdr.kind    = AMC_WIRE_COLL;
-    hdr.coll    = inst->coll;
-    hdr.src     = (uint32_t)inst->comm->rank;
-    hdr.cid     = inst->comm->cid;
-    hdr.seq     = inst->slot->seq;
-    hdr.root    = inst->root;
-    hdr.flags   = AMC_WIRE_FLAG_ABORT;
-    hdr.status  = (uint8_t)((inst->status != AMC_SUCCESS) ? inst->status : AMC_ERR_PROTOCOL);
+    amc_coll_hdr_of(inst, &hdr);
+    hdr.flags  = AMC_WIRE_FLAG_ABORT;
+    hdr.status = (uint8_t)((inst->status != AMC_SUCCESS) ? inst->status : AMC_ERR_PROTOCOL);
     msg = amc_early_msg_new(&hdr, NULL, 0, NULL);
     if (msg == NULL) {
         return 0;
@@ -564,14 +575,8 @@ static void amc_coll_prepare_send(amc_coll_inst_t *inst, uint32_t index)
     amc_coll_xfer_t       *send = &inst->xfers[index];
     amc_wire_hdr_t         hdr;
 
-    hdr.kind       = AMC_WIRE_COLL;
-    hdr.coll       = inst->coll;
-    hdr.src        = (uint32_t)inst->comm->rank;
-    hdr.cid        = inst->comm->cid;
-    hdr.seq        = inst->slot->seq;
+    amc_coll_hdr_of(inst, &hdr);
     hdr.round      = act->tag;
-    hdr.root       = inst->root;
-    hdr.alg        = inst->alg;
     hdr.flags      = act->last ? AMC_WIRE_FLAG_LAST : 0;
     send->comp.fn  = amc_coll_on_send_complete;
     send->inst     = inst;

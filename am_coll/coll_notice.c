@@ -21,16 +21,18 @@
 #include <string.h>
 
 typedef struct amc_coll_notice {
-    struct amc_coll_notice  *next;   /* the context's notices in flight */
+    struct amc_coll_notice  *next;     /* the context's notices in flight */
     struct amc_coll_notice **prev;
-    amc_context_t   *ctx;
-    amc_defer_op_t   op;     /* queued until no lock is held */
-    amc_completion_t comp;   /* every send of it completes here */
-    amc_wire_packed_t wire;  /* one header for all: alive until the last send completes */
-    size_t           wire_len;
-    uint32_t         left;   /* sends not complete, plus one while they are posted */
-    int              ndest;
-    int              dest[]; /* transport ranks: the communicator may be gone by then */
+    amc_context_t           *ctx;
+    amc_defer_op_t           op;       /* queued until no lock is held */
+    amc_completion_t         comp;     /* every send of it completes here */
+    amc_wire_packed_t        wire;     /* one header for all: alive until the last send
+                                        * completes */
+    size_t                   wire_len;
+    uint32_t                 left;     /* sends not complete, plus one while they are posted */
+    int                      ndest;
+    int                      dest[];   /* transport ranks: the communicator may be gone by
+                                        * then */
 } amc_coll_notice_t;
 
 static void amc_coll_notice_unlink(amc_coll_notice_t *notice)
@@ -113,7 +115,7 @@ void amc_coll_notify_abort(amc_comm_t comm, uint64_t seq, uint8_t coll, int32_t 
     hdr.flags        = AMC_WIRE_FLAG_ABORT;
     hdr.status       = (uint8_t)status;
     notice->wire_len = amc_wire_pack(&hdr, &notice->wire);
-    notice->comp.fn     = amc_coll_notice_on_complete;
+    notice->comp.fn  = amc_coll_notice_on_complete;
     for (i = 0; i < comm->size; i++) {
         if (i != comm->rank) {
             notice->dest[n++] = amc_comm_peer(comm, i);

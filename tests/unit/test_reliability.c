@@ -784,14 +784,14 @@ static void test_flood(uint64_t seed, unsigned tokens)
 static void test_arrival_bound(void)
 {
     enum { N = 2, EARLY = 4, AHEAD = 12 };
-    amc_test_world_t w;
-    amc_config_t     cfg;
-    amc_request_t    reqs[N][AHEAD];
+    amc_test_world_t  w;
+    amc_config_t      cfg;
+    amc_request_t     reqs[N][AHEAD];
     amc_wire_hdr_t    hdr;
     amc_wire_packed_t wire;
-    size_t           len;
-    amc_comm_t       c1;
-    int              k, flag, rc, posted = 0;
+    size_t            len;
+    amc_comm_t        c1;
+    int               k, flag, rc, posted = 0;
 
     config_quiet_defaults(&cfg);
     cfg.log_level = -1;
