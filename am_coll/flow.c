@@ -11,10 +11,7 @@ static amc_flow_peer_t *amc_flow_credit_peer(amc_flow_credit_t *credit)
     return amc_container_of(credit, amc_flow_peer_t, credit);
 }
 
-/* The record of peer, made at first contact. NULL only when out of memory:
- * the callers then act as if no token were there, which costs eager sends
- * and never correctness (a data message goes by rendezvous instead). */
-static amc_flow_peer_t *amc_flow_peer(amc_flow_t *flow, int peer)
+amc_flow_peer_t *amc_flow_peer_make(amc_flow_t *flow, int peer)
 {
     amc_flow_peer_t *rec = amc_sparse_get(&flow->peers, peer), *won, *head;
 
@@ -109,50 +106,11 @@ void amc_flow_cleanup(amc_flow_t *flow)
     flow->nrecords = 0;
 }
 
-int amc_flow_take(amc_flow_t *flow, int peer)
+void amc_flow_release_due(amc_flow_t *flow, amc_flow_peer_t *rec)
 {
-    amc_flow_peer_t *rec = amc_flow_peer(flow, peer);
-
-    return (rec != NULL) && amc_live_take_u32(&rec->tokens, flow->live);
-}
-
-uint32_t amc_flow_piggyback(amc_flow_t *flow, int peer)
-{
-    /* no record: nothing of peer's was ever held here, so nothing is owed */
-    amc_flow_peer_t *rec = amc_sparse_get(&flow->peers, peer);
-
-    if ((rec == NULL) || (__atomic_load_n(&rec->owed, __ATOMIC_RELAXED) == 0)) {
-        return 0;
-    }
-    return amc_live_xchg_u32(&rec->owed, 0, flow->live);
-}
-
-void amc_flow_give(amc_flow_t *flow, int peer, uint32_t credits)
-{
-    amc_flow_peer_t *rec;
-
-    if (credits > 0) {
-        rec = amc_flow_peer(flow, peer);
-        if (rec != NULL) {
-            (void)amc_live_add_u32(&rec->tokens, credits, flow->live);
-        }
-    }
-}
-
-void amc_flow_release(amc_flow_t *flow, int peer)
-{
-    amc_flow_peer_t *rec = amc_flow_peer(flow, peer);
-    uint32_t         owed;
-
-    if (rec == NULL) {
-        return; /* the peer keeps a token less: it only sends by rendezvous sooner */
-    }
-    owed = amc_live_add_u32(&rec->owed, 1, flow->live);
-    if (owed * 2 >= flow->window) {
-        /* sent by amc_flow_flush, once no lock is held (see defer.h) */
-        __atomic_store_n(&rec->credit.due, 1, __ATOMIC_RELEASE);
-        __atomic_store_n(&flow->any_due, 1, __ATOMIC_RELEASE);
-    }
+    /* sent by amc_flow_flush, once no lock is held (see defer.h) */
+    __atomic_store_n(&rec->credit.due, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&flow->any_due, 1, __ATOMIC_RELEASE);
 }
 
 uint32_t amc_flow_tokens(const amc_flow_t *flow, int peer)

@@ -52,19 +52,69 @@ int      amc_flow_init(amc_flow_t *flow, struct amc_context *ctx, int npeers, un
                        const int *live);
 void     amc_flow_cleanup(amc_flow_t *flow);
 
+/* The record of peer, made at first contact. NULL only when out of memory:
+ * the callers then act as if no token were there, which costs eager sends
+ * and never correctness (a data message goes by rendezvous instead). */
+amc_flow_peer_t *amc_flow_peer_make(amc_flow_t *flow, int peer);
+
+/* The operations below run on every data message: inline, the record found
+ * with one table lookup, made out of line only at first contact. */
+static inline amc_flow_peer_t *amc_flow_peer_of(amc_flow_t *flow, int peer)
+{
+    amc_flow_peer_t *rec = (amc_flow_peer_t *)amc_sparse_get(&flow->peers, peer);
+
+    return (rec != NULL) ? rec : amc_flow_peer_make(flow, peer);
+}
+
 /* Sender: 1 if an eager data message to peer may go now (a token is used). */
-int      amc_flow_take(amc_flow_t *flow, int peer);
+static inline int amc_flow_take(amc_flow_t *flow, int peer)
+{
+    amc_flow_peer_t *rec = amc_flow_peer_of(flow, peer);
+
+    return (rec != NULL) && amc_live_take_u32(&rec->tokens, flow->live);
+}
 
 /* Sender: the tokens to give back to peer on a header going there now. */
-uint32_t amc_flow_piggyback(amc_flow_t *flow, int peer);
+static inline uint32_t amc_flow_piggyback(amc_flow_t *flow, int peer)
+{
+    /* no record: nothing of peer's was ever held here, so nothing is owed */
+    amc_flow_peer_t *rec = (amc_flow_peer_t *)amc_sparse_get(&flow->peers, peer);
+
+    if ((rec == NULL) || (__atomic_load_n(&rec->owed, __ATOMIC_RELAXED) == 0)) {
+        return 0;
+    }
+    return amc_live_xchg_u32(&rec->owed, 0, flow->live);
+}
 
 /* Receiver of a header: peer gave back credits tokens. */
-void     amc_flow_give(amc_flow_t *flow, int peer, uint32_t credits);
+static inline void amc_flow_give(amc_flow_t *flow, int peer, uint32_t credits)
+{
+    amc_flow_peer_t *rec;
+
+    if (credits > 0) {
+        rec = amc_flow_peer_of(flow, peer);
+        if (rec != NULL) {
+            (void)amc_live_add_u32(&rec->tokens, credits, flow->live);
+        }
+    }
+}
+
+void amc_flow_release_due(amc_flow_t *flow, amc_flow_peer_t *rec);
 
 /* Receiver: the memory of one eager data message from peer is released. A
  * credit message that falls due is sent by the next amc_flow_flush: this may
  * run under a lock, and the transport is not called under one (defer.h). */
-void     amc_flow_release(amc_flow_t *flow, int peer);
+static inline void amc_flow_release(amc_flow_t *flow, int peer)
+{
+    amc_flow_peer_t *rec = amc_flow_peer_of(flow, peer);
+
+    if (rec == NULL) {
+        return; /* the peer keeps a token less: it only sends by rendezvous sooner */
+    }
+    if (amc_live_add_u32(&rec->owed, 1, flow->live) * 2 >= flow->window) {
+        amc_flow_release_due(flow, rec);
+    }
+}
 
 /* For tests and statistics: the tokens this rank has for peer and those it
  * owes it (a peer without a record: a full window, nothing owed). */
