@@ -34,8 +34,8 @@ enum {
 #define AMC_WIRE_FLAG_LAST  0x2u
 
 /* The header as the engines fill and read it. On the wire it is packed
- * (amc_wire_pack): what every message needs in 20 bytes, and a field that
- * is mostly absent or small only when a message needs it. */
+ * (amc_wire_pack): what every message needs in 20 bytes, and each field
+ * that most messages lack or keep small only where a message needs it. */
 typedef struct amc_wire_hdr {
     uint8_t  magic;    /* AMC_WIRE_MAGIC: rejects garbage and foreign senders */
     uint8_t  version;  /* AMC_WIRE_VERSION */
