@@ -83,6 +83,21 @@ static int amc_coll_reduce_direct(const amc_coll_inst_t *inst, int right, const 
     return !(right && !inst->op.commute) && !amc_coll_reduce_unaligned(inst, dst, src);
 }
 
+static inline int amc_coll_is_recv_reduce(const amc_sched_act_t *act)
+{
+    return (act->type == AMC_ACT_RECV_REDUCE) || (act->type == AMC_ACT_RECV_REDUCE_R);
+}
+
+/* A receive-and-reduce whose data is at src (a pull's staging area, an
+ * early copy, the handler's message) is reduced outside the lock. */
+static int amc_coll_recv_reduce_outside(const amc_coll_inst_t *inst, const amc_sched_act_t *act,
+                                        const void *src)
+{
+    return amc_coll_big_work(inst, act->bytes) &&
+           amc_coll_reduce_direct(inst, act->type == AMC_ACT_RECV_REDUCE_R,
+                                  inst->buf[act->buf] + act->off, src);
+}
+
 /* Whether an eager message for a ready receive-and-reduce is reduced
  * outside the lock (in the handler, amc_coll_reduce_msg_unlocked, or from
  * its early copy by amc_coll_issue_sends): one amc_coll_deliver would take
@@ -92,11 +107,9 @@ static int amc_coll_reduce_msg_outside(const amc_coll_inst_t *inst, int index,
 {
     const amc_sched_act_t *act = &inst->sched->acts[index];
 
-    return ((act->type == AMC_ACT_RECV_REDUCE) || (act->type == AMC_ACT_RECV_REDUCE_R)) &&
-           (len == act->bytes) && (!(hdr->flags & AMC_WIRE_FLAG_LAST) == !act->last) &&
-           amc_coll_big_work(inst, len) &&
-           amc_coll_reduce_direct(inst, act->type == AMC_ACT_RECV_REDUCE_R,
-                                  inst->buf[act->buf] + act->off, data);
+    return amc_coll_is_recv_reduce(act) && (len == act->bytes) &&
+           (!(hdr->flags & AMC_WIRE_FLAG_LAST) == !act->last) &&
+           amc_coll_recv_reduce_outside(inst, act, data);
 }
 
 static void amc_coll_act_done(amc_coll_inst_t *inst, uint32_t index);
@@ -275,9 +288,7 @@ static void amc_coll_fetch_done(amc_coll_inst_t *inst, int index, int status)
     if (status != AMC_SUCCESS) {
         amc_coll_set_status(inst, AMC_ERR_TRANSPORT);
     } else if ((xfer->scratch != NULL) && !inst->aborted) {
-        if (amc_coll_big_work(inst, act->bytes) &&
-            amc_coll_reduce_direct(inst, act->type == AMC_ACT_RECV_REDUCE_R,
-                                   inst->buf[act->buf] + act->off, xfer->scratch)) {
+        if (amc_coll_recv_reduce_outside(inst, act, xfer->scratch)) {
             /* reduced by amc_coll_issue_sends once the lock is released */
             inst->sendq[inst->sendq_tail++] = (uint32_t)index;
             return;
@@ -608,16 +619,14 @@ static inline int amc_coll_is_big_local(const amc_coll_inst_t *inst, const amc_s
                                   inst->buf[act->buf2] + act->off2);
 }
 
-/* Under the lock again after amc_coll_run_outside (or a completed send,
- * which has nothing to do here): an early copy it reduced from goes. */
+/* Under the lock again after amc_coll_run_outside: an early copy it
+ * reduced from goes. */
 static inline void amc_coll_local_ended(amc_coll_inst_t *inst, uint32_t index)
 {
-    if (inst->state[index] & AMC_ACT_OUT) {
-        inst->state[index] &= (uint8_t)~AMC_ACT_OUT;
-        if (inst->early[index] != NULL) {
-            amc_coll_drop_msg(inst->comm, inst->early[index]);
-            inst->early[index] = NULL;
-        }
+    inst->state[index] &= (uint8_t)~AMC_ACT_OUT;
+    if (inst->early[index] != NULL) {
+        amc_coll_drop_msg(inst->comm, inst->early[index]);
+        inst->early[index] = NULL;
     }
 }
 
@@ -630,7 +639,7 @@ static void amc_coll_run_outside(amc_coll_inst_t *inst, uint32_t index)
     const amc_sched_act_t *act  = &inst->sched->acts[index];
     amc_coll_xfer_t       *xfer = &inst->xfers[index];
 
-    if ((act->type != AMC_ACT_RECV_REDUCE) && (act->type != AMC_ACT_RECV_REDUCE_R)) {
+    if (!amc_coll_is_recv_reduce(act)) {
         amc_coll_run_local(inst, act);
         return;
     }
@@ -780,8 +789,8 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst)
         amc_spin_lock(&comm->ctrl.lock);
         inst->send_busy  -= done;
         inst->local_busy -= last - locals;
-        for (i = first; i < first + done; i++) {
-            amc_coll_local_ended(inst, inst->sendq[i]);
+        for (i = first + done - (last - locals); i < first + done; i++) {
+            amc_coll_local_ended(inst, inst->sendq[i]); /* the locals came last */
         }
         if (failure != AMC_SUCCESS) {
             amc_coll_set_status(inst, failure);

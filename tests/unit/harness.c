@@ -182,6 +182,30 @@ int amc_test_world_create_begin(amc_test_world_t *world, const amc_comm_t *paren
     return AMC_SUCCESS;
 }
 
+int amc_test_world_drive(amc_test_world_t *world, amc_request_t *reqs, int *status)
+{
+    int rank, flag, pending, guard = 0;
+
+    for (rank = 0; rank < world->n; rank++) {
+        status[rank] = -1;
+    }
+    do {
+        pending = 0;
+        (void)amc_fake_deliver(world->fabric, 0);
+        for (rank = 0; rank < world->n; rank++) {
+            if (status[rank] == -1) {
+                flag         = 0;
+                status[rank] = amc_test(&reqs[rank], &flag);
+                if ((status[rank] == AMC_SUCCESS) && !flag) {
+                    status[rank] = -1;
+                    pending++;
+                }
+            }
+        }
+    } while (pending && (++guard < 100000));
+    return !pending;
+}
+
 int amc_test_world_create_drive(amc_test_world_t *world, amc_comm_create_t *ops)
 {
     long guard;

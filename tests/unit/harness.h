@@ -62,6 +62,11 @@ int  amc_test_world_create_begin(amc_test_world_t *world, const amc_comm_t *pare
                                  const int *color, const int *key, amc_comm_create_t *ops);
 int  amc_test_world_create_drive(amc_test_world_t *world, amc_comm_create_t *ops);
 
+/* On an unthreaded world: tests every rank's request and delivers in send
+ * order until each is done; status[r] is rank r's result. 1 once all are
+ * done, 0 if they are not after 100000 passes. */
+int  amc_test_world_drive(amc_test_world_t *world, amc_request_t *reqs, int *status);
+
 /* Deterministic generator for reproducible "random" delivery orders. */
 typedef struct { uint64_t state; } amc_test_rng_t;
 void     amc_test_rng_seed(amc_test_rng_t *rng, uint64_t seed);

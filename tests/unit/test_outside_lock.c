@@ -109,31 +109,6 @@ static void make_world(amc_test_world_t *w)
     }
 }
 
-/* Delivers and tests until every rank's request is done. */
-static void drive(amc_test_world_t *w, amc_request_t *reqs, int *status)
-{
-    int rank, flag, pending, guard = 0;
-
-    for (rank = 0; rank < N; rank++) {
-        status[rank] = -1;
-    }
-    do {
-        pending = 0;
-        (void)amc_fake_deliver(w->fabric, 0);
-        for (rank = 0; rank < N; rank++) {
-            if (status[rank] == -1) {
-                flag         = 0;
-                status[rank] = amc_test(&reqs[rank], &flag);
-                if ((status[rank] == AMC_SUCCESS) && !flag) {
-                    status[rank] = -1;
-                    pending++;
-                }
-            }
-        }
-    } while (pending && (++guard < 100000));
-    CHECK(guard < 100000, "the collective did not finish");
-}
-
 static void start(int kind, int rank, int32_t **in, amc_op_t op, amc_request_t *req)
 {
     int rc;
@@ -182,7 +157,8 @@ static void run_case(int kind, int order, size_t count, int cancel)
         }
     }
     start(kind, late, in, op, &reqs[late]);
-    drive(&w, reqs, status);
+    CHECK(amc_test_world_drive(&w, reqs, status), "%s, %s, %zu ints: did not finish",
+          kinds[kind], orders[order], count);
 
     if (cancel) {
         CHECK(g_complete_inside == 0, "%s, %s, %zu ints: cancelled while reducing outside the "
