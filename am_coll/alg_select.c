@@ -82,7 +82,7 @@ enum {
 static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_BCAST_BINOMIAL]     = { AMC_COLL_BCAST,     1, "binomial",           amc_alg_bcast_binomial, 0 },
     [AMC_ALG_I_REDUCE_BINOMIAL]    = { AMC_COLL_REDUCE,    1, "binomial",           amc_alg_reduce_binomial, 0 },
-    [AMC_ALG_I_ALLREDUCE_RECDBL]   = { AMC_COLL_ALLREDUCE, 1, "recursive_doubling", amc_alg_allreduce_recdbl, 0 },
+    [AMC_ALG_I_ALLREDUCE_RECDBL]   = { AMC_COLL_ALLREDUCE, 1, "recursive_doubling", amc_alg_allreduce_recdbl, AMC_ALG_FLAG_CTRL },
     [AMC_ALG_I_GATHER_LINEAR]      = { AMC_COLL_GATHER,    1, "linear",             amc_alg_gather_linear, 0 },
     [AMC_ALG_I_SCATTER_LINEAR]     = { AMC_COLL_SCATTER,   1, "linear",             amc_alg_scatter_linear, 0 },
     [AMC_ALG_I_ALLGATHER_RING]     = { AMC_COLL_ALLGATHER, 1, "ring",               amc_alg_allgather_ring, 0 },

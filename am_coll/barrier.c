@@ -5,8 +5,14 @@
  * new synchronization point releases, and the send completion handler that
  * counts send_complete. The instance finishes when cur_val passed the last
  * round and every send it posted completed.
+ *
+ * The small allreduce (am_coll/allreduce_ctrl.c) runs on the same machine:
+ * its rounds exchange with rank XOR 2^r instead of passing on to rank + 2^r,
+ * and each message carries the sender's partial result. A round may be sent
+ * once the rounds before it arrived, which is cur_val's rule unchanged.
  */
 #include "am_coll/barrier.h"
+#include "am_coll/allreduce_ctrl.h"
 #include "am_coll/alg.h"
 #include "am_coll/topo.h"
 #include "am_coll/comm.h"
@@ -25,21 +31,48 @@ typedef enum {
     AMC_BARRIER_DUPLICATE,
     AMC_BARRIER_NO_ROOM,
     AMC_BARRIER_NO_MEMORY,
-    AMC_BARRIER_MISMATCH
+    AMC_BARRIER_MISMATCH,
+    AMC_BARRIER_OTHER
 } amc_barrier_verdict_t;
 
-static const char *amc_barrier_verdict_str(amc_barrier_verdict_t verdict)
+static const char *amc_barrier_verdict_str(amc_barrier_verdict_t verdict, const amc_wire_hdr_t *hdr)
 {
     switch (verdict) {
     case AMC_BARRIER_OLDER:     return "sequence number of a barrier that already finished here";
     case AMC_BARRIER_DUPLICATE: return "duplicate message for this round";
     case AMC_BARRIER_NO_ROOM:   return "further ahead of this rank than any peer can be";
     case AMC_BARRIER_NO_MEMORY: return "out of memory for an early arrival";
-    case AMC_BARRIER_MISMATCH:  return "a barrier where this rank runs a data collective "
-                                       "(or the barrier on the engine: AMC_BARRIER_ALG or "
-                                       "AMC_NODE_SIZE differs between ranks)";
+    case AMC_BARRIER_MISMATCH:
+        return (hdr->coll != 0)
+                   ? "the small allreduce on the barrier's rounds where this rank runs a "
+                     "schedule (ranks differ in collective, count, datatype or op, or in "
+                     "AMC_ALLREDUCE_FAST_MAX / AMC_ALLREDUCE_ALG)"
+                   : "a barrier where this rank runs a data collective "
+                     "(or the barrier on the engine: AMC_BARRIER_ALG or "
+                     "AMC_NODE_SIZE differs between ranks)";
+    case AMC_BARRIER_OTHER:
+        return (hdr->coll != 0) ? "the small allreduce where this rank runs a barrier"
+                                : "a barrier where this rank runs the small allreduce";
     default:                    return "accepted";
     }
+}
+
+/* The partners of round r: the barrier hears from rank - 2^r and passes on
+ * to rank + 2^r; the allreduce (coll != 0) exchanges with rank XOR 2^r. */
+static inline int amc_barrier_from(const struct amc_comm *comm, int coll, uint32_t round)
+{
+    if (coll != 0) {
+        return comm->rank ^ (int)(1u << round);
+    }
+    return (int)(((int64_t)comm->rank - ((int64_t)1 << round) + comm->size) % comm->size);
+}
+
+static inline int amc_barrier_to(const struct amc_comm *comm, int coll, int round)
+{
+    if (coll != 0) {
+        return comm->rank ^ (1 << round);
+    }
+    return (int)(((int64_t)comm->rank + ((int64_t)1 << round)) % comm->size);
 }
 
 static void amc_barrier_fail(struct amc_comm *comm, int status)
@@ -50,31 +83,42 @@ static void amc_barrier_fail(struct amc_comm *comm, int status)
                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
+/* fail: no instance of this rank takes the error, so its next wait does
+ * (else the instance's own call fails, and once is enough). */
 static void amc_barrier_reject(struct amc_comm *comm, const amc_wire_hdr_t *hdr,
-                               const char *why)
+                               const char *why, int fail)
 {
     amc_error(&comm->ctx->log,
-              "barrier message rejected on communicator 0x%llx (seq=%llu round=%u "
-              "src=%u, local seq_base=%llu): %s",
+              "%s message rejected on communicator 0x%llx (seq=%llu round=%u "
+              "src=%u, local seq_base=%llu): %s", (hdr->coll != 0) ? "allreduce" : "barrier",
               (unsigned long long)comm->cid, (unsigned long long)hdr->seq,
               (unsigned)hdr->round, (unsigned)hdr->src,
               (unsigned long long)comm->ctrl.seq_base, why);
-    amc_barrier_fail(comm, AMC_ERR_PROTOCOL);
+    if (fail) {
+        amc_barrier_fail(comm, AMC_ERR_PROTOCOL);
+    }
 }
 
 static void amc_barrier_fill_header(struct amc_comm *comm, amc_coll_slot_t *slot, int round)
 {
     amc_wire_hdr_t hdr;
 
-    hdr.kind  = AMC_WIRE_BARRIER;
-    hdr.coll  = 0;
-    hdr.alg   = 0;
-    hdr.flags = 0;
-    hdr.round = (uint32_t)round;
-    hdr.root  = -1;
-    hdr.src   = (uint32_t)comm->rank;
-    hdr.cid   = comm->cid;
-    hdr.seq   = slot->seq;
+    hdr.kind   = AMC_WIRE_BARRIER;
+    hdr.coll   = slot->barrier.coll;
+    hdr.alg    = 0;
+    hdr.flags  = 0;
+    hdr.round  = (uint32_t)round;
+    hdr.root   = -1;
+    hdr.src    = (uint32_t)comm->rank;
+    hdr.cid    = comm->cid;
+    hdr.seq    = slot->seq;
+    hdr.status = 0;
+    if ((slot->status != AMC_SUCCESS) && (hdr.coll != 0)) {
+        /* the allreduce's error travels with its partial result: every
+         * rank's result depends on this one, so every rank learns it */
+        hdr.flags  = AMC_WIRE_FLAG_ABORT;
+        hdr.status = (uint8_t)slot->status;
+    }
     (void)amc_wire_pack(&hdr, &slot->hdr[round]); /* its length: amc_wire_len */
 }
 
@@ -93,6 +137,9 @@ void amc_barrier_advance(struct amc_comm *comm, amc_coll_slot_t *slot,
     /* synchronization point s reached: rounds 0..s may be sent */
     upto = (b->cur_val + 1 < comm->nrounds) ? b->cur_val + 1 : comm->nrounds;
     for (round = b->rounds_sent; round < upto; round++) {
+        if ((b->coll != 0) && (round > 0)) {
+            amc_allreduce_ctrl_step(comm, slot, round);
+        }
         amc_barrier_fill_header(comm, slot, round);
     }
     *count = upto - b->rounds_sent;
@@ -100,6 +147,9 @@ void amc_barrier_advance(struct amc_comm *comm, amc_coll_slot_t *slot,
     b->send_posted += (uint32_t)*count;
     b->rounds_sent  = upto;
 
+    if ((b->cur_val == comm->nrounds) && (b->coll != 0) && !b->reduced) {
+        amc_allreduce_ctrl_finish(comm, slot);
+    }
     if ((b->cur_val == comm->nrounds) && (b->send_complete == b->send_posted)) {
         if (slot->req != NULL) {
             amc_request_complete(slot->req, slot->status);
@@ -108,22 +158,76 @@ void amc_barrier_advance(struct amc_comm *comm, amc_coll_slot_t *slot,
     }
 }
 
-void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr)
+/* What a message must be before its slot is looked at; NULL if it is. */
+static const char *amc_barrier_check_msg(const struct amc_comm *comm, const amc_wire_hdr_t *hdr,
+                                         size_t len)
+{
+    if (hdr->round >= (uint32_t)comm->nrounds) {
+        return "round out of range for the communicator size";
+    }
+    if (hdr->coll == 0) {
+        if (len != 0) {
+            return "a barrier message carries no data";
+        }
+    } else if ((hdr->coll != AMC_COLL_ALLREDUCE) || (comm->ctrl.pay == 0)) {
+        return "not a collective that runs on the barrier's rounds of this communicator";
+    } else if ((len == 0) || (len > AMC_CTRL_PAY_MAX)) {
+        return "the small allreduce's round message carries 1 to 64 bytes";
+    }
+    if (hdr->src != (uint32_t)amc_barrier_from(comm, hdr->coll, hdr->round)) {
+        return "sender is not this round's partner";
+    }
+    return NULL;
+}
+
+/* Whether a peer's notice gave the instance up before this rank entered
+ * it: every rank was told, and what else comes for it is dropped. */
+static int amc_barrier_slot_told(const amc_coll_slot_t *slot)
+{
+    const amc_early_msg_t *msg;
+
+    for (msg = slot->early; msg != NULL; msg = msg->next) {
+        if (msg->hdr.flags & AMC_WIRE_FLAG_ABORT) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* With the lock held: a barrier's message where this rank runs the small
+ * allreduce, or the reverse. Neither's rounds reach the other: this rank's
+ * call fails, and the others are told. */
+static amc_barrier_verdict_t amc_barrier_other(struct amc_comm *comm, amc_coll_slot_t *slot,
+                                               const amc_wire_hdr_t *hdr)
+{
+    if (amc_coll_ctrl_was_aborted(&comm->ctrl, hdr->seq)) {
+        return AMC_BARRIER_OK; /* reported, and the others told: the rest is dropped */
+    }
+    amc_coll_ctrl_note_aborted(&comm->ctrl, hdr->seq);
+    amc_coll_notify_abort(comm, hdr->seq, slot->barrier.coll ? slot->barrier.coll
+                                                             : AMC_COLL_BARRIER,
+                          -1, AMC_ERR_PROTOCOL);
+    if (slot->req != NULL) {
+        amc_request_complete(slot->req, AMC_ERR_PROTOCOL);
+        slot->req = NULL;
+    } else if (!(slot->barrier.bitvec & 1)) {
+        slot->barrier.told = AMC_ERR_PROTOCOL; /* its call, when it comes, fails */
+    }
+    return AMC_BARRIER_OTHER;
+}
+
+void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, const void *data,
+                            size_t len)
 {
     amc_coll_ctrl_t      *ctrl = &comm->ctrl;
     amc_barrier_verdict_t verdict = AMC_BARRIER_OK;
     amc_coll_slot_t      *slot;
-    int                   bit, first = 0, count = 0;
-    uint32_t              expected_src;
+    const char           *why = amc_barrier_check_msg(comm, hdr, len);
+    int                   bit, first = 0, count = 0, fail = 1;
+    char                  msg[320];
 
-    if (hdr->round >= (uint32_t)comm->nrounds) {
-        amc_barrier_reject(comm, hdr, "round out of range for the communicator size");
-        return;
-    }
-    expected_src = (uint32_t)(((int64_t)comm->rank - ((int64_t)1 << hdr->round) + comm->size) %
-                              comm->size);
-    if (hdr->src != expected_src) {
-        amc_barrier_reject(comm, hdr, "sender is not this round's partner");
+    if (why != NULL) {
+        amc_barrier_reject(comm, hdr, why, 1);
         return;
     }
     bit = hdr->round + 1;
@@ -132,20 +236,50 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr)
     switch (amc_coll_ctrl_slot(ctrl, hdr->seq, comm, &slot)) {
     case AMC_CTRL_FOUND:
         if (slot->kind == AMC_WIRE_COLL) {
-            if (amc_coll_ctrl_was_aborted(ctrl, hdr->seq)) {
+            if (amc_coll_ctrl_was_aborted(ctrl, hdr->seq) || amc_barrier_slot_told(slot)) {
                 break; /* reported, and the others told: the rest is dropped */
             }
             /* this rank's part never reaches the sender's barrier, nor the
              * ranks it passes it on to: tell them all */
             verdict = AMC_BARRIER_MISMATCH;
+            fail    = (slot->inst != NULL); /* else this rank's call, when it comes, fails */
+            if (fail && (hdr->coll == slot->inst->coll)) {
+                snprintf(msg, sizeof(msg), "algorithm mismatch: rank %u runs %s with algorithm "
+                         "recursive_doubling on the barrier's rounds (up to "
+                         "AMC_ALLREDUCE_FAST_MAX bytes), this rank %s on the engine: %s, or "
+                         "count, datatype or op differ", (unsigned)hdr->src,
+                         amc_coll_name(hdr->coll),
+                         amc_alg_name(slot->inst->coll, slot->inst->alg),
+                         amc_alg_config_hint(hdr->coll));
+                why = msg;
+            }
             amc_coll_ctrl_note_aborted(ctrl, hdr->seq);
-            amc_coll_notify_abort(comm, hdr->seq, AMC_COLL_BARRIER, -1, AMC_ERR_PROTOCOL);
+            amc_coll_notify_abort(comm, hdr->seq, hdr->coll ? hdr->coll : AMC_COLL_BARRIER, -1,
+                                  AMC_ERR_PROTOCOL);
             break;
         }
-        slot->kind = AMC_WIRE_BARRIER;
+        if ((slot->kind == AMC_WIRE_BARRIER) && (slot->barrier.coll != hdr->coll)) {
+            verdict = amc_barrier_other(comm, slot, hdr);
+            fail    = 0; /* its call failed, or will */
+            break;
+        }
+        if (slot->kind != AMC_WIRE_BARRIER) {
+            /* written once: senders read it without the lock */
+            slot->kind         = AMC_WIRE_BARRIER;
+            slot->barrier.coll = hdr->coll;
+        }
         if (slot->barrier.bitvec & ((uint64_t)1 << bit)) {
             verdict = AMC_BARRIER_DUPLICATE;
             break;
+        }
+        if (hdr->coll != 0) {
+            /* kept until the round is reduced: the message is the
+             * transport's only until this handler returns */
+            memcpy(amc_coll_slot_in(ctrl, slot, (int)hdr->round), data, len);
+            slot->barrier.in_len[hdr->round] = (uint8_t)len;
+            if ((hdr->flags & AMC_WIRE_FLAG_ABORT) && (slot->status == AMC_SUCCESS)) {
+                slot->status = amc_coll_notice_status(hdr);
+            }
         }
         amc_coll_slot_set_bit(slot, bit);
         amc_barrier_advance(comm, slot, &first, &count);
@@ -165,7 +299,8 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr)
     amc_spin_unlock(&ctrl->lock);
 
     if (verdict != AMC_BARRIER_OK) {
-        amc_barrier_reject(comm, hdr, amc_barrier_verdict_str(verdict));
+        amc_barrier_reject(comm, hdr, (why != NULL) ? why : amc_barrier_verdict_str(verdict, hdr),
+                           fail);
         return;
     }
     /* the completion step: the new synchronization point releases rounds */
@@ -212,12 +347,15 @@ void amc_barrier_send_rounds(struct amc_comm *comm, amc_coll_slot_t *slot,
 {
     amc_transport_t *tp = comm->ctx->tp;
     uint32_t         completed = 0;
+    int              coll = slot->barrier.coll;
+    size_t           len  = (coll != 0) ? slot->barrier.bytes : 0;
     int              round, dest, status, failure = AMC_SUCCESS;
 
     for (round = first; round < first + count; round++) {
-        dest   = amc_comm_peer(comm, ((int64_t)comm->rank + ((int64_t)1 << round)) % comm->size);
+        dest   = amc_comm_peer(comm, amc_barrier_to(comm, coll, round));
         status = tp->ops->send(tp, dest, &slot->hdr[round], amc_wire_len(&slot->hdr[round]),
-                               NULL, 0, AMC_SEND_EAGER, &slot->barrier.send_comp);
+                               (len != 0) ? amc_coll_slot_out(&comm->ctrl, slot, round) : NULL,
+                               len, AMC_SEND_EAGER, &slot->barrier.send_comp);
         if (status == AMC_INPROGRESS) {
             continue;
         }
@@ -234,13 +372,68 @@ void amc_barrier_send_rounds(struct amc_comm *comm, amc_coll_slot_t *slot,
     }
 }
 
-int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
+/* With the lock held, which this unlocks: this rank's call meets peers
+ * that run something else in its instance (their early messages of another
+ * collective or of the engine, or the barrier where this rank runs the
+ * small allreduce, or the reverse). The call fails, the peers are told
+ * unless they told this rank, and the slot is given up: what they send for
+ * it later is dropped as the rest of an aborted instance. */
+static void amc_barrier_refuse(amc_comm_t comm, amc_coll_slot_t *slot, struct amc_request *req,
+                               uint8_t coll)
+{
+    amc_coll_ctrl_t       *ctrl   = &comm->ctrl;
+    const amc_early_msg_t *msg;
+    const char            *what;
+    uint8_t                engine_coll = coll ? coll : AMC_COLL_BARRIER;
+    int                    engine = 0, told = (slot->kind == AMC_WIRE_COLL);
+    int                    status = AMC_ERR_PROTOCOL;
+
+    if (slot->kind == AMC_WIRE_COLL) {
+        for (msg = slot->early; msg != NULL; msg = msg->next) {
+            engine |= (msg->hdr.coll == engine_coll);
+            told   &= !!(msg->hdr.flags & AMC_WIRE_FLAG_ABORT);
+        }
+        if (told && (slot->early != NULL)) {
+            status = amc_coll_notice_status(&slot->early->hdr);
+        }
+        what = !engine     ? "a data collective"
+               : coll != 0 ? "the allreduce on the engine, this rank on the barrier's rounds: "
+                             "count, datatype, op, AMC_ALLREDUCE_FAST_MAX or "
+                             "AMC_ALLREDUCE_ALG differ between ranks"
+                           : "the barrier on the engine, this rank on the fast path: "
+                             "AMC_BARRIER_ALG or AMC_NODE_SIZE differs between ranks";
+    } else if (slot->barrier.told != 0) {
+        told   = 1;
+        status = slot->barrier.told;
+        what   = "another collective, or failed it (the call fails as they told)";
+    } else {
+        what = (coll != 0) ? "a barrier" : "the small allreduce on the barrier's rounds";
+    }
+    if (!told && !amc_coll_ctrl_was_aborted(ctrl, slot->seq)) {
+        /* the peers wait for this rank's part: tell them */
+        amc_coll_notify_abort(comm, slot->seq, engine_coll, -1, AMC_ERR_PROTOCOL);
+    }
+    /* what the peers sent before they learned of it: dropped quietly */
+    amc_coll_ctrl_note_aborted(ctrl, slot->seq);
+    amc_request_complete(req, status);
+    slot->kind            = AMC_WIRE_COLL; /* their later rounds: dropped, not recorded */
+    slot->barrier.bitvec |= 1;
+    amc_early_list_free(&slot->early, ctrl->drop_early, ctrl->drop_arg);
+    amc_coll_ctrl_release(ctrl, slot);
+    amc_spin_unlock(&ctrl->lock);
+    amc_context_flush(comm->ctx); /* the early messages' descriptors, the notices */
+    amc_error(&comm->ctx->log, "%s on communicator 0x%llx: peers run %s",
+              (coll != 0) ? "allreduce" : "barrier", (unsigned long long)comm->cid, what);
+}
+
+int amc_barrier_enter(amc_comm_t comm, struct amc_request *req, const amc_coll_args_t *red)
 {
     amc_coll_ctrl_t *ctrl = &comm->ctrl;
     amc_coll_slot_t *slot;
+    uint8_t          coll = (red != NULL) ? AMC_COLL_ALLREDUCE : 0;
     int              first, count, status;
 
-    status = amc_comm_enter(comm, req, "barrier", &slot);
+    status = amc_comm_enter(comm, req, (red != NULL) ? "allreduce" : "barrier", &slot);
     if (status != AMC_SUCCESS) {
         return status;
     }
@@ -254,9 +447,11 @@ int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
         amc_coll_args_t  args;
         int              sends;
 
-        memset(&args, 0, sizeof(args));
-        args.coll = AMC_COLL_BARRIER;
-        args.root = -1;
+        if (red != NULL) {
+            args = *red;
+        } else {
+            amc_coll_args_barrier(&args);
+        }
         amc_coll_adopt(fwd, req, &args, NULL); /* a mismatch: no algorithm is looked at */
         sends = amc_coll_advance(fwd);
         amc_spin_unlock(&ctrl->lock);
@@ -266,34 +461,17 @@ int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
         amc_context_flush(comm->ctx);
         return AMC_SUCCESS;
     }
-    if (slot->kind == AMC_WIRE_COLL) {
-        /* peers run a data collective where this rank calls a barrier */
-        const amc_early_msg_t *msg;
-        int                    engine = 0, told = 1;
-
-        for (msg = slot->early; msg != NULL; msg = msg->next) {
-            engine |= (msg->hdr.coll == AMC_COLL_BARRIER);
-            told   &= !!(msg->hdr.flags & AMC_WIRE_FLAG_ABORT);
-        }
-        if (!told && !amc_coll_ctrl_was_aborted(ctrl, slot->seq)) {
-            /* the peers wait for this rank's part: tell them */
-            amc_coll_ctrl_note_aborted(ctrl, slot->seq);
-            amc_coll_notify_abort(comm, slot->seq, AMC_COLL_BARRIER, -1, AMC_ERR_PROTOCOL);
-        }
-        amc_request_complete(req, AMC_ERR_PROTOCOL);
-        slot->barrier.bitvec |= 1;
-        amc_early_list_free(&slot->early, ctrl->drop_early, ctrl->drop_arg);
-        amc_coll_ctrl_release(ctrl, slot);
-        amc_spin_unlock(&ctrl->lock);
-        amc_context_flush(comm->ctx); /* the early messages' descriptors */
-        amc_error(&comm->ctx->log, "barrier on communicator 0x%llx: peers run %s",
-                  (unsigned long long)comm->cid,
-                  engine ? "the barrier on the engine, this rank on the fast path: "
-                           "AMC_BARRIER_ALG or AMC_NODE_SIZE differs between ranks"
-                         : "a data collective");
+    if ((slot->kind == AMC_WIRE_COLL) ||
+        ((slot->kind == AMC_WIRE_BARRIER) &&
+         ((slot->barrier.coll != coll) || (slot->barrier.told != 0)))) {
+        amc_barrier_refuse(comm, slot, req, coll); /* unlocks */
         return AMC_SUCCESS;
     }
-    slot->kind = AMC_WIRE_BARRIER;
+    slot->kind         = AMC_WIRE_BARRIER;
+    slot->barrier.coll = coll;
+    if (red != NULL) {
+        amc_allreduce_ctrl_load(comm, slot, red);
+    }
     /* bit 0: the local rank reached the barrier, the first synchronization point */
     amc_coll_slot_set_bit(slot, 0);
     amc_barrier_advance(comm, slot, &first, &count);
@@ -305,6 +483,11 @@ int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
     return AMC_SUCCESS;
 }
 
+int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
+{
+    return amc_barrier_enter(comm, req, NULL);
+}
+
 void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *buf, size_t len)
 {
     const amc_barrier_slot_t *b = &slot->barrier;
@@ -312,8 +495,9 @@ void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *bu
     int                       round, peer, missing = 0;
 
     used = (size_t)snprintf(buf, len,
-                            "barrier seq %llu on communicator 0x%llx (rank %d of %d): cur_val=%d "
+                            "%s seq %llu on communicator 0x%llx (rank %d of %d): cur_val=%d "
                             "of %d, bitvec=0x%llx, sends completed %u of %u; not heard from:",
+                            (b->coll != 0) ? "allreduce (barrier's rounds)" : "barrier",
                             (unsigned long long)slot->seq, (unsigned long long)comm->cid,
                             comm->rank, comm->size, b->cur_val, comm->nrounds,
                             (unsigned long long)b->bitvec, b->send_complete, b->send_posted);
@@ -321,7 +505,7 @@ void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *bu
         if (b->bitvec & ((uint64_t)1 << (round + 1))) {
             continue;
         }
-        peer = (int)(((int64_t)comm->rank - ((int64_t)1 << round) + comm->size) % comm->size);
+        peer = amc_barrier_from(comm, b->coll, (uint32_t)round);
         used += (size_t)snprintf(buf + used, len - used, " rank %d (round %d)", peer, round);
         missing++;
     }

@@ -1,4 +1,5 @@
-/* The dissemination barrier: entry point, handlers and diagnostics. */
+/* The dissemination barrier (and the small allreduce on its rounds): entry
+ * point, handlers and diagnostics. */
 #ifndef AMC_BARRIER_H
 #define AMC_BARRIER_H
 
@@ -17,11 +18,19 @@ int  amc_barrier_start(amc_comm_t comm, struct amc_request *req);
 /* Enters barrier instance seq_next on comm; req completes when it finishes. */
 int  amc_barrier_post(amc_comm_t comm, struct amc_request *req);
 
+/* The same with red the small allreduce's call (am_coll/allreduce_ctrl.h),
+ * NULL for a barrier. */
+struct amc_coll_args;
+int  amc_barrier_enter(amc_comm_t comm, struct amc_request *req,
+                       const struct amc_coll_args *red);
+
 /* With ctrl->lock held: what the instance waits for, for a timeout message. */
 void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *buf, size_t len);
 
-/* Header handler for a barrier message. */
-void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr);
+/* Header handler for a message of the barrier's rounds: len bytes of data
+ * (the small allreduce's partial result; none for a barrier). */
+void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, const void *data,
+                            size_t len);
 
 /* Send completion handler; comp is the slot's send_comp. */
 void amc_barrier_on_send_complete(amc_completion_t *comp, int status);

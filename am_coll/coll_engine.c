@@ -7,6 +7,7 @@
  * advances without its caller.
  */
 #include "am_coll/coll.h"
+#include "am_coll/allreduce_ctrl.h"
 #include "am_coll/topo.h"
 #include "am_coll/alg.h"
 #include "am_coll/comm.h"
@@ -857,17 +858,32 @@ static void amc_coll_barrier_mismatch(amc_comm_t comm, amc_coll_slot_t *slot,
     if (slot->req != NULL) {
         amc_request_complete(slot->req, status);
         slot->req = NULL;
+    } else if (!(slot->barrier.bitvec & 1)) {
+        /* this rank has not entered: its call, when it comes, fails so,
+         * instead of waiting for rounds the peers no longer send */
+        slot->barrier.told = (uint8_t)status;
     }
     if (notice || amc_coll_ctrl_was_aborted(&comm->ctrl, hdr->seq)) {
         return; /* told, or already told the others */
     }
-    amc_error(&comm->ctx->log, "%s message on communicator 0x%llx seq %llu from rank %u: %s",
-              amc_coll_name(hdr->coll), (unsigned long long)comm->cid,
-              (unsigned long long)hdr->seq, (unsigned)hdr->src,
-              (hdr->coll == AMC_COLL_BARRIER)
-                  ? "it runs the barrier on the engine, this rank on the fast path: "
-                    "AMC_BARRIER_ALG or AMC_NODE_SIZE differs between ranks"
-                  : "it runs a data collective where this rank runs a barrier");
+    if ((slot->barrier.coll != 0) && (hdr->coll == slot->barrier.coll)) {
+        amc_error(&comm->ctx->log, "algorithm mismatch on communicator 0x%llx seq %llu: rank %u "
+                  "runs %s with algorithm %s on the engine, this rank recursive_doubling on "
+                  "the barrier's rounds (up to AMC_ALLREDUCE_FAST_MAX bytes): %s, or count, "
+                  "datatype or op differ", (unsigned long long)comm->cid,
+                  (unsigned long long)hdr->seq, (unsigned)hdr->src, amc_coll_name(hdr->coll),
+                  amc_alg_name(hdr->coll, hdr->alg), amc_alg_config_hint(hdr->coll));
+    } else {
+        amc_error(&comm->ctx->log, "%s message on communicator 0x%llx seq %llu from rank %u: %s",
+                  amc_coll_name(hdr->coll), (unsigned long long)comm->cid,
+                  (unsigned long long)hdr->seq, (unsigned)hdr->src,
+                  (hdr->coll == AMC_COLL_BARRIER)
+                      ? "it runs the barrier on the engine, this rank on the fast path: "
+                        "AMC_BARRIER_ALG or AMC_NODE_SIZE differs between ranks"
+                  : (slot->barrier.coll != 0)
+                      ? "it runs another collective where this rank runs allreduce"
+                      : "it runs a data collective where this rank runs a barrier");
+    }
     amc_coll_ctrl_note_aborted(&comm->ctrl, hdr->seq);
     amc_coll_notify_abort(comm, hdr->seq, hdr->coll, hdr->root, AMC_ERR_PROTOCOL);
 }
@@ -1079,6 +1095,9 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     if (alg == NULL) {
         amc_error(&comm->ctx->log, "no algorithm for %s", amc_coll_name(args->coll));
         return AMC_ERR_UNSUPPORTED;
+    }
+    if ((alg->flags & AMC_ALG_FLAG_CTRL) && amc_allreduce_ctrl_ok(comm, args, alg)) {
+        return amc_allreduce_ctrl_start(comm, args, req);
     }
     /* the schedule cache and its users count are shared with handlers that
      * forward a bcast (amc_coll_forward_start): both under the lock */

@@ -15,9 +15,12 @@ static void amc_dispatch_to_comm(struct amc_comm *comm, const amc_wire_hdr_t *hd
 {
     if (hdr->kind == AMC_WIRE_BARRIER) {
         if (desc != NULL) {
-            amc_context_release_desc(comm->ctx, desc); /* barriers carry no data */
+            /* the barrier's rounds carry at most a few words, always eager */
+            amc_context_release_desc(comm->ctx, desc);
+            data = NULL;
+            len  = (len != 0) ? SIZE_MAX : 0;
         }
-        amc_barrier_on_arrival(comm, hdr);
+        amc_barrier_on_arrival(comm, hdr, data, len);
     } else {
         amc_coll_on_arrival(comm, hdr, data, len, desc);
     }

@@ -305,6 +305,12 @@ int amc_op_bind(amc_op_t op, amc_datatype_t dt, amc_op_bound_t *bound)
     return AMC_SUCCESS;
 }
 
+amc_op_kernel_t amc_op_kernel(amc_op_t op, amc_datatype_t dt)
+{
+    return (amc_op_is_predefined(op) && amc_datatype_is_valid(dt)) ? amc_op_kernels[dt][op]
+                                                                   : NULL;
+}
+
 int amc_op_check(amc_op_t op, amc_datatype_t dt)
 {
     amc_op_bound_t bound;

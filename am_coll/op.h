@@ -44,6 +44,10 @@ int amc_op_check(amc_op_t op, amc_datatype_t dt);
 /* amc_op_check, then fills *bound. */
 int amc_op_bind(amc_op_t op, amc_datatype_t dt, amc_op_bound_t *bound);
 
+/* A predefined op's loop for dt, or NULL (a user op, or a pair the rules
+ * forbid): no lock, no lookup beyond the table. */
+amc_op_kernel_t amc_op_kernel(amc_op_t op, amc_datatype_t dt);
+
 /* inout[i] = in[i] (op) inout[i] for i < count. in and inout must not
  * overlap. A predefined op takes either unaligned for the datatype (a slower
  * loop then); a user function gets the pointers as they are and, as in MPI,

@@ -6,7 +6,8 @@
 #define AMC_CTRL_WINDOW_MASK (AMC_CTRL_WINDOW - 1)
 
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lock_live,
-                        amc_early_release_fn_t drop_early, void *drop_arg, unsigned nhdr)
+                        amc_early_release_fn_t drop_early, void *drop_arg, unsigned nhdr,
+                        int payload)
 {
     int i;
 
@@ -16,6 +17,9 @@ void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lo
     ctrl->drop_arg  = drop_arg;
     ctrl->early_max = early_max;
     ctrl->nhdr      = (nhdr < AMC_CTRL_MAX_ROUNDS) ? nhdr : AMC_CTRL_MAX_ROUNDS;
+    ctrl->pay       = payload ? ctrl->nhdr * 2 * AMC_CTRL_PAY_MAX : 0;
+    ctrl->pay_off   = (sizeof(amc_coll_slot_t) + ctrl->nhdr * sizeof(amc_wire_packed_t) + 15) &
+                      ~(size_t)15;
     ctrl->ahead_max = amc_coll_ctrl_ahead_max(early_max, 1, 0); /* the communicator sets it */
     for (i = 0; i < AMC_CTRL_ABORTED; i++) {
         ctrl->aborted[i] = UINT64_MAX;
@@ -91,7 +95,7 @@ static amc_coll_slot_t *amc_coll_slot_alloc(amc_coll_ctrl_t *ctrl, uint64_t seq,
         ctrl->free_slots = slot->next;
     } else {
         /* no blocking call under the lock; malloc only off the common path */
-        slot = malloc(sizeof(*slot) + ctrl->nhdr * sizeof(slot->hdr[0]));
+        slot = malloc(ctrl->pay_off + ctrl->pay);
         if (slot == NULL) {
             return NULL;
         }
@@ -105,6 +109,10 @@ static amc_coll_slot_t *amc_coll_slot_alloc(amc_coll_ctrl_t *ctrl, uint64_t seq,
     slot->barrier.rounds_sent   = 0;
     slot->barrier.send_posted   = 0;
     slot->barrier.send_complete = 0;
+    slot->barrier.coll          = 0;
+    slot->barrier.reduced       = 0;
+    slot->barrier.told          = 0;
+    slot->barrier.bytes         = 0;
     slot->status        = 0;
     slot->done          = 0;
     slot->req           = NULL;

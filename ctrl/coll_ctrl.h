@@ -32,11 +32,20 @@
 #define AMC_CTRL_MAX_ROUNDS 32  /* ceil(log2 N) for any int N */
 #define AMC_CTRL_ABORTED    16  /* abandoned instances remembered (amc_coll_ctrl_note_aborted) */
 
+/* The most bytes a round message of the small allreduce carries: with the
+ * 20-byte header (24 with an error status) it stays on UCX's shared-memory
+ * short path (92 bytes here, doc/design.md). */
+#define AMC_CTRL_PAY_MAX    64
+
 struct amc_request;
 struct amc_comm;
 struct amc_coll_inst;
 
-/* A barrier's state in its slot (am_coll/barrier.c). */
+/* A reduction's loop over count elements: inout[i] = in[i] (op) inout[i]. */
+typedef void (*amc_ctrl_kernel_t)(const void *in, void *inout, size_t count);
+
+/* A barrier's state in its slot (am_coll/barrier.c), or a small allreduce's
+ * that runs on the same rounds and carries its partial results in them. */
 typedef struct amc_barrier_slot {
     uint64_t         bitvec;
     int              cur_val;        /* trailing ones of bitvec, minus one */
@@ -44,6 +53,16 @@ typedef struct amc_barrier_slot {
     uint32_t         send_posted;
     uint32_t         send_complete;
     amc_completion_t send_comp;      /* every send of this instance completes here */
+    /* the small allreduce's; coll is 0 for a barrier */
+    uint8_t          coll;           /* the wire's coll, from the first message or the entry */
+    uint8_t          reduced;        /* the result went to recvbuf (or the request is gone) */
+    uint8_t          told;           /* before the local rank entered, peers gave the instance
+                                      * up with this status: its call fails with it */
+    uint16_t         bytes;          /* bytes per rank; 0 until the local rank entered */
+    uint8_t          in_len[AMC_CTRL_MAX_ROUNDS]; /* what round r's message carried */
+    amc_ctrl_kernel_t kernel;
+    size_t           count;
+    void            *recvbuf;
 } amc_barrier_slot_t;
 
 typedef struct amc_coll_slot {
@@ -81,13 +100,32 @@ typedef struct amc_coll_ctrl {
     amc_early_release_fn_t drop_early;  /* gives a dropped early message's descriptor or token back */
     void            *drop_arg;
     unsigned         nhdr;         /* headers per slot: the barrier's rounds on this communicator */
+    unsigned         pay;          /* payload bytes per slot after the headers: per round, what
+                                    * arrived and what was sent (AMC_CTRL_PAY_MAX each); 0 where
+                                    * the small allreduce cannot run */
+    size_t           pay_off;      /* where it starts in a slot: aligned for any datatype */
 } amc_coll_ctrl_t;
 
 /* lock_live: the context's "threads may meet now" flag (base/spinlock.h), or NULL.
  * nhdr: the barrier's rounds on the communicator (its slots carry that many
- * headers), at most AMC_CTRL_MAX_ROUNDS. */
+ * headers), at most AMC_CTRL_MAX_ROUNDS; payload: whether the slots carry
+ * room for the small allreduce's round data. */
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lock_live,
-                        amc_early_release_fn_t drop_early, void *drop_arg, unsigned nhdr);
+                        amc_early_release_fn_t drop_early, void *drop_arg, unsigned nhdr,
+                        int payload);
+
+/* Round r's data in a slot: what arrived (in) and what this rank sent (out). */
+static inline uint8_t *amc_coll_slot_in(const amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot,
+                                        int round)
+{
+    return (uint8_t *)slot + ctrl->pay_off + (size_t)round * 2 * AMC_CTRL_PAY_MAX;
+}
+
+static inline uint8_t *amc_coll_slot_out(const amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot,
+                                         int round)
+{
+    return amc_coll_slot_in(ctrl, slot, round) + AMC_CTRL_PAY_MAX;
+}
 /* drop is called for every slot still in use (teardown with instances
  * running): it releases what the slot holds beyond itself (request,
  * collective state); early messages are freed here. */

@@ -119,6 +119,11 @@ static void amc_fuzz_read_config(amc_fuzz_in_t *in, amc_config_t *cfg)
     if (b & 0x10) {
         cfg->early_max = 4; /* a small early store and arrival bound */
     }
+    if (b & 0x20) {
+        /* as on a node with a core per rank: recursive doubling, and with
+         * it the small allreduce on the barrier's rounds, at 4 and 8 */
+        cfg->oversub_linear_max_ranks = 0;
+    }
 }
 
 static void amc_fuzz_read_program(amc_fuzz_in_t *in, amc_fuzz_world_t *w)

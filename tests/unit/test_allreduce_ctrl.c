@@ -1,0 +1,558 @@
+/*
+ * The small allreduce on the barrier's rounds (am_coll/allreduce_ctrl.c),
+ * over the fake fabric:
+ *  - every predefined op and datatype, 1 to 64 bytes, in place or not, at
+ *    N = 2, 4, 8, 16, with ranks entering and messages (and send
+ *    completions) arriving in random orders: each rank's result equals the
+ *    ops applied in rank order, bit for bit on every rank, and no schedule
+ *    is built (the engine's path would cache one);
+ *  - AMC_ALLREDUCE_FAST_MAX=0, 65 bytes, a user op and N = 3 take the engine;
+ *  - up to 12 instances outstanding at once, completed out of order;
+ *  - ranks whose counts differ, a rank on the engine, a rank in a barrier,
+ *    a freed request, forged messages: every rank's call ends with an
+ *    error (none waits for ever, none returns a wrong sum), the caller's
+ *    buffer is untouched once the request is gone, and the communicator
+ *    still runs allreduce and barrier afterwards.
+ */
+#include "tests/unit/harness.h"
+#include "am_coll/datatype.h"
+#include "am_coll/op.h"
+#include "handlers/wire.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_N     16
+#define MAX_BYTES 64
+#define ROW       256 /* a rank's buffer: room for the engine's larger calls too */
+#define OUTSTANDING 12
+
+static amc_test_rng_t rng;
+
+static size_t dt_size(amc_datatype_t dt)
+{
+    size_t size = 0;
+
+    (void)amc_datatype_size(dt, &size);
+    return size;
+}
+
+/* Inputs whose reduction is exact in any order: integers any bits (their
+ * ops wrap), floating point small integers (1 or 2 for a product). */
+static void fill(amc_datatype_t dt, amc_op_t op, void *buf, size_t count)
+{
+    uint8_t *b = buf;
+    size_t   i;
+
+    for (i = 0; i < count * dt_size(dt); i++) {
+        b[i] = (uint8_t)amc_test_rng_next(&rng);
+    }
+    for (i = 0; i < count; i++) {
+        int v = (op == AMC_PROD) ? 1 + (int)amc_test_rng_below(&rng, 2)
+                                 : (int)amc_test_rng_below(&rng, 9) - 4;
+
+        if (dt == AMC_FLOAT) {
+            ((float *)buf)[i] = (float)v;
+        } else if (dt == AMC_DOUBLE) {
+            ((double *)buf)[i] = (double)v;
+        }
+    }
+}
+
+/* ref = in[0] op in[1] op ... op in[n-1], MPI's order. */
+static void reference(amc_datatype_t dt, amc_op_t op, uint8_t in[][ROW], int n,
+                      size_t count, uint8_t *ref)
+{
+    uint8_t tmp[ROW];
+    size_t  bytes = count * dt_size(dt);
+    int     r;
+
+    memcpy(ref, in[0], bytes);
+    for (r = 1; r < n; r++) {
+        memcpy(tmp, in[r], bytes);
+        amc_op_reduce(op, dt, ref, tmp, count); /* tmp = ref op in[r] */
+        memcpy(ref, tmp, bytes);
+    }
+}
+
+static void world_new(amc_test_world_t *w, int n, unsigned fast_max,
+                      amc_fake_completion_t completion)
+{
+    amc_config_t cfg;
+    int          rc;
+
+    amc_config_defaults(&cfg);
+    cfg.log_level                = -1;
+    cfg.oversub_linear_max_ranks = 0; /* recursive doubling, as on a node with a core each */
+    cfg.allreduce_fast_max       = fast_max;
+    rc = amc_test_world_create(w, n, completion, &cfg);
+    CHECK(rc == AMC_SUCCESS, "world of %d: %s", n, amc_strerror(rc));
+}
+
+/* Runs steps until every started request finished: a step enters a rank
+ * that has not entered yet (enter[r] set, started[r] clear) or delivers one
+ * deliverable event, chosen at random when rand_order, else in order. */
+static int drive(amc_test_world_t *w, amc_request_t *reqs, const int *enter, int *started,
+                 int (*start)(int rank, void *arg), void *arg, int rand_order, int *status)
+{
+    int    rank, flag, pending, waiting, guard;
+    size_t ready;
+
+    for (rank = 0; rank < w->n; rank++) {
+        status[rank] = -1;
+    }
+    for (guard = 0; guard < 200000; guard++) {
+        waiting = 0;
+        for (rank = 0; rank < w->n; rank++) {
+            waiting += enter[rank] && !started[rank];
+        }
+        ready = amc_fake_deliverable(w->fabric);
+        if (rand_order ? (waiting > 0) && (amc_test_rng_below(&rng, ready + waiting) < (size_t)waiting)
+                       : (waiting > 0)) {
+            size_t pick = amc_test_rng_below(&rng, (size_t)waiting);
+
+            for (rank = 0; rank < w->n; rank++) {
+                if (enter[rank] && !started[rank] && (pick-- == 0)) {
+                    int rc = start(rank, arg);
+
+                    CHECK(rc == AMC_SUCCESS, "start at rank %d: %s", rank, amc_strerror(rc));
+                    started[rank] = 1;
+                    break;
+                }
+            }
+        } else if (ready > 0) {
+            amc_fake_deliver(w->fabric, rand_order ? amc_test_rng_below(&rng, ready) : 0);
+        }
+        pending = 0;
+        for (rank = 0; rank < w->n; rank++) {
+            if (started[rank] && (status[rank] == -1)) {
+                flag         = 0;
+                status[rank] = amc_test(&reqs[rank], &flag);
+                if ((status[rank] == AMC_SUCCESS) && !flag) {
+                    status[rank] = -1;
+                }
+            }
+            pending += enter[rank] && (status[rank] == -1);
+        }
+        if (!pending) {
+            return 1;
+        }
+        if ((ready == 0) && (waiting == 0)) {
+            return 0; /* nothing left to happen: a hang */
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    amc_test_world_t *w;
+    amc_request_t    *reqs;
+    uint8_t         (*in)[ROW];
+    uint8_t         (*out)[ROW];
+    size_t           *count;      /* per rank */
+    amc_datatype_t    dt;
+    amc_op_t          op;
+    int               in_place;
+    int               barrier_rank; /* this rank calls a barrier instead; -1: none */
+} call_t;
+
+static int start_allreduce(int rank, void *arg)
+{
+    call_t    *c    = arg;
+    amc_comm_t comm = amc_test_world_comm(c->w, rank);
+
+    if (rank == c->barrier_rank) {
+        return amc_ibarrier(comm, &c->reqs[rank]);
+    }
+    if (c->in_place) {
+        memcpy(c->out[rank], c->in[rank], c->count[rank] * dt_size(c->dt));
+        return amc_iallreduce(AMC_IN_PLACE, c->out[rank], c->count[rank], c->dt, c->op, comm,
+                              &c->reqs[rank]);
+    }
+    return amc_iallreduce(c->in[rank], c->out[rank], c->count[rank], c->dt, c->op, comm,
+                          &c->reqs[rank]);
+}
+
+/* Every rank calls allreduce (count each), all entering up front or at
+ * random; status[r] is rank r's result. 0 if a rank never finished. */
+static int run(amc_test_world_t *w, call_t *c, int rand_order, int *status)
+{
+    amc_request_t reqs[MAX_N];
+    int           enter[MAX_N], started[MAX_N], rank;
+
+    c->w    = w;
+    c->reqs = reqs;
+    for (rank = 0; rank < w->n; rank++) {
+        enter[rank]   = 1;
+        started[rank] = 0;
+    }
+    return drive(w, reqs, enter, started, start_allreduce, c, rand_order, status);
+}
+
+/* All ranks agree, results right; returns 1 if so. */
+static int check_results(amc_test_world_t *w, call_t *c, const int *status, const char *what)
+{
+    uint8_t ref[ROW];
+    size_t  bytes = c->count[0] * dt_size(c->dt);
+    int     rank, ok = 1;
+
+    reference(c->dt, c->op, c->in, w->n, c->count[0], ref);
+    for (rank = 0; rank < w->n; rank++) {
+        ok &= (status[rank] == AMC_SUCCESS) && (memcmp(c->out[rank], ref, bytes) == 0);
+        CHECK(status[rank] == AMC_SUCCESS, "%s: rank %d: %s", what, rank,
+              amc_strerror(status[rank]));
+        CHECK(memcmp(c->out[rank], ref, bytes) == 0, "%s: rank %d result differs", what, rank);
+    }
+    return ok;
+}
+
+static int no_schedule(amc_test_world_t *w)
+{
+    int rank, none = 1;
+
+    for (rank = 0; rank < w->n; rank++) {
+        none &= (amc_test_world_comm(w, rank)->sched_cache == NULL);
+    }
+    return none;
+}
+
+static void call_init(call_t *c, uint8_t (*in)[ROW], uint8_t (*out)[ROW],
+                      size_t *count, int n, size_t cnt, amc_datatype_t dt, amc_op_t op)
+{
+    int rank;
+
+    memset(c, 0, sizeof(*c));
+    c->in           = in;
+    c->out          = out;
+    c->count        = count;
+    c->dt           = dt;
+    c->op           = op;
+    c->barrier_rank = -1;
+    for (rank = 0; rank < n; rank++) {
+        count[rank] = cnt;
+        fill(dt, op, in[rank], cnt);
+        memset(out[rank], 0xee, ROW);
+    }
+}
+
+/* Every op and datatype the rules allow, every size in bytes up to 64. */
+static void test_results(int n, amc_fake_completion_t completion, unsigned long *cases)
+{
+    static uint8_t   in[MAX_N][ROW], out[MAX_N][ROW];
+    size_t           count[MAX_N];
+    amc_test_world_t w;
+    call_t           c;
+    int              status[MAX_N], dt, op, in_place;
+    size_t           cnt, size, max;
+    char             what[128];
+
+    world_new(&w, n, 64, completion);
+    for (dt = 0; dt <= (int)AMC_DOUBLE; dt++) {
+        size = dt_size((amc_datatype_t)dt);
+        for (op = 0; op <= (int)AMC_BXOR; op++) {
+            if (amc_op_kernel((amc_op_t)op, (amc_datatype_t)dt) == NULL) {
+                continue;
+            }
+            max = MAX_BYTES / size;
+            for (cnt = 1; cnt <= max;
+                 cnt = (cnt < 4) ? cnt + 1 : ((cnt * 2 > max) && (cnt < max)) ? max : cnt * 2) {
+                for (in_place = 0; in_place < 2; in_place++) {
+                    call_init(&c, in, out, count, n, cnt, (amc_datatype_t)dt, (amc_op_t)op);
+                    c.in_place = in_place;
+                    snprintf(what, sizeof(what), "n=%d %s %s count %zu%s",
+                             n, amc_datatype_name((amc_datatype_t)dt),
+                             amc_op_name((amc_op_t)op), cnt, in_place ? " in place" : "");
+                    CHECK(run(&w, &c, (int)((*cases) % 3 != 0), status), "%s: hangs", what);
+                    check_results(&w, &c, status, what);
+                    (*cases)++;
+                }
+            }
+        }
+    }
+    CHECK(no_schedule(&w), "n=%d: a schedule was built: the engine ran", n);
+    CHECK(amc_fake_header_violations(w.fabric) == 0, "n=%d: header changed in flight", n);
+    amc_test_world_destroy(&w);
+}
+
+static void user_sum(const void *in, void *inout, size_t count, amc_datatype_t dt)
+{
+    size_t i;
+
+    (void)dt;
+    for (i = 0; i < count; i++) {
+        /* wraps as AMC_SUM's loop does */
+        ((int32_t *)inout)[i] = (int32_t)((uint32_t)((int32_t *)inout)[i] +
+                                          (uint32_t)((const int32_t *)in)[i]);
+    }
+}
+
+/* What takes the engine instead: a schedule is built, results alike. */
+static void test_engine_cases(void)
+{
+    static uint8_t   in[MAX_N][ROW], out[MAX_N][ROW];
+    size_t           count[MAX_N];
+    amc_test_world_t w;
+    call_t           c;
+    int              status[MAX_N];
+    amc_op_t         user;
+
+    /* turned off */
+    world_new(&w, 4, 0, AMC_FAKE_COMPLETE_ON_DELIVERY);
+    call_init(&c, in, out, count, 4, 2,
+              AMC_INT32, AMC_SUM);
+    CHECK(run(&w, &c, 1, status), "fast max 0: hangs");
+    check_results(&w, &c, status, "fast max 0");
+    CHECK(!no_schedule(&w), "AMC_ALLREDUCE_FAST_MAX=0 still ran on the barrier's rounds");
+    amc_test_world_destroy(&w);
+
+    /* a user op */
+    world_new(&w, 2, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
+    CHECK(amc_op_create(user_sum, 1, &user) == AMC_SUCCESS, "op create");
+    call_init(&c, in, out, count, 2, 3, AMC_INT32, AMC_SUM);
+    c.op = user;
+    CHECK(run(&w, &c, 1, status), "user op: hangs");
+    c.op = AMC_SUM; /* the reference's */
+    check_results(&w, &c, status, "user op");
+    CHECK(!no_schedule(&w), "a user op ran on the barrier's rounds");
+    CHECK(amc_op_free(&user) == AMC_SUCCESS, "op free");
+    amc_test_world_destroy(&w);
+
+    /* N = 3: not a power of two */
+    world_new(&w, 3, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
+    call_init(&c, in, out, count, 3, 4,
+              AMC_INT64, AMC_MAX);
+    CHECK(run(&w, &c, 1, status), "n=3: hangs");
+    check_results(&w, &c, status, "n=3");
+    CHECK(!no_schedule(&w), "n=3 ran on the barrier's rounds");
+    amc_test_world_destroy(&w);
+}
+
+/* 65 bytes: one past the most a round message carries. */
+static void test_too_big(void)
+{
+    uint8_t          in[2][65], out[2][65];
+    amc_request_t    reqs[2];
+    amc_test_world_t w;
+    int              status[2], rank;
+
+    world_new(&w, 2, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
+    for (rank = 0; rank < 2; rank++) {
+        memset(in[rank], rank + 1, sizeof(in[rank]));
+        CHECK(amc_iallreduce(in[rank], out[rank], 65, AMC_UINT8, AMC_SUM,
+                             amc_test_world_comm(&w, rank), &reqs[rank]) == AMC_SUCCESS, "start");
+    }
+    CHECK(amc_test_world_drive(&w, reqs, status), "65 bytes: hangs");
+    for (rank = 0; rank < 2; rank++) {
+        CHECK((status[rank] == AMC_SUCCESS) && (out[rank][0] == 3) && (out[rank][64] == 3),
+              "65 bytes at rank %d", rank);
+    }
+    CHECK(!no_schedule(&w), "65 bytes ran on the barrier's rounds");
+    amc_test_world_destroy(&w);
+}
+
+/* OUTSTANDING non-blocking calls per rank at once, each rank starting them
+ * in order, messages in random order; completed in reverse. */
+static void test_outstanding(int n)
+{
+    static uint32_t  in[OUTSTANDING][MAX_N][4], out[OUTSTANDING][MAX_N][4];
+    amc_request_t    reqs[OUTSTANDING][MAX_N];
+    amc_test_world_t w;
+    uint32_t         sum;
+    int              k, rank, i, rc, flag, guard;
+
+    world_new(&w, n, 64, AMC_FAKE_COMPLETE_ON_SEND);
+    for (k = 0; k < OUTSTANDING; k++) {
+        for (rank = 0; rank < n; rank++) {
+            for (i = 0; i < 4; i++) {
+                in[k][rank][i] = (uint32_t)(k * 1000 + rank * 10 + i);
+            }
+            rc = amc_iallreduce(in[k][rank], out[k][rank], 4, AMC_UINT32, AMC_SUM,
+                                amc_test_world_comm(&w, rank), &reqs[k][rank]);
+            CHECK(rc == AMC_SUCCESS, "outstanding %d at rank %d: %s", k, rank, amc_strerror(rc));
+            if (amc_fake_deliverable(w.fabric) > 0) {
+                amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, amc_fake_deliverable(w.fabric)));
+            }
+        }
+    }
+    for (guard = 0; (amc_fake_deliverable(w.fabric) > 0) && (guard < 100000); guard++) {
+        amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, amc_fake_deliverable(w.fabric)));
+    }
+    for (k = OUTSTANDING - 1; k >= 0; k--) {
+        for (rank = 0; rank < n; rank++) {
+            flag = 0;
+            rc   = amc_test(&reqs[k][rank], &flag);
+            CHECK((rc == AMC_SUCCESS) && flag, "outstanding %d at rank %d: %s, done %d", k, rank,
+                  amc_strerror(rc), flag);
+            for (i = 0; i < 4; i++) {
+                sum = (uint32_t)(n * (k * 1000 + i) + 10 * n * (n - 1) / 2);
+                CHECK(out[k][rank][i] == sum, "outstanding %d rank %d [%d]: %u, want %u", k, rank,
+                      i, out[k][rank][i], sum);
+            }
+        }
+    }
+    CHECK(no_schedule(&w), "outstanding: a schedule was built");
+    amc_test_world_destroy(&w);
+}
+
+/* After an error: allreduce and barrier on the same communicator work. */
+static void check_usable(amc_test_world_t *w, const char *what)
+{
+    static uint8_t in[MAX_N][ROW], out[MAX_N][ROW];
+    size_t         count[MAX_N];
+    amc_request_t  reqs[MAX_N];
+    call_t         c;
+    int            status[MAX_N], rank, round;
+
+    for (round = 0; round < 3; round++) {
+        call_init(&c, in, out, count, w->n, 3, AMC_INT32, AMC_SUM);
+        CHECK(run(w, &c, 1, status), "%s: the next allreduce hangs", what);
+        check_results(w, &c, status, what);
+        for (rank = 0; rank < w->n; rank++) {
+            CHECK(amc_ibarrier(amc_test_world_comm(w, rank), &reqs[rank]) == AMC_SUCCESS,
+                  "%s: barrier", what);
+        }
+        CHECK(amc_test_world_drive(w, reqs, status), "%s: the next barrier hangs", what);
+        for (rank = 0; rank < w->n; rank++) {
+            CHECK(status[rank] == AMC_SUCCESS, "%s: barrier at rank %d: %s", what, rank,
+                  amc_strerror(status[rank]));
+        }
+    }
+}
+
+/* One rank's call differs from the others' small allreduce: its count
+ * (odd_count, on the barrier's rounds too or, over 64 bytes, on the
+ * engine), or it calls a barrier (odd_count 0; the rank moves with the
+ * seed). Every rank fails with want (any error if 0), none hangs, none gets
+ * a result, and the communicator works afterwards; random orders but the
+ * first. */
+static void test_mismatch(int n, int odd, size_t odd_count, int want)
+{
+    static uint8_t   in[MAX_N][ROW], out[MAX_N][ROW];
+    size_t           count[MAX_N];
+    amc_test_world_t w;
+    call_t           c;
+    int              status[MAX_N], rank, seed;
+    char             what[96];
+
+    for (seed = 0; seed < (amc_test_quick() ? 10 : 60); seed++) {
+        world_new(&w, n, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
+        call_init(&c, in, out, count, n, 2, AMC_INT32, AMC_SUM);
+        if (odd_count != 0) {
+            count[odd] = odd_count;
+            snprintf(what, sizeof(what), "n=%d rank %d count %zu (seed %d)", n, odd, odd_count,
+                     seed);
+        } else {
+            c.barrier_rank = (odd + seed) % n;
+            snprintf(what, sizeof(what), "n=%d barrier at rank %d (seed %d)", n, c.barrier_rank,
+                     seed);
+        }
+        CHECK(run(&w, &c, seed > 0, status), "%s: a rank never finished", what);
+        for (rank = 0; rank < n; rank++) {
+            CHECK((want != 0) ? (status[rank] == want) : (status[rank] != AMC_SUCCESS),
+                  "%s: rank %d: %s", what, rank,
+                  (status[rank] == AMC_SUCCESS) ? "succeeded" : amc_strerror(status[rank]));
+        }
+        check_usable(&w, what);
+        amc_test_world_destroy(&w);
+    }
+}
+
+/* A request freed before its instance ended: the result must not land in
+ * the caller's buffer afterwards, and the instance still ends for the
+ * others. */
+static void test_freed_request(void)
+{
+    int32_t          in[2] = { 1, 2 }, out[2] = { -7, -7 };
+    amc_request_t    reqs[2];
+    amc_test_world_t w;
+
+    world_new(&w, 2, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
+    CHECK(amc_iallreduce(&in[0], &out[0], 1, AMC_INT32, AMC_SUM, amc_test_world_comm(&w, 0),
+                         &reqs[0]) == AMC_SUCCESS, "start 0");
+    CHECK(amc_request_free(&reqs[0]) == AMC_SUCCESS, "free");
+    CHECK(amc_iallreduce(&in[1], &out[1], 1, AMC_INT32, AMC_SUM, amc_test_world_comm(&w, 1),
+                         &reqs[1]) == AMC_SUCCESS, "start 1");
+    while (amc_fake_deliverable(w.fabric) > 0) {
+        amc_fake_deliver(w.fabric, 0);
+    }
+    CHECK(amc_wait(&reqs[1]) == AMC_SUCCESS, "rank 1's call");
+    CHECK(out[1] == 3, "rank 1's result %d", (int)out[1]);
+    CHECK(out[0] == -7, "the freed request's buffer was written: %d", (int)out[0]);
+    amc_test_world_destroy(&w);
+}
+
+/* A round message a correct peer never sends: no data, too much, from the
+ * wrong partner, on a communicator of 3. Each is refused (AMC_ERR_PROTOCOL
+ * from the next call's wait), nothing else changes. */
+static void test_forged(void)
+{
+    static const struct {
+        int      n, src, dst;
+        unsigned round;
+        size_t   len;
+        const char *what;
+    } cases[] = {
+        { 2, 1, 0, 0, 0,  "no data" },
+        { 2, 1, 0, 0, 65, "65 bytes" },
+        { 4, 2, 0, 0, 8,  "rank 2 is not round 0's partner of rank 0" },
+        { 4, 1, 0, 2, 8,  "round 2 of 2" },
+        { 3, 1, 0, 0, 8,  "a communicator of 3" },
+    };
+    uint8_t           data[65];
+    amc_wire_hdr_t    hdr;
+    amc_wire_packed_t p;
+    amc_test_world_t  w;
+    size_t            i, len;
+    int               rc;
+
+    memset(data, 1, sizeof(data));
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        world_new(&w, cases[i].n, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
+        memset(&hdr, 0, sizeof(hdr));
+        hdr.kind  = AMC_WIRE_BARRIER;
+        hdr.coll  = AMC_COLL_ALLREDUCE;
+        hdr.round = cases[i].round;
+        hdr.root  = -1;
+        hdr.src   = (uint32_t)cases[i].src;
+        hdr.cid   = amc_test_world_comm(&w, 0)->cid;
+        hdr.seq   = 0;
+        len       = amc_wire_pack(&hdr, &p);
+        rc = amc_fake_inject_data(w.fabric, cases[i].src, cases[i].dst, &p, len, data,
+                                  cases[i].len, AMC_SEND_EAGER);
+        CHECK(rc == AMC_SUCCESS, "inject");
+        amc_fake_deliver(w.fabric, 0);
+        rc = amc_comm_take_error(amc_test_world_comm(&w, cases[i].dst));
+        CHECK(rc == AMC_ERR_PROTOCOL, "%s: %s", cases[i].what, amc_strerror(rc));
+        check_usable(&w, cases[i].what);
+        amc_test_world_destroy(&w);
+    }
+}
+
+int main(void)
+{
+    unsigned long cases = 0;
+    int           n;
+
+    amc_test_rng_seed(&rng, 20261125);
+    for (n = 2; n <= MAX_N; n *= 2) {
+        if (amc_test_quick() && (n > 4)) {
+            break;
+        }
+        test_results(n, (n == 4) ? AMC_FAKE_COMPLETE_ON_SEND : AMC_FAKE_COMPLETE_ON_DELIVERY,
+                     &cases);
+    }
+    printf("%lu allreduce cases\n", cases);
+    test_engine_cases();
+    test_too_big();
+    test_outstanding(2);
+    test_outstanding(8);
+    test_mismatch(2, 1, 3, AMC_ERR_TRUNCATE);
+    test_mismatch(4, 2, 1, AMC_ERR_TRUNCATE);
+    test_mismatch(8, 5, 16, AMC_ERR_TRUNCATE);
+    test_mismatch(4, 3, 40, 0); /* 160 bytes: that rank runs the engine */
+    test_mismatch(2, 0, 0, AMC_ERR_PROTOCOL);
+    test_mismatch(4, 0, 0, AMC_ERR_PROTOCOL);
+    test_freed_request();
+    test_forged();
+    return amc_test_summary("test_allreduce_ctrl");
+}
