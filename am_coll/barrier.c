@@ -6,13 +6,14 @@
  * counts send_complete. The instance finishes when cur_val passed the last
  * round and every send it posted completed.
  *
- * The small allreduce (am_coll/allreduce_ctrl.c) runs on the same machine:
- * its rounds exchange with rank XOR 2^r instead of passing on to rank + 2^r,
- * and each message carries the sender's partial result. A round may be sent
+ * Small allreduce and allgather (am_coll/ctrl_coll.c) run on the same
+ * machine: their rounds exchange with rank XOR 2^r instead of passing on to
+ * rank + 2^r, and each message carries the sender's partial result or the
+ * blocks it gathered. A round may be sent
  * once the rounds before it arrived, which is cur_val's rule unchanged.
  */
 #include "am_coll/barrier.h"
-#include "am_coll/allreduce_ctrl.h"
+#include "am_coll/ctrl_coll.h"
 #include "am_coll/alg.h"
 #include "am_coll/topo.h"
 #include "am_coll/comm.h"
@@ -44,21 +45,24 @@ static const char *amc_barrier_verdict_str(amc_barrier_verdict_t verdict, const 
     case AMC_BARRIER_NO_MEMORY: return "out of memory for an early arrival";
     case AMC_BARRIER_MISMATCH:
         return (hdr->coll != 0)
-                   ? "the small allreduce on the barrier's rounds where this rank runs a "
+                   ? "a small collective on the barrier's rounds where this rank runs a "
                      "schedule (ranks differ in collective, count, datatype or op, or in "
-                     "AMC_ALLREDUCE_FAST_MAX / AMC_ALLREDUCE_ALG)"
+                     "AMC_FAST_MAX / AMC_<COLL>_ALG)"
                    : "a barrier where this rank runs a data collective "
                      "(or the barrier on the engine: AMC_BARRIER_ALG or "
                      "AMC_NODE_SIZE differs between ranks)";
     case AMC_BARRIER_OTHER:
-        return (hdr->coll != 0) ? "the small allreduce where this rank runs a barrier"
-                                : "a barrier where this rank runs the small allreduce";
+        return (hdr->coll != 0) ? "a small collective on the barrier's rounds where this rank "
+                                  "runs a barrier or another one"
+                                : "a barrier where this rank runs a small collective on its "
+                                  "rounds";
     default:                    return "accepted";
     }
 }
 
 /* The partners of round r: the barrier hears from rank - 2^r and passes on
- * to rank + 2^r; the allreduce (coll != 0) exchanges with rank XOR 2^r. */
+ * to rank + 2^r; allreduce and allgather (coll != 0) exchange with rank
+ * XOR 2^r. */
 static inline int amc_barrier_from(const struct amc_comm *comm, int coll, uint32_t round)
 {
     if (coll != 0) {
@@ -90,7 +94,8 @@ static void amc_barrier_reject(struct amc_comm *comm, const amc_wire_hdr_t *hdr,
 {
     amc_error(&comm->ctx->log,
               "%s message rejected on communicator 0x%llx (seq=%llu round=%u "
-              "src=%u, local seq_base=%llu): %s", (hdr->coll != 0) ? "allreduce" : "barrier",
+              "src=%u, local seq_base=%llu): %s",
+              (hdr->coll != 0) ? amc_coll_name(hdr->coll) : "barrier",
               (unsigned long long)comm->cid, (unsigned long long)hdr->seq,
               (unsigned)hdr->round, (unsigned)hdr->src,
               (unsigned long long)comm->ctrl.seq_base, why);
@@ -114,7 +119,7 @@ static void amc_barrier_fill_header(struct amc_comm *comm, amc_coll_slot_t *slot
     hdr.seq    = slot->seq;
     hdr.status = 0;
     if ((slot->status != AMC_SUCCESS) && (hdr.coll != 0)) {
-        /* the allreduce's error travels with its partial result: every
+        /* the error travels with the partial result: every
          * rank's result depends on this one, so every rank learns it */
         hdr.flags  = AMC_WIRE_FLAG_ABORT;
         hdr.status = (uint8_t)slot->status;
@@ -138,7 +143,7 @@ void amc_barrier_advance(struct amc_comm *comm, amc_coll_slot_t *slot,
     upto = (b->cur_val + 1 < comm->nrounds) ? b->cur_val + 1 : comm->nrounds;
     for (round = b->rounds_sent; round < upto; round++) {
         if ((b->coll != 0) && (round > 0)) {
-            amc_allreduce_ctrl_step(comm, slot, round);
+            amc_ctrl_coll_step(comm, slot, round);
         }
         amc_barrier_fill_header(comm, slot, round);
     }
@@ -148,7 +153,7 @@ void amc_barrier_advance(struct amc_comm *comm, amc_coll_slot_t *slot,
     b->rounds_sent  = upto;
 
     if ((b->cur_val == comm->nrounds) && (b->coll != 0) && !b->reduced) {
-        amc_allreduce_ctrl_finish(comm, slot);
+        amc_ctrl_coll_finish(comm, slot);
     }
     if ((b->cur_val == comm->nrounds) && (b->send_complete == b->send_posted)) {
         if (slot->req != NULL) {
@@ -169,10 +174,10 @@ static const char *amc_barrier_check_msg(const struct amc_comm *comm, const amc_
         if (len != 0) {
             return "a barrier message carries no data";
         }
-    } else if ((hdr->coll != AMC_COLL_ALLREDUCE) || (comm->ctrl.pay == 0)) {
+    } else if (!amc_ctrl_coll_is(hdr->coll) || (comm->ctrl.pay == 0)) {
         return "not a collective that runs on the barrier's rounds of this communicator";
     } else if ((len == 0) || (len > AMC_CTRL_PAY_MAX)) {
-        return "the small allreduce's round message carries 1 to 64 bytes";
+        return "a round message of a small collective carries 1 to 64 bytes";
     }
     if (hdr->src != (uint32_t)amc_barrier_from(comm, hdr->coll, hdr->round)) {
         return "sender is not this round's partner";
@@ -246,7 +251,7 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, co
             if (fail && (hdr->coll == slot->inst->coll)) {
                 snprintf(msg, sizeof(msg), "algorithm mismatch: rank %u runs %s with algorithm "
                          "recursive_doubling on the barrier's rounds (up to "
-                         "AMC_ALLREDUCE_FAST_MAX bytes), this rank %s on the engine: %s, or "
+                         "AMC_FAST_MAX bytes), this rank %s on the engine: %s, or "
                          "count, datatype or op differ", (unsigned)hdr->src,
                          amc_coll_name(hdr->coll),
                          amc_alg_name(slot->inst->coll, slot->inst->alg),
@@ -348,11 +353,12 @@ void amc_barrier_send_rounds(struct amc_comm *comm, amc_coll_slot_t *slot,
     amc_transport_t *tp = comm->ctx->tp;
     uint32_t         completed = 0;
     int              coll = slot->barrier.coll;
-    size_t           len  = (coll != 0) ? slot->barrier.bytes : 0;
+    size_t           len;
     int              round, dest, status, failure = AMC_SUCCESS;
 
     for (round = first; round < first + count; round++) {
         dest   = amc_comm_peer(comm, amc_barrier_to(comm, coll, round));
+        len    = (coll != 0) ? amc_ctrl_coll_len(&slot->barrier, round) : 0;
         status = tp->ops->send(tp, dest, &slot->hdr[round], amc_wire_len(&slot->hdr[round]),
                                (len != 0) ? amc_coll_slot_out(&comm->ctrl, slot, round) : NULL,
                                len, AMC_SEND_EAGER, &slot->barrier.send_comp);
@@ -397,9 +403,9 @@ static void amc_barrier_refuse(amc_comm_t comm, amc_coll_slot_t *slot, struct am
             status = amc_coll_notice_status(&slot->early->hdr);
         }
         what = !engine     ? "a data collective"
-               : coll != 0 ? "the allreduce on the engine, this rank on the barrier's rounds: "
-                             "count, datatype, op, AMC_ALLREDUCE_FAST_MAX or "
-                             "AMC_ALLREDUCE_ALG differ between ranks"
+               : coll != 0 ? "it on the engine, this rank on the barrier's rounds: count, "
+                             "datatype, op, AMC_FAST_MAX or AMC_<COLL>_ALG differ between "
+                             "ranks"
                            : "the barrier on the engine, this rank on the fast path: "
                              "AMC_BARRIER_ALG or AMC_NODE_SIZE differs between ranks";
     } else if (slot->barrier.told != 0) {
@@ -407,7 +413,8 @@ static void amc_barrier_refuse(amc_comm_t comm, amc_coll_slot_t *slot, struct am
         status = slot->barrier.told;
         what   = "another collective, or failed it (the call fails as they told)";
     } else {
-        what = (coll != 0) ? "a barrier" : "the small allreduce on the barrier's rounds";
+        what = (coll != 0) ? "a barrier or another collective on its rounds"
+                           : "a small collective on the barrier's rounds";
     }
     if (!told && !amc_coll_ctrl_was_aborted(ctrl, slot->seq)) {
         /* the peers wait for this rank's part: tell them */
@@ -423,17 +430,17 @@ static void amc_barrier_refuse(amc_comm_t comm, amc_coll_slot_t *slot, struct am
     amc_spin_unlock(&ctrl->lock);
     amc_context_flush(comm->ctx); /* the early messages' descriptors, the notices */
     amc_error(&comm->ctx->log, "%s on communicator 0x%llx: peers run %s",
-              (coll != 0) ? "allreduce" : "barrier", (unsigned long long)comm->cid, what);
+              (coll != 0) ? amc_coll_name(coll) : "barrier", (unsigned long long)comm->cid, what);
 }
 
 int amc_barrier_enter(amc_comm_t comm, struct amc_request *req, const amc_coll_args_t *red)
 {
     amc_coll_ctrl_t *ctrl = &comm->ctrl;
     amc_coll_slot_t *slot;
-    uint8_t          coll = (red != NULL) ? AMC_COLL_ALLREDUCE : 0;
+    uint8_t          coll = (red != NULL) ? red->coll : 0;
     int              first, count, status;
 
-    status = amc_comm_enter(comm, req, (red != NULL) ? "allreduce" : "barrier", &slot);
+    status = amc_comm_enter(comm, req, (red != NULL) ? amc_coll_name(coll) : "barrier", &slot);
     if (status != AMC_SUCCESS) {
         return status;
     }
@@ -470,7 +477,7 @@ int amc_barrier_enter(amc_comm_t comm, struct amc_request *req, const amc_coll_a
     slot->kind         = AMC_WIRE_BARRIER;
     slot->barrier.coll = coll;
     if (red != NULL) {
-        amc_allreduce_ctrl_load(comm, slot, red);
+        amc_ctrl_coll_load(comm, slot, red);
     }
     /* bit 0: the local rank reached the barrier, the first synchronization point */
     amc_coll_slot_set_bit(slot, 0);
@@ -497,7 +504,7 @@ void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *bu
     used = (size_t)snprintf(buf, len,
                             "%s seq %llu on communicator 0x%llx (rank %d of %d): cur_val=%d "
                             "of %d, bitvec=0x%llx, sends completed %u of %u; not heard from:",
-                            (b->coll != 0) ? "allreduce (barrier's rounds)" : "barrier",
+                            (b->coll != 0) ? amc_coll_name(b->coll) : "barrier",
                             (unsigned long long)slot->seq, (unsigned long long)comm->cid,
                             comm->rank, comm->size, b->cur_val, comm->nrounds,
                             (unsigned long long)b->bitvec, b->send_complete, b->send_posted);

@@ -18,7 +18,7 @@ int  amc_barrier_start(amc_comm_t comm, struct amc_request *req);
 /* Enters barrier instance seq_next on comm; req completes when it finishes. */
 int  amc_barrier_post(amc_comm_t comm, struct amc_request *req);
 
-/* The same with red the small allreduce's call (am_coll/allreduce_ctrl.h),
+/* The same with red the small allreduce's call (am_coll/ctrl_coll.h),
  * NULL for a barrier. */
 struct amc_coll_args;
 int  amc_barrier_enter(amc_comm_t comm, struct amc_request *req,

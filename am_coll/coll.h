@@ -66,7 +66,7 @@ enum {
     AMC_ALG_FLAG_COMMUTATIVE = 1, /* combines in an order of its own: commutative ops only */
     AMC_ALG_FLAG_NODES       = 2, /* node-aware: reads amc_coll_args_t.topo */
     AMC_ALG_FLAG_CTRL        = 4  /* small calls may run on the barrier's rounds instead
-                                   * (am_coll/allreduce_ctrl.h) */
+                                   * (am_coll/ctrl_coll.h) */
 };
 
 typedef struct amc_alg {

@@ -7,7 +7,7 @@
  * advances without its caller.
  */
 #include "am_coll/coll.h"
-#include "am_coll/allreduce_ctrl.h"
+#include "am_coll/ctrl_coll.h"
 #include "am_coll/topo.h"
 #include "am_coll/alg.h"
 #include "am_coll/comm.h"
@@ -869,7 +869,7 @@ static void amc_coll_barrier_mismatch(amc_comm_t comm, amc_coll_slot_t *slot,
     if ((slot->barrier.coll != 0) && (hdr->coll == slot->barrier.coll)) {
         amc_error(&comm->ctx->log, "algorithm mismatch on communicator 0x%llx seq %llu: rank %u "
                   "runs %s with algorithm %s on the engine, this rank recursive_doubling on "
-                  "the barrier's rounds (up to AMC_ALLREDUCE_FAST_MAX bytes): %s, or count, "
+                  "the barrier's rounds (up to AMC_FAST_MAX bytes): %s, or count, "
                   "datatype or op differ", (unsigned long long)comm->cid,
                   (unsigned long long)hdr->seq, (unsigned)hdr->src, amc_coll_name(hdr->coll),
                   amc_alg_name(hdr->coll, hdr->alg), amc_alg_config_hint(hdr->coll));
@@ -1096,8 +1096,8 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
         amc_error(&comm->ctx->log, "no algorithm for %s", amc_coll_name(args->coll));
         return AMC_ERR_UNSUPPORTED;
     }
-    if ((alg->flags & AMC_ALG_FLAG_CTRL) && amc_allreduce_ctrl_ok(comm, args, alg)) {
-        return amc_allreduce_ctrl_start(comm, args, req);
+    if ((alg->flags & AMC_ALG_FLAG_CTRL) && amc_ctrl_coll_ok(comm, args, alg)) {
+        return amc_ctrl_coll_start(comm, args, req);
     }
     /* the schedule cache and its users count are shared with handlers that
      * forward a bcast (amc_coll_forward_start): both under the lock */

@@ -1,5 +1,5 @@
 #include "am_coll/comm.h"
-#include "am_coll/allreduce_ctrl.h"
+#include "am_coll/ctrl_coll.h"
 #include "am_coll/topo.h"
 #include "am_coll/request.h"
 #include "am_coll/coll.h"
@@ -93,7 +93,7 @@ static void amc_comm_setup(amc_comm_t comm, int rank, int size, uint64_t cid)
     comm->cid     = cid;
     amc_coll_ctrl_init(&comm->ctrl, comm->ctx->cfg.early_max, comm->ctx->lock_live_p,
                        amc_comm_drop_early, comm, (unsigned)comm->nrounds,
-                       amc_allreduce_ctrl_size_ok(size));
+                       amc_ctrl_coll_size_ok(size));
     comm->ctrl.ahead_max = amc_coll_ctrl_ahead_max(comm->ctx->cfg.early_max, size,
                                                    comm->ctx->cfg.eager_tokens);
     comm->broken    = 0;

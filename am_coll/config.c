@@ -189,13 +189,15 @@ static const amc_config_entry_t amc_config_table[] = {
       "allgather on a ring (each rank moves 2(N-1)/N of the data instead of log2 N "
       "times all of it).",
       offsetof(amc_config_t, allreduce_ring_min), AMC_CONFIG_UNSIGNED },
-    { "AMC_ALLREDUCE_FAST_MAX", "64",
-      "Bytes per rank up to which an allreduce with a predefined op, on a "
-      "communicator of a power-of-two size where recursive doubling is chosen, "
-      "runs on the barrier's control structure: each round's message carries the "
-      "partial result, no schedule is built or walked. At most 64 (larger values "
-      "act as 64); 0 turns it off. Every rank must use the same.",
-      offsetof(amc_config_t, allreduce_fast_max), AMC_CONFIG_UNSIGNED },
+    { "AMC_FAST_MAX", "64",
+      "Bytes per message up to which allreduce (a predefined op) and allgather, "
+      "on a communicator of a power-of-two size where recursive doubling (or, for "
+      "allgather, Bruck) is chosen, run on the barrier's control structure: each "
+      "round's message carries the partial result or the blocks gathered so far "
+      "(an allgather's last round N/2 blocks), no schedule is built or walked. At "
+      "most 64 (larger values act as 64); 0 turns it off. Every rank must use the "
+      "same.",
+      offsetof(amc_config_t, fast_max), AMC_CONFIG_UNSIGNED },
     { "AMC_ALLGATHER_BRUCK_MAX", "32768",
       "Total bytes (all ranks' blocks) up to which allgather uses Bruck's "
       "log2 N steps instead of the N-1 steps of the ring.",

@@ -24,7 +24,8 @@ typedef struct amc_config {
     unsigned          bcast_pipeline_min;   /* bytes from which bcast is segmented */
     unsigned          bcast_segment;        /* its segment size in bytes */
     unsigned          allreduce_ring_min;   /* bytes from which allreduce uses the ring */
-    unsigned          allreduce_fast_max;   /* bytes up to which it runs on the barrier's rounds */
+    unsigned          fast_max;   /* message bytes up to which the small ones run on
+                                             * the barrier's rounds (am_coll/ctrl_coll.h) */
     unsigned          allgather_bruck_max;  /* total bytes up to which allgather uses Bruck */
     unsigned          alltoall_linear_max;  /* block bytes up to which alltoall is linear */
     unsigned          lanes_barrier;        /* multi-lane barrier across nodes where it pays */

@@ -1,18 +1,22 @@
 /*
- * The small allreduce on the barrier's rounds (am_coll/allreduce_ctrl.c),
- * over the fake fabric:
- *  - every predefined op and datatype, 1 to 64 bytes, in place or not, at
- *    N = 2, 4, 8, 16, with ranks entering and messages (and send
+ * Small allreduce and allgather on the barrier's rounds
+ * (am_coll/ctrl_coll.c), over the fake fabric:
+ *  - allreduce: every predefined op and datatype, 1 to 64 bytes, in place
+ *    or not, at N = 2, 4, 8, 16, with ranks entering and messages (and send
  *    completions) arriving in random orders: each rank's result equals the
  *    ops applied in rank order, bit for bit on every rank, and no schedule
  *    is built (the engine's path would cache one);
- *  - AMC_ALLREDUCE_FAST_MAX=0, 65 bytes, a user op and N = 3 take the engine;
+ *  - allgather: every block size whose last round (N/2 blocks) fits in 64
+ *    bytes, in place or not, the same orders: every rank holds every block
+ *    in rank order; one block more takes the engine;
+ *  - AMC_FAST_MAX=0, 65 bytes, a user op and N = 3 take the engine;
  *  - up to 12 instances outstanding at once, completed out of order;
- *  - ranks whose counts differ, a rank on the engine, a rank in a barrier,
- *    a freed request, forged messages: every rank's call ends with an
- *    error (none waits for ever, none returns a wrong sum), the caller's
- *    buffer is untouched once the request is gone, and the communicator
- *    still runs allreduce and barrier afterwards.
+ *  - ranks whose counts differ, a rank on the engine, a rank in a barrier
+ *    or in the other collective, a freed request, forged messages: every
+ *    rank's call ends with an error (none waits for ever, none returns a
+ *    wrong result), the caller's buffer is untouched once the request is
+ *    gone, and the communicator still runs allreduce and barrier
+ *    afterwards.
  */
 #include "tests/unit/harness.h"
 #include "am_coll/datatype.h"
@@ -84,7 +88,7 @@ static void world_new(amc_test_world_t *w, int n, unsigned fast_max,
     amc_config_defaults(&cfg);
     cfg.log_level                = -1;
     cfg.oversub_linear_max_ranks = 0; /* recursive doubling, as on a node with a core each */
-    cfg.allreduce_fast_max       = fast_max;
+    cfg.fast_max       = fast_max;
     rc = amc_test_world_create(w, n, completion, &cfg);
     CHECK(rc == AMC_SUCCESS, "world of %d: %s", n, amc_strerror(rc));
 }
@@ -153,16 +157,28 @@ typedef struct {
     amc_datatype_t    dt;
     amc_op_t          op;
     int               in_place;
+    int               coll;         /* AMC_COLL_ALLREDUCE or AMC_COLL_ALLGATHER */
     int               barrier_rank; /* this rank calls a barrier instead; -1: none */
+    int               other_rank;   /* this rank calls the other of the two; -1: none */
 } call_t;
 
-static int start_allreduce(int rank, void *arg)
+static int start_call(int rank, void *arg)
 {
-    call_t    *c    = arg;
-    amc_comm_t comm = amc_test_world_comm(c->w, rank);
+    call_t    *c     = arg;
+    amc_comm_t comm  = amc_test_world_comm(c->w, rank);
+    size_t     bytes = c->count[rank] * dt_size(c->dt);
 
     if (rank == c->barrier_rank) {
         return amc_ibarrier(comm, &c->reqs[rank]);
+    }
+    if ((c->coll == AMC_COLL_ALLGATHER) != (rank == c->other_rank)) {
+        if (c->in_place) {
+            memcpy(c->out[rank] + (size_t)rank * bytes, c->in[rank], bytes);
+            return amc_iallgather(AMC_IN_PLACE, c->out[rank], c->count[rank], c->dt, comm,
+                                  &c->reqs[rank]);
+        }
+        return amc_iallgather(c->in[rank], c->out[rank], c->count[rank], c->dt, comm,
+                              &c->reqs[rank]);
     }
     if (c->in_place) {
         memcpy(c->out[rank], c->in[rank], c->count[rank] * dt_size(c->dt));
@@ -173,7 +189,7 @@ static int start_allreduce(int rank, void *arg)
                           &c->reqs[rank]);
 }
 
-/* Every rank calls allreduce (count each), all entering up front or at
+/* Every rank makes its call (count each), all entering up front or at
  * random; status[r] is rank r's result. 0 if a rank never finished. */
 static int run(amc_test_world_t *w, call_t *c, int rand_order, int *status)
 {
@@ -186,7 +202,7 @@ static int run(amc_test_world_t *w, call_t *c, int rand_order, int *status)
         enter[rank]   = 1;
         started[rank] = 0;
     }
-    return drive(w, reqs, enter, started, start_allreduce, c, rand_order, status);
+    return drive(w, reqs, enter, started, start_call, c, rand_order, status);
 }
 
 /* All ranks agree, results right; returns 1 if so. */
@@ -196,7 +212,14 @@ static int check_results(amc_test_world_t *w, call_t *c, const int *status, cons
     size_t  bytes = c->count[0] * dt_size(c->dt);
     int     rank, ok = 1;
 
-    reference(c->dt, c->op, c->in, w->n, c->count[0], ref);
+    if (c->coll == AMC_COLL_ALLGATHER) {
+        for (rank = 0; rank < w->n; rank++) {
+            memcpy(ref + (size_t)rank * bytes, c->in[rank], bytes);
+        }
+        bytes *= (size_t)w->n;
+    } else {
+        reference(c->dt, c->op, c->in, w->n, c->count[0], ref);
+    }
     for (rank = 0; rank < w->n; rank++) {
         ok &= (status[rank] == AMC_SUCCESS) && (memcmp(c->out[rank], ref, bytes) == 0);
         CHECK(status[rank] == AMC_SUCCESS, "%s: rank %d: %s", what, rank,
@@ -221,13 +244,8 @@ static void call_init(call_t *c, uint8_t (*in)[ROW], uint8_t (*out)[ROW],
 {
     int rank;
 
-    memset(c, 0, sizeof(*c));
-    c->in           = in;
-    c->out          = out;
-    c->count        = count;
-    c->dt           = dt;
-    c->op           = op;
-    c->barrier_rank = -1;
+    *c = (call_t){ .in = in, .out = out, .count = count, .dt = dt, .op = op,
+                   .coll = AMC_COLL_ALLREDUCE, .barrier_rank = -1, .other_rank = -1 };
     for (rank = 0; rank < n; rank++) {
         count[rank] = cnt;
         fill(dt, op, in[rank], cnt);
@@ -286,6 +304,47 @@ static void user_sum(const void *in, void *inout, size_t count, amc_datatype_t d
     }
 }
 
+/* Allgather: every block size whose last round fits (N/2 blocks of up to
+ * 64 bytes in all), in place or not, random orders. */
+static void test_allgather(int n, unsigned long *cases)
+{
+    static const amc_datatype_t dts[] = { AMC_BYTE, AMC_INT16, AMC_INT32, AMC_DOUBLE };
+    static uint8_t   in[MAX_N][ROW], out[MAX_N][ROW];
+    size_t           count[MAX_N], cnt, max;
+    amc_test_world_t w;
+    call_t           c;
+    int              status[MAX_N], d, in_place;
+    char             what[96];
+
+    world_new(&w, n, 64, AMC_FAKE_COMPLETE_ON_SEND);
+    for (d = 0; d < 4; d++) {
+        max = (size_t)MAX_BYTES / (size_t)(n / 2) / dt_size(dts[d]);
+        for (cnt = 1; cnt <= max; cnt = (cnt < 3) ? cnt + 1 : ((cnt * 2 > max) && (cnt < max)) ? max : cnt * 2) {
+            for (in_place = 0; in_place < 2; in_place++) {
+                call_init(&c, in, out, count, n, cnt, dts[d], AMC_SUM);
+                c.coll     = AMC_COLL_ALLGATHER;
+                c.in_place = in_place;
+                snprintf(what, sizeof(what), "allgather n=%d %s count %zu%s", n,
+                         amc_datatype_name(dts[d]), cnt, in_place ? " in place" : "");
+                CHECK(run(&w, &c, (int)((*cases) % 3 != 0), status), "%s: hangs", what);
+                check_results(&w, &c, status, what);
+                (*cases)++;
+            }
+        }
+    }
+    CHECK(no_schedule(&w), "allgather n=%d: a schedule was built: the engine ran", n);
+    amc_test_world_destroy(&w);
+
+    /* one block more than the last round carries: the engine */
+    world_new(&w, n, 64, AMC_FAKE_COMPLETE_ON_SEND);
+    call_init(&c, in, out, count, n, (size_t)MAX_BYTES / (size_t)(n / 2) + 1, AMC_BYTE, AMC_SUM);
+    c.coll = AMC_COLL_ALLGATHER;
+    CHECK(run(&w, &c, 1, status), "allgather n=%d past the bound: hangs", n);
+    check_results(&w, &c, status, "allgather past the bound");
+    CHECK(!no_schedule(&w), "allgather n=%d past the bound ran on the barrier's rounds", n);
+    amc_test_world_destroy(&w);
+}
+
 /* What takes the engine instead: a schedule is built, results alike. */
 static void test_engine_cases(void)
 {
@@ -302,7 +361,7 @@ static void test_engine_cases(void)
               AMC_INT32, AMC_SUM);
     CHECK(run(&w, &c, 1, status), "fast max 0: hangs");
     check_results(&w, &c, status, "fast max 0");
-    CHECK(!no_schedule(&w), "AMC_ALLREDUCE_FAST_MAX=0 still ran on the barrier's rounds");
+    CHECK(!no_schedule(&w), "AMC_FAST_MAX=0 still ran on the barrier's rounds");
     amc_test_world_destroy(&w);
 
     /* a user op */
@@ -425,7 +484,7 @@ static void check_usable(amc_test_world_t *w, const char *what)
  * seed). Every rank fails with want (any error if 0), none hangs, none gets
  * a result, and the communicator works afterwards; random orders but the
  * first. */
-static void test_mismatch(int n, int odd, size_t odd_count, int want)
+static void test_mismatch(int coll, int n, int odd, size_t odd_count, int want)
 {
     static uint8_t   in[MAX_N][ROW], out[MAX_N][ROW];
     size_t           count[MAX_N];
@@ -437,10 +496,15 @@ static void test_mismatch(int n, int odd, size_t odd_count, int want)
     for (seed = 0; seed < (amc_test_quick() ? 10 : 60); seed++) {
         world_new(&w, n, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
         call_init(&c, in, out, count, n, 2, AMC_INT32, AMC_SUM);
-        if (odd_count != 0) {
+        c.coll = coll;
+        if (odd_count == SIZE_MAX) {
+            c.other_rank = (odd + seed) % n;
+            snprintf(what, sizeof(what), "n=%d %s, rank %d the other (seed %d)", n,
+                     amc_coll_name(coll), c.other_rank, seed);
+        } else if (odd_count != 0) {
             count[odd] = odd_count;
-            snprintf(what, sizeof(what), "n=%d rank %d count %zu (seed %d)", n, odd, odd_count,
-                     seed);
+            snprintf(what, sizeof(what), "n=%d %s rank %d count %zu (seed %d)", n,
+                     amc_coll_name(coll), odd, odd_count, seed);
         } else {
             c.barrier_rank = (odd + seed) % n;
             snprintf(what, sizeof(what), "n=%d barrier at rank %d (seed %d)", n, c.barrier_rank,
@@ -541,18 +605,27 @@ int main(void)
         test_results(n, (n == 4) ? AMC_FAKE_COMPLETE_ON_SEND : AMC_FAKE_COMPLETE_ON_DELIVERY,
                      &cases);
     }
-    printf("%lu allreduce cases\n", cases);
+    for (n = 2; n <= MAX_N; n *= 2) {
+        test_allgather(n, &cases);
+    }
+    printf("%lu allreduce and allgather cases\n", cases);
     test_engine_cases();
     test_too_big();
     test_outstanding(2);
     test_outstanding(8);
-    test_mismatch(2, 1, 3, AMC_ERR_TRUNCATE);
-    test_mismatch(4, 2, 1, AMC_ERR_TRUNCATE);
-    test_mismatch(8, 5, 16, AMC_ERR_TRUNCATE);
-    test_mismatch(4, 3, 40, 0); /* 160 bytes: that rank runs the engine */
-    test_mismatch(2, 0, 0, AMC_ERR_PROTOCOL);
-    test_mismatch(4, 0, 0, AMC_ERR_PROTOCOL);
+    test_mismatch(AMC_COLL_ALLREDUCE, 2, 1, 3, AMC_ERR_TRUNCATE);
+    test_mismatch(AMC_COLL_ALLREDUCE, 4, 2, 1, AMC_ERR_TRUNCATE);
+    test_mismatch(AMC_COLL_ALLREDUCE, 8, 5, 16, AMC_ERR_TRUNCATE);
+    test_mismatch(AMC_COLL_ALLREDUCE, 4, 3, 40, 0); /* 160 bytes: that rank runs the engine */
+    test_mismatch(AMC_COLL_ALLREDUCE, 2, 0, 0, AMC_ERR_PROTOCOL);
+    test_mismatch(AMC_COLL_ALLREDUCE, 4, 0, 0, AMC_ERR_PROTOCOL);
+    test_mismatch(AMC_COLL_ALLGATHER, 4, 1, 3, AMC_ERR_TRUNCATE);
+    test_mismatch(AMC_COLL_ALLGATHER, 8, 6, 1, AMC_ERR_TRUNCATE);
+    test_mismatch(AMC_COLL_ALLGATHER, 4, 2, 40, 0); /* past the bound: the engine */
+    test_mismatch(AMC_COLL_ALLGATHER, 4, 0, 0, AMC_ERR_PROTOCOL);
+    test_mismatch(AMC_COLL_ALLGATHER, 2, 0, SIZE_MAX, AMC_ERR_PROTOCOL);
+    test_mismatch(AMC_COLL_ALLREDUCE, 8, 0, SIZE_MAX, AMC_ERR_PROTOCOL);
     test_freed_request();
     test_forged();
-    return amc_test_summary("test_allreduce_ctrl");
+    return amc_test_summary("test_ctrl_coll");
 }

@@ -1,0 +1,119 @@
+/*
+ * Small allreduce and allgather on the barrier's rounds. Round r exchanges
+ * with rank XOR 2^r: out[0] is the caller's data, out[r+1] joins out[r]
+ * with in[r] (what the partner sent in round r), and the result joins the
+ * last round's two. An allreduce joins by reducing, the lower group's
+ * operand on the left (MPI's order); an allgather by placing the lower
+ * group's blocks first, so after round r a rank holds the 2^(r+1) blocks of
+ * its group in rank order. Every rank joins the same pairs, so all get the
+ * same bits. The barrier's state machine sends round r once cur_val
+ * reaches r, exactly when out[r] can be computed.
+ *
+ * A message whose length differs from this rank's call (the ranks' counts
+ * or datatypes differ) is not used: the instance's status becomes
+ * AMC_ERR_TRUNCATE, and its later messages carry that status, so every rank
+ * whose result depends on it (all of them, by the last round) fails too,
+ * instead of waiting for a round that never comes or returning a wrong
+ * result.
+ */
+#include "am_coll/ctrl_coll.h"
+#include "am_coll/barrier.h"
+#include "am_coll/comm.h"
+#include "base/status.h"
+
+#include <string.h>
+
+int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
+                     const amc_alg_t *alg)
+{
+    size_t bytes = args->count * args->dt_size;
+    size_t max   = comm->ctx->cfg.fast_max;
+
+    if (!(alg->flags & AMC_ALG_FLAG_CTRL) || (comm->ctrl.pay == 0) || (bytes == 0)) {
+        return 0;
+    }
+    if (max > AMC_CTRL_PAY_MAX) {
+        max = AMC_CTRL_PAY_MAX;
+    }
+    if (args->coll == AMC_COLL_ALLGATHER) {
+        return bytes <= max / (size_t)(comm->size / 2); /* the last round's N/2 blocks */
+    }
+    return (bytes <= max) && (amc_op_kernel(args->op, args->dt) != NULL);
+}
+
+int amc_ctrl_coll_start(struct amc_comm *comm, const amc_coll_args_t *args,
+                        struct amc_request *req)
+{
+    return amc_barrier_enter(comm, req, args);
+}
+
+void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
+                        const amc_coll_args_t *args)
+{
+    amc_barrier_slot_t *b     = &slot->barrier;
+    size_t              bytes = args->count * args->dt_size;
+    const uint8_t      *in    = args->sendbuf;
+
+    if (in == NULL) { /* AMC_IN_PLACE: the caller's data is in its place in recvbuf */
+        in = (const uint8_t *)args->recvbuf +
+             ((args->coll == AMC_COLL_ALLGATHER) ? (size_t)comm->rank * bytes : 0);
+    }
+    b->bytes   = (uint16_t)bytes;
+    b->count   = args->count;
+    b->kernel  = (args->coll == AMC_COLL_ALLREDUCE) ? amc_op_kernel(args->op, args->dt) : NULL;
+    b->recvbuf = args->recvbuf;
+    memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), in, bytes);
+}
+
+/* into = what out[r] and in[r] make together, the lower rank's group
+ * first. A length that differs fails the instance. */
+static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int round,
+                               void *into)
+{
+    amc_barrier_slot_t *b       = &slot->barrier;
+    const uint8_t      *mine    = amc_coll_slot_out(&comm->ctrl, slot, round);
+    const uint8_t      *theirs  = amc_coll_slot_in(&comm->ctrl, slot, round);
+    size_t              len     = amc_ctrl_coll_len(b, round);
+    int                 partner = comm->rank ^ (1 << round);
+
+    if (b->in_len[round] != len) {
+        if (slot->status == AMC_SUCCESS) {
+            amc_error(&comm->ctx->log,
+                      "%s seq %llu on communicator 0x%llx: rank %d sent %u bytes in round %d, "
+                      "this rank's call makes %zu (count or datatype differ)",
+                      amc_coll_name(b->coll), (unsigned long long)slot->seq,
+                      (unsigned long long)comm->cid, partner, (unsigned)b->in_len[round], round,
+                      len);
+            slot->status = AMC_ERR_TRUNCATE;
+        }
+        return;
+    }
+    if (b->kernel == NULL) {
+        /* an allgather: the two halves side by side */
+        memcpy((uint8_t *)into + ((partner < comm->rank) ? len : 0), mine, len);
+        memcpy((uint8_t *)into + ((partner < comm->rank) ? 0 : len), theirs, len);
+    } else if (partner < comm->rank) {
+        memcpy(into, mine, len);
+        b->kernel(theirs, into, b->count);
+    } else {
+        memcpy(into, theirs, len);
+        b->kernel(mine, into, b->count);
+    }
+}
+
+void amc_ctrl_coll_step(struct amc_comm *comm, amc_coll_slot_t *slot, int round)
+{
+    amc_ctrl_coll_join(comm, slot, round - 1, amc_coll_slot_out(&comm->ctrl, slot, round));
+}
+
+void amc_ctrl_coll_finish(struct amc_comm *comm, amc_coll_slot_t *slot)
+{
+    amc_barrier_slot_t *b = &slot->barrier;
+
+    b->reduced = 1;
+    /* a request that timed out or was freed gave its buffer back; a failed
+     * instance's buffer holds nothing of use either way */
+    if ((slot->req != NULL) && (slot->status == AMC_SUCCESS)) {
+        amc_ctrl_coll_join(comm, slot, comm->nrounds - 1, b->recvbuf);
+    }
+}

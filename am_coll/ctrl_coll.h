@@ -1,0 +1,65 @@
+/*
+ * Small allreduce and allgather on the barrier's control structure (the
+ * patent's cur_val carrying data): recursive doubling on a power-of-two
+ * communicator, each round's message holding the sender's partial result
+ * (allreduce) or the blocks its half of the group gathered so far
+ * (allgather). The barrier's state machine (am_coll/barrier.c) runs them;
+ * this module decides when they apply, enters them, and does what their
+ * rounds need of the data. No schedule, no instance, no allocation:
+ * everything lives in the slot.
+ */
+#ifndef AMC_CTRL_COLL_H
+#define AMC_CTRL_COLL_H
+
+#include "am_coll/coll.h"
+#include "ctrl/coll_ctrl.h"
+
+struct amc_comm;
+struct amc_request;
+
+/* Whether a communicator of size ranks can run them (its slots then carry
+ * the round data). */
+static inline int amc_ctrl_coll_size_ok(int size)
+{
+    return (size > 1) && ((size & (size - 1)) == 0) && (size <= (1 << 30));
+}
+
+/* Whether the wire's coll is one of them. */
+static inline int amc_ctrl_coll_is(unsigned coll)
+{
+    return (coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_ALLGATHER);
+}
+
+/* Bytes of round r's message: the call's bytes for an allreduce, 2^r
+ * blocks for an allgather. */
+static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int round)
+{
+    return (b->coll == AMC_COLL_ALLGATHER) ? ((size_t)b->bytes << round) : b->bytes;
+}
+
+/* Whether a call runs here: the algorithm chosen for it says so
+ * (AMC_ALG_FLAG_CTRL), an allreduce with a predefined op of 1 ..
+ * AMC_FAST_MAX bytes, or an allgather whose last round carries
+ * at most that (N/2 blocks). Every rank decides alike from the same call
+ * and configuration. */
+int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
+                     const amc_alg_t *alg);
+
+/* Starts it; req completes when this rank has the result in recvbuf. */
+int amc_ctrl_coll_start(struct amc_comm *comm, const amc_coll_args_t *args,
+                        struct amc_request *req);
+
+/* With ctrl->lock held, at the entry: the caller's data is round 0's
+ * message; what the rounds need of the call is kept in the slot. */
+void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
+                        const amc_coll_args_t *args);
+
+/* With ctrl->lock held, before round r > 0 is sent: out[r] = what the
+ * rounds before it gathered (out[r-1] with in[r-1], in rank order). */
+void amc_ctrl_coll_step(struct amc_comm *comm, amc_coll_slot_t *slot, int round);
+
+/* With ctrl->lock held, once every round arrived: the result into the
+ * caller's buffer (unless the request is gone or the instance failed). */
+void amc_ctrl_coll_finish(struct amc_comm *comm, amc_coll_slot_t *slot);
+
+#endif
