@@ -65,8 +65,10 @@ typedef int (*amc_alg_build_fn_t)(amc_sched_builder_t *b, const amc_coll_args_t 
 enum {
     AMC_ALG_FLAG_COMMUTATIVE = 1, /* combines in an order of its own: commutative ops only */
     AMC_ALG_FLAG_NODES       = 2, /* node-aware: reads amc_coll_args_t.topo */
-    AMC_ALG_FLAG_CTRL        = 4  /* small calls may run on the barrier's rounds instead
+    AMC_ALG_FLAG_CTRL        = 4, /* small calls may run on the barrier's rounds instead
                                    * (am_coll/ctrl_coll.h) */
+    AMC_ALG_FLAG_CTRL_AT_2   = 8  /* the same, on 2 ranks only (where it is the same
+                                   * single exchange) */
 };
 
 typedef struct amc_alg {

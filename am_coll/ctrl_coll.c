@@ -6,7 +6,15 @@
  * operand on the left (MPI's order); an allgather by placing the lower
  * group's blocks first, so after round r a rank holds the 2^(r+1) blocks of
  * its group in rank order. Every rank joins the same pairs, so all get the
- * same bits. The barrier's state machine sends round r once cur_val
+ * same bits.
+ *
+ * An alltoall keeps its N blocks in the slot (work) as they move: in round
+ * r a rank sends the N/2 it holds at the positions whose bit r differs from
+ * its rank's (blocks bound for the partner's half), and puts the partner's
+ * N/2 into those positions, in the same order. After round r position k
+ * holds the block from the source whose low r+1 bits are k's, bound for a
+ * destination whose low r+1 bits are this rank's; after the last, from
+ * source k to this rank: the receive buffer's order. The barrier's state machine sends round r once cur_val
  * reaches r, exactly when out[r] can be computed.
  *
  * A message whose length differs from this rank's call (the ranks' counts
@@ -35,6 +43,10 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
     if (max > AMC_CTRL_PAY_MAX) {
         max = AMC_CTRL_PAY_MAX;
     }
+    if (args->coll == AMC_COLL_ALLTOALL) {
+        return (!(alg->flags & AMC_ALG_FLAG_CTRL_AT_2) || (comm->size == 2)) &&
+               (bytes <= max / (size_t)(comm->size / 2)); /* N/2 blocks every round */
+    }
     if (args->coll == AMC_COLL_ALLGATHER) {
         return bytes <= max / (size_t)(comm->size / 2); /* the last round's N/2 blocks */
     }
@@ -45,6 +57,28 @@ int amc_ctrl_coll_start(struct amc_comm *comm, const amc_coll_args_t *args,
                         struct amc_request *req)
 {
     return amc_barrier_enter(comm, req, args);
+}
+
+/* An alltoall's round r: the blocks of the positions whose bit r differs
+ * from this rank's, out of work into out[r] (in) or from in[r] into work. */
+static void amc_ctrl_coll_move(struct amc_comm *comm, amc_coll_slot_t *slot, int round, int in)
+{
+    const amc_barrier_slot_t *b    = &slot->barrier;
+    uint8_t                  *work = amc_coll_slot_work(&comm->ctrl, slot);
+    uint8_t                  *msg  = in ? amc_coll_slot_in(&comm->ctrl, slot, round)
+                                        : amc_coll_slot_out(&comm->ctrl, slot, round);
+    int                       k, bit = 1 << round;
+
+    for (k = 0; k < comm->size; k++) {
+        if ((k & bit) != (comm->rank & bit)) {
+            if (in) {
+                memcpy(work + (size_t)k * b->bytes, msg, b->bytes);
+            } else {
+                memcpy(msg, work + (size_t)k * b->bytes, b->bytes);
+            }
+            msg += b->bytes;
+        }
+    }
 }
 
 void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
@@ -59,9 +93,15 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
              ((args->coll == AMC_COLL_ALLGATHER) ? (size_t)comm->rank * bytes : 0);
     }
     b->bytes   = (uint16_t)bytes;
+    b->half    = (uint8_t)(comm->size / 2);
     b->count   = args->count;
     b->kernel  = (args->coll == AMC_COLL_ALLREDUCE) ? amc_op_kernel(args->op, args->dt) : NULL;
     b->recvbuf = args->recvbuf;
+    if (args->coll == AMC_COLL_ALLTOALL) {
+        memcpy(amc_coll_slot_work(&comm->ctrl, slot), in, (size_t)comm->size * bytes);
+        amc_ctrl_coll_move(comm, slot, 0, 0);
+        return;
+    }
     memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), in, bytes);
 }
 
@@ -88,7 +128,16 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
         }
         return;
     }
-    if (b->kernel == NULL) {
+    if (b->coll == AMC_COLL_ALLTOALL) {
+        /* the partner's blocks into their places; into is out[r+1] (sent
+         * next) or recvbuf (the last round: all of them) */
+        amc_ctrl_coll_move(comm, slot, round, 1);
+        if (round + 1 < comm->nrounds) {
+            amc_ctrl_coll_move(comm, slot, round + 1, 0);
+        } else {
+            memcpy(into, amc_coll_slot_work(&comm->ctrl, slot), (size_t)comm->size * b->bytes);
+        }
+    } else if (b->kernel == NULL) {
         /* an allgather: the two halves side by side */
         memcpy((uint8_t *)into + ((partner < comm->rank) ? len : 0), mine, len);
         memcpy((uint8_t *)into + ((partner < comm->rank) ? 0 : len), theirs, len);

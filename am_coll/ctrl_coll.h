@@ -1,9 +1,10 @@
 /*
- * Small allreduce and allgather on the barrier's control structure (the
- * patent's cur_val carrying data): recursive doubling on a power-of-two
- * communicator, each round's message holding the sender's partial result
- * (allreduce) or the blocks its half of the group gathered so far
- * (allgather). The barrier's state machine (am_coll/barrier.c) runs them;
+ * Small allreduce, allgather and alltoall on the barrier's control
+ * structure (the patent's cur_val carrying data): recursive doubling on a
+ * power-of-two communicator, each round's message holding the sender's
+ * partial result (allreduce), the blocks its half of the group gathered so
+ * far (allgather), or the N/2 blocks bound for the partner's half
+ * (alltoall, the hypercube exchange). The barrier's state machine (am_coll/barrier.c) runs them;
  * this module decides when they apply, enters them, and does what their
  * rounds need of the data. No schedule, no instance, no allocation:
  * everything lives in the slot.
@@ -27,20 +28,23 @@ static inline int amc_ctrl_coll_size_ok(int size)
 /* Whether the wire's coll is one of them. */
 static inline int amc_ctrl_coll_is(unsigned coll)
 {
-    return (coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_ALLGATHER);
+    return (coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_ALLGATHER) ||
+           (coll == AMC_COLL_ALLTOALL);
 }
 
 /* Bytes of round r's message: the call's bytes for an allreduce, 2^r
- * blocks for an allgather. */
+ * blocks for an allgather, N/2 for an alltoall. */
 static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int round)
 {
-    return (b->coll == AMC_COLL_ALLGATHER) ? ((size_t)b->bytes << round) : b->bytes;
+    return (b->coll == AMC_COLL_ALLGATHER) ? ((size_t)b->bytes << round)
+           : (b->coll == AMC_COLL_ALLTOALL) ? (size_t)b->bytes * b->half
+                                            : b->bytes;
 }
 
 /* Whether a call runs here: the algorithm chosen for it says so
  * (AMC_ALG_FLAG_CTRL), an allreduce with a predefined op of 1 ..
- * AMC_FAST_MAX bytes, or an allgather whose last round carries
- * at most that (N/2 blocks). Every rank decides alike from the same call
+ * AMC_FAST_MAX bytes, or an allgather or alltoall whose rounds carry at
+ * most that (N/2 blocks). Every rank decides alike from the same call
  * and configuration. */
 int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
                      const amc_alg_t *alg);

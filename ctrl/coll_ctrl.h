@@ -58,7 +58,9 @@ typedef struct amc_barrier_slot {
     uint8_t          reduced;        /* the result went to recvbuf (or the request is gone) */
     uint8_t          told;           /* before the local rank entered, peers gave the instance
                                       * up with this status: its call fails with it */
-    uint16_t         bytes;          /* bytes per rank; 0 until the local rank entered */
+    uint16_t         bytes;          /* bytes per rank (per block for allgather and
+                                      * alltoall); 0 until the local rank entered */
+    uint8_t          half;           /* alltoall: N/2, the blocks of every round */
     uint8_t          in_len[AMC_CTRL_MAX_ROUNDS]; /* what round r's message carried */
     amc_ctrl_kernel_t kernel;
     size_t           count;
@@ -101,8 +103,9 @@ typedef struct amc_coll_ctrl {
     void            *drop_arg;
     unsigned         nhdr;         /* headers per slot: the barrier's rounds on this communicator */
     unsigned         pay;          /* payload bytes per slot after the headers: per round, what
-                                    * arrived and what was sent (AMC_CTRL_PAY_MAX each); 0 where
-                                    * the small allreduce cannot run */
+                                    * arrived and what was sent (AMC_CTRL_PAY_MAX each), then
+                                    * an alltoall's blocks (twice that); 0 where the small
+                                    * collectives cannot run */
     size_t           pay_off;      /* where it starts in a slot: aligned for any datatype */
 } amc_coll_ctrl_t;
 
@@ -125,6 +128,12 @@ static inline uint8_t *amc_coll_slot_out(const amc_coll_ctrl_t *ctrl, amc_coll_s
                                          int round)
 {
     return amc_coll_slot_in(ctrl, slot, round) + AMC_CTRL_PAY_MAX;
+}
+
+/* The small alltoall's N blocks as they move (2 AMC_CTRL_PAY_MAX bytes). */
+static inline uint8_t *amc_coll_slot_work(const amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot)
+{
+    return amc_coll_slot_in(ctrl, slot, (int)ctrl->nhdr);
 }
 /* drop is called for every slot still in use (teardown with instances
  * running): it releases what the slot holds beyond itself (request,

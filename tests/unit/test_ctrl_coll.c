@@ -6,9 +6,9 @@
  *    completions) arriving in random orders: each rank's result equals the
  *    ops applied in rank order, bit for bit on every rank, and no schedule
  *    is built (the engine's path would cache one);
- *  - allgather: every block size whose last round (N/2 blocks) fits in 64
- *    bytes, in place or not, the same orders: every rank holds every block
- *    in rank order; one block more takes the engine;
+ *  - allgather and alltoall: every block size whose rounds (N/2 blocks)
+ *    fit in 64 bytes, in place or not, the same orders: every rank holds
+ *    the right blocks in rank order; one byte more takes the engine;
  *  - AMC_FAST_MAX=0, 65 bytes, a user op and N = 3 take the engine;
  *  - up to 12 instances outstanding at once, completed out of order;
  *  - ranks whose counts differ, a rank on the engine, a rank in a barrier
@@ -32,6 +32,7 @@
 #define OUTSTANDING 12
 
 static amc_test_rng_t rng;
+static const char    *alltoall_alg = ""; /* AMC_ALLTOALL_ALG of the worlds made next */
 
 static size_t dt_size(amc_datatype_t dt)
 {
@@ -89,6 +90,7 @@ static void world_new(amc_test_world_t *w, int n, unsigned fast_max,
     cfg.log_level                = -1;
     cfg.oversub_linear_max_ranks = 0; /* recursive doubling, as on a node with a core each */
     cfg.fast_max       = fast_max;
+    snprintf(cfg.alg[AMC_COLL_ALLTOALL], sizeof(cfg.alg[0]), "%s", alltoall_alg);
     rc = amc_test_world_create(w, n, completion, &cfg);
     CHECK(rc == AMC_SUCCESS, "world of %d: %s", n, amc_strerror(rc));
 }
@@ -171,6 +173,15 @@ static int start_call(int rank, void *arg)
     if (rank == c->barrier_rank) {
         return amc_ibarrier(comm, &c->reqs[rank]);
     }
+    if (c->coll == AMC_COLL_ALLTOALL) {
+        if (c->in_place) {
+            memcpy(c->out[rank], c->in[rank], (size_t)c->w->n * bytes);
+            return amc_ialltoall(AMC_IN_PLACE, c->out[rank], c->count[rank], c->dt, comm,
+                                 &c->reqs[rank]);
+        }
+        return amc_ialltoall(c->in[rank], c->out[rank], c->count[rank], c->dt, comm,
+                             &c->reqs[rank]);
+    }
     if ((c->coll == AMC_COLL_ALLGATHER) != (rank == c->other_rank)) {
         if (c->in_place) {
             memcpy(c->out[rank] + (size_t)rank * bytes, c->in[rank], bytes);
@@ -212,6 +223,22 @@ static int check_results(amc_test_world_t *w, call_t *c, const int *status, cons
     size_t  bytes = c->count[0] * dt_size(c->dt);
     int     rank, ok = 1;
 
+    if (c->coll == AMC_COLL_ALLTOALL) {
+        for (rank = 0; rank < w->n; rank++) {
+            int src;
+
+            for (src = 0; src < w->n; src++) {
+                memcpy(ref + (size_t)src * bytes, c->in[src] + (size_t)rank * bytes, bytes);
+            }
+            ok &= (status[rank] == AMC_SUCCESS) &&
+                  (memcmp(c->out[rank], ref, (size_t)w->n * bytes) == 0);
+            CHECK(status[rank] == AMC_SUCCESS, "%s: rank %d: %s", what, rank,
+                  amc_strerror(status[rank]));
+            CHECK(memcmp(c->out[rank], ref, (size_t)w->n * bytes) == 0,
+                  "%s: rank %d result differs", what, rank);
+        }
+        return ok;
+    }
     if (c->coll == AMC_COLL_ALLGATHER) {
         for (rank = 0; rank < w->n; rank++) {
             memcpy(ref + (size_t)rank * bytes, c->in[rank], bytes);
@@ -304,9 +331,11 @@ static void user_sum(const void *in, void *inout, size_t count, amc_datatype_t d
     }
 }
 
-/* Allgather: every block size whose last round fits (N/2 blocks of up to
- * 64 bytes in all), in place or not, random orders. */
-static void test_allgather(int n, unsigned long *cases)
+/* Allgather and alltoall: every block size whose rounds fit (N/2 blocks of
+ * up to 64 bytes in all), in place or not, random orders. An alltoall on
+ * more than 2 ranks runs here where Bruck is asked for (the linear one
+ * default there sends every block at once). */
+static void test_blocks(int coll, int n, unsigned long *cases)
 {
     static const amc_datatype_t dts[] = { AMC_BYTE, AMC_INT16, AMC_INT32, AMC_DOUBLE };
     static uint8_t   in[MAX_N][ROW], out[MAX_N][ROW];
@@ -321,10 +350,14 @@ static void test_allgather(int n, unsigned long *cases)
         max = (size_t)MAX_BYTES / (size_t)(n / 2) / dt_size(dts[d]);
         for (cnt = 1; cnt <= max; cnt = (cnt < 3) ? cnt + 1 : ((cnt * 2 > max) && (cnt < max)) ? max : cnt * 2) {
             for (in_place = 0; in_place < 2; in_place++) {
-                call_init(&c, in, out, count, n, cnt, dts[d], AMC_SUM);
-                c.coll     = AMC_COLL_ALLGATHER;
+                call_init(&c, in, out, count, n, cnt * (size_t)n, dts[d], AMC_SUM);
+                count[0]   = cnt; /* the fill covered n blocks; a call has count each */
+                for (int r = 1; r < n; r++) {
+                    count[r] = cnt;
+                }
+                c.coll     = coll;
                 c.in_place = in_place;
-                snprintf(what, sizeof(what), "allgather n=%d %s count %zu%s", n,
+                snprintf(what, sizeof(what), "%s n=%d %s count %zu%s", amc_coll_name(coll), n,
                          amc_datatype_name(dts[d]), cnt, in_place ? " in place" : "");
                 CHECK(run(&w, &c, (int)((*cases) % 3 != 0), status), "%s: hangs", what);
                 check_results(&w, &c, status, what);
@@ -332,16 +365,22 @@ static void test_allgather(int n, unsigned long *cases)
             }
         }
     }
-    CHECK(no_schedule(&w), "allgather n=%d: a schedule was built: the engine ran", n);
+    CHECK(no_schedule(&w), "%s n=%d: a schedule was built: the engine ran", amc_coll_name(coll),
+          n);
     amc_test_world_destroy(&w);
 
-    /* one block more than the last round carries: the engine */
+    /* one byte more in a round than fits: the engine */
     world_new(&w, n, 64, AMC_FAKE_COMPLETE_ON_SEND);
-    call_init(&c, in, out, count, n, (size_t)MAX_BYTES / (size_t)(n / 2) + 1, AMC_BYTE, AMC_SUM);
-    c.coll = AMC_COLL_ALLGATHER;
-    CHECK(run(&w, &c, 1, status), "allgather n=%d past the bound: hangs", n);
-    check_results(&w, &c, status, "allgather past the bound");
-    CHECK(!no_schedule(&w), "allgather n=%d past the bound ran on the barrier's rounds", n);
+    cnt = (size_t)MAX_BYTES / (size_t)(n / 2) + 1;
+    call_init(&c, in, out, count, n, cnt * (size_t)n, AMC_BYTE, AMC_SUM);
+    for (d = 0; d < n; d++) {
+        count[d] = cnt;
+    }
+    c.coll = coll;
+    snprintf(what, sizeof(what), "%s n=%d past the bound", amc_coll_name(coll), n);
+    CHECK(run(&w, &c, 1, status), "%s: hangs", what);
+    check_results(&w, &c, status, what);
+    CHECK(!no_schedule(&w), "%s ran on the barrier's rounds", what);
     amc_test_world_destroy(&w);
 }
 
@@ -606,9 +645,12 @@ int main(void)
                      &cases);
     }
     for (n = 2; n <= MAX_N; n *= 2) {
-        test_allgather(n, &cases);
+        test_blocks(AMC_COLL_ALLGATHER, n, &cases);
+        alltoall_alg = (n > 2) ? "bruck" : "";
+        test_blocks(AMC_COLL_ALLTOALL, n, &cases);
+        alltoall_alg = "";
     }
-    printf("%lu allreduce and allgather cases\n", cases);
+    printf("%lu allreduce, allgather and alltoall cases\n", cases);
     test_engine_cases();
     test_too_big();
     test_outstanding(2);
@@ -625,6 +667,9 @@ int main(void)
     test_mismatch(AMC_COLL_ALLGATHER, 4, 0, 0, AMC_ERR_PROTOCOL);
     test_mismatch(AMC_COLL_ALLGATHER, 2, 0, SIZE_MAX, AMC_ERR_PROTOCOL);
     test_mismatch(AMC_COLL_ALLREDUCE, 8, 0, SIZE_MAX, AMC_ERR_PROTOCOL);
+    test_mismatch(AMC_COLL_ALLTOALL, 2, 1, 3, AMC_ERR_TRUNCATE);
+    test_mismatch(AMC_COLL_ALLTOALL, 2, 0, 0, AMC_ERR_PROTOCOL);
+    test_mismatch(AMC_COLL_ALLTOALL, 2, 1, 40, 0); /* past the bound: the engine */
     test_freed_request();
     test_forged();
     return amc_test_summary("test_ctrl_coll");
