@@ -281,7 +281,7 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, co
             /* kept until the round is reduced: the message is the
              * transport's only until this handler returns */
             memcpy(amc_coll_slot_in(ctrl, slot, (int)hdr->round), data, len);
-            slot->barrier.in_len[hdr->round] = (uint8_t)len;
+            amc_coll_slot_small(ctrl, slot)->in_len[hdr->round] = (uint8_t)len;
             if ((hdr->flags & AMC_WIRE_FLAG_ABORT) && (slot->status == AMC_SUCCESS)) {
                 slot->status = amc_coll_notice_status(hdr);
             }

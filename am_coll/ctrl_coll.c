@@ -85,6 +85,7 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
                         const amc_coll_args_t *args)
 {
     amc_barrier_slot_t *b     = &slot->barrier;
+    amc_coll_small_t   *sm    = amc_coll_slot_small(&comm->ctrl, slot);
     size_t              bytes = args->count * args->dt_size;
     const uint8_t      *in    = args->sendbuf;
 
@@ -94,9 +95,9 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
     }
     b->bytes   = (uint16_t)bytes;
     b->half    = (uint8_t)(comm->size / 2);
-    b->count   = args->count;
-    b->kernel  = (args->coll == AMC_COLL_ALLREDUCE) ? amc_op_kernel(args->op, args->dt) : NULL;
-    b->recvbuf = args->recvbuf;
+    sm->count   = args->count;
+    sm->kernel  = (args->coll == AMC_COLL_ALLREDUCE) ? amc_op_kernel(args->op, args->dt) : NULL;
+    sm->recvbuf = args->recvbuf;
     if (args->coll == AMC_COLL_ALLTOALL) {
         memcpy(amc_coll_slot_work(&comm->ctrl, slot), in, (size_t)comm->size * bytes);
         amc_ctrl_coll_move(comm, slot, 0, 0);
@@ -111,18 +112,19 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
                                void *into)
 {
     amc_barrier_slot_t *b       = &slot->barrier;
+    amc_coll_small_t   *sm      = amc_coll_slot_small(&comm->ctrl, slot);
     const uint8_t      *mine    = amc_coll_slot_out(&comm->ctrl, slot, round);
     const uint8_t      *theirs  = amc_coll_slot_in(&comm->ctrl, slot, round);
     size_t              len     = amc_ctrl_coll_len(b, round);
     int                 partner = comm->rank ^ (1 << round);
 
-    if (b->in_len[round] != len) {
+    if (sm->in_len[round] != len) {
         if (slot->status == AMC_SUCCESS) {
             amc_error(&comm->ctx->log,
                       "%s seq %llu on communicator 0x%llx: rank %d sent %u bytes in round %d, "
                       "this rank's call makes %zu (count or datatype differ)",
                       amc_coll_name(b->coll), (unsigned long long)slot->seq,
-                      (unsigned long long)comm->cid, partner, (unsigned)b->in_len[round], round,
+                      (unsigned long long)comm->cid, partner, (unsigned)sm->in_len[round], round,
                       len);
             slot->status = AMC_ERR_TRUNCATE;
         }
@@ -137,16 +139,16 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
         } else {
             memcpy(into, amc_coll_slot_work(&comm->ctrl, slot), (size_t)comm->size * b->bytes);
         }
-    } else if (b->kernel == NULL) {
+    } else if (sm->kernel == NULL) {
         /* an allgather: the two halves side by side */
         memcpy((uint8_t *)into + ((partner < comm->rank) ? len : 0), mine, len);
         memcpy((uint8_t *)into + ((partner < comm->rank) ? 0 : len), theirs, len);
     } else if (partner < comm->rank) {
         memcpy(into, mine, len);
-        b->kernel(theirs, into, b->count);
+        sm->kernel(theirs, into, sm->count);
     } else {
         memcpy(into, theirs, len);
-        b->kernel(mine, into, b->count);
+        sm->kernel(mine, into, sm->count);
     }
 }
 
@@ -163,6 +165,7 @@ void amc_ctrl_coll_finish(struct amc_comm *comm, amc_coll_slot_t *slot)
     /* a request that timed out or was freed gave its buffer back; a failed
      * instance's buffer holds nothing of use either way */
     if ((slot->req != NULL) && (slot->status == AMC_SUCCESS)) {
-        amc_ctrl_coll_join(comm, slot, comm->nrounds - 1, b->recvbuf);
+        amc_ctrl_coll_join(comm, slot, comm->nrounds - 1,
+                           amc_coll_slot_small(&comm->ctrl, slot)->recvbuf);
     }
 }

@@ -61,11 +61,19 @@ typedef struct amc_barrier_slot {
     uint16_t         bytes;          /* bytes per rank (per block for allgather and
                                       * alltoall); 0 until the local rank entered */
     uint8_t          half;           /* alltoall: N/2, the blocks of every round */
-    uint8_t          in_len[AMC_CTRL_MAX_ROUNDS]; /* what round r's message carried */
-    amc_ctrl_kernel_t kernel;
-    size_t           count;
-    void            *recvbuf;
 } amc_barrier_slot_t;
+
+/* The rest of a small collective's call, at the start of the slot's
+ * payload (amc_coll_slot_small): the barrier never touches it, so its
+ * slot stays in two cache lines before the headers. */
+typedef struct amc_coll_small {
+    uint8_t           in_len[AMC_CTRL_MAX_ROUNDS]; /* what round r's message carried */
+    amc_ctrl_kernel_t kernel;        /* allreduce's op for the datatype, else NULL */
+    size_t            count;
+    void             *recvbuf;
+} amc_coll_small_t;
+
+#define AMC_CTRL_SMALL_BYTES ((sizeof(amc_coll_small_t) + 15) & ~(size_t)15)
 
 typedef struct amc_coll_slot {
     uint64_t               seq;
@@ -118,10 +126,17 @@ void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lo
                         int payload);
 
 /* Round r's data in a slot: what arrived (in) and what this rank sent (out). */
+static inline amc_coll_small_t *amc_coll_slot_small(const amc_coll_ctrl_t *ctrl,
+                                                    amc_coll_slot_t *slot)
+{
+    return (amc_coll_small_t *)((uint8_t *)slot + ctrl->pay_off);
+}
+
 static inline uint8_t *amc_coll_slot_in(const amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot,
                                         int round)
 {
-    return (uint8_t *)slot + ctrl->pay_off + (size_t)round * 2 * AMC_CTRL_PAY_MAX;
+    return (uint8_t *)slot + ctrl->pay_off + AMC_CTRL_SMALL_BYTES +
+           (size_t)round * 2 * AMC_CTRL_PAY_MAX;
 }
 
 static inline uint8_t *amc_coll_slot_out(const amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot,
