@@ -190,9 +190,10 @@ static const amc_config_entry_t amc_config_table[] = {
       "times all of it).",
       offsetof(amc_config_t, allreduce_ring_min), AMC_CONFIG_UNSIGNED },
     { "AMC_FAST_MAX", "64",
-      "Bytes per message up to which allreduce (a predefined op), allgather and "
-      "alltoall, on a communicator of a power-of-two size where recursive doubling "
-      "(or Bruck; alltoall's linear at N=2) is chosen, run on the barrier's control "
+      "Bytes per message up to which allreduce, allgather, alltoall and "
+      "reduce_scatter_block (predefined ops), on a communicator of a power-of-two "
+      "size where recursive doubling or halving (or Bruck; at N=2 the defaults) is "
+      "chosen, run on the barrier's control "
       "structure: each round's message carries the partial result or blocks (N/2 "
       "at most), no schedule is built or walked. At "
       "most 64 (larger values act as 64); 0 turns it off. Every rank must use the "

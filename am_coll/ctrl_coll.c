@@ -1,21 +1,28 @@
 /*
- * Small allreduce and allgather on the barrier's rounds. Round r exchanges
- * with rank XOR 2^r: out[0] is the caller's data, out[r+1] joins out[r]
- * with in[r] (what the partner sent in round r), and the result joins the
- * last round's two. An allreduce joins by reducing, the lower group's
+ * Small collectives on the barrier's rounds. Round r exchanges with rank
+ * XOR 2^r, and the barrier's state machine sends round r once cur_val
+ * reaches r: the rounds before it arrived and the local rank entered,
+ * exactly when round r's message can be made.
+ *
+ * Allreduce and allgather: out[0] is the caller's data, out[r+1] joins
+ * out[r] with in[r] (what the partner sent in round r), and the result joins
+ * the last round's two. An allreduce joins by reducing, the lower group's
  * operand on the left (MPI's order); an allgather by placing the lower
  * group's blocks first, so after round r a rank holds the 2^(r+1) blocks of
  * its group in rank order. Every rank joins the same pairs, so all get the
  * same bits.
  *
- * An alltoall keeps its N blocks in the slot (work) as they move: in round
- * r a rank sends the N/2 it holds at the positions whose bit r differs from
- * its rank's (blocks bound for the partner's half), and puts the partner's
- * N/2 into those positions, in the same order. After round r position k
- * holds the block from the source whose low r+1 bits are k's, bound for a
- * destination whose low r+1 bits are this rank's; after the last, from
- * source k to this rank: the receive buffer's order. The barrier's state machine sends round r once cur_val
- * reaches r, exactly when out[r] can be computed.
+ * Alltoall and reduce_scatter_block keep their N blocks in the slot (work)
+ * as they move. An alltoall sends in round r the N/2 it holds at the
+ * positions whose bit r differs from its rank's (blocks bound for the
+ * partner's half) and puts the partner's N/2 into those positions, in the
+ * same order: after round r position k holds the block from the source
+ * whose low r+1 bits are k's, bound for a destination whose low r+1 bits
+ * are this rank's; after the last, from source k to this rank, the receive
+ * buffer's order. A reduce_scatter_block does the same with partial sums
+ * (recursive halving): its live blocks after round r are those whose low
+ * r+1 bits are its rank's; it sends the live ones whose bit r differs and
+ * reduces the partner's into the others, the lower group's on the left.
  *
  * A message whose length differs from this rank's call (the ranks' counts
  * or datatypes differ) is not used: the instance's status becomes
@@ -43,9 +50,11 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
     if (max > AMC_CTRL_PAY_MAX) {
         max = AMC_CTRL_PAY_MAX;
     }
-    if (args->coll == AMC_COLL_ALLTOALL) {
+    if ((args->coll == AMC_COLL_ALLTOALL) || (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK)) {
+        /* N/2 blocks in every round (in the first of a reduce_scatter_block) */
         return (!(alg->flags & AMC_ALG_FLAG_CTRL_AT_2) || (comm->size == 2)) &&
-               (bytes <= max / (size_t)(comm->size / 2)); /* N/2 blocks every round */
+               (bytes <= max / (size_t)(comm->size / 2)) &&
+               ((args->coll == AMC_COLL_ALLTOALL) || (amc_op_kernel(args->op, args->dt) != NULL));
     }
     if (args->coll == AMC_COLL_ALLGATHER) {
         return bytes <= max / (size_t)(comm->size / 2); /* the last round's N/2 blocks */
@@ -81,6 +90,39 @@ static void amc_ctrl_coll_move(struct amc_comm *comm, amc_coll_slot_t *slot, int
     }
 }
 
+/* A reduce_scatter_block's round r: its live blocks are those whose low r
+ * bits are this rank's. Out: those of them whose bit r differs, the
+ * partner's half, into out[r]; in: in[r] reduced into the others, the
+ * lower rank's operand on the left. */
+static void amc_ctrl_coll_halve(struct amc_comm *comm, amc_coll_slot_t *slot, int round, int in)
+{
+    const amc_barrier_slot_t *b    = &slot->barrier;
+    const amc_coll_small_t   *sm   = amc_coll_slot_small(&comm->ctrl, slot);
+    uint8_t                  *work = amc_coll_slot_work(&comm->ctrl, slot);
+    uint8_t                  *msg  = in ? amc_coll_slot_in(&comm->ctrl, slot, round)
+                                        : amc_coll_slot_out(&comm->ctrl, slot, round);
+    uint8_t                   tmp[AMC_CTRL_PAY_MAX];
+    int                       k, bit = 1 << round, lower = (comm->rank ^ bit) < comm->rank;
+
+    for (k = 0; k < comm->size; k++) {
+        int differs = ((k ^ comm->rank) & bit) != 0;
+
+        if (((k ^ comm->rank) & (bit - 1)) || (differs == in)) {
+            continue; /* not live, or not this direction's */
+        }
+        if (!in) {
+            memcpy(msg, work + (size_t)k * b->bytes, b->bytes);
+        } else if (lower) {
+            sm->kernel(msg, work + (size_t)k * b->bytes, sm->count);
+        } else {
+            memcpy(tmp, msg, b->bytes);
+            sm->kernel(work + (size_t)k * b->bytes, tmp, sm->count);
+            memcpy(work + (size_t)k * b->bytes, tmp, b->bytes);
+        }
+        msg += b->bytes;
+    }
+}
+
 void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
                         const amc_coll_args_t *args)
 {
@@ -96,11 +138,16 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
     b->bytes   = (uint16_t)bytes;
     b->half    = (uint8_t)(comm->size / 2);
     sm->count   = args->count;
-    sm->kernel  = (args->coll == AMC_COLL_ALLREDUCE) ? amc_op_kernel(args->op, args->dt) : NULL;
+    sm->kernel  = amc_op_kernel(args->op, args->dt); /* NULL for the ones without an op */
     sm->recvbuf = args->recvbuf;
     if (args->coll == AMC_COLL_ALLTOALL) {
         memcpy(amc_coll_slot_work(&comm->ctrl, slot), in, (size_t)comm->size * bytes);
         amc_ctrl_coll_move(comm, slot, 0, 0);
+        return;
+    }
+    if (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) {
+        memcpy(amc_coll_slot_work(&comm->ctrl, slot), in, (size_t)comm->size * bytes);
+        amc_ctrl_coll_halve(comm, slot, 0, 0);
         return;
     }
     memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), in, bytes);
@@ -130,7 +177,15 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
         }
         return;
     }
-    if (b->coll == AMC_COLL_ALLTOALL) {
+    if (b->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) {
+        amc_ctrl_coll_halve(comm, slot, round, 1);
+        if (round + 1 < comm->nrounds) {
+            amc_ctrl_coll_halve(comm, slot, round + 1, 0);
+        } else {
+            memcpy(into, amc_coll_slot_work(&comm->ctrl, slot) + (size_t)comm->rank * b->bytes,
+                   b->bytes);
+        }
+    } else if (b->coll == AMC_COLL_ALLTOALL) {
         /* the partner's blocks into their places; into is out[r+1] (sent
          * next) or recvbuf (the last round: all of them) */
         amc_ctrl_coll_move(comm, slot, round, 1);

@@ -3,8 +3,9 @@
  * structure (the patent's cur_val carrying data): recursive doubling on a
  * power-of-two communicator, each round's message holding the sender's
  * partial result (allreduce), the blocks its half of the group gathered so
- * far (allgather), or the N/2 blocks bound for the partner's half
- * (alltoall, the hypercube exchange). The barrier's state machine (am_coll/barrier.c) runs them;
+ * far (allgather), the N/2 blocks bound for the partner's half (alltoall,
+ * the hypercube exchange), or the partial sums of the blocks the partner's
+ * half keeps (reduce_scatter_block, recursive halving). The barrier's state machine (am_coll/barrier.c) runs them;
  * this module decides when they apply, enters them, and does what their
  * rounds need of the data. No schedule, no instance, no allocation:
  * everything lives in the slot.
@@ -29,16 +30,20 @@ static inline int amc_ctrl_coll_size_ok(int size)
 static inline int amc_ctrl_coll_is(unsigned coll)
 {
     return (coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_ALLGATHER) ||
-           (coll == AMC_COLL_ALLTOALL);
+           (coll == AMC_COLL_ALLTOALL) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK);
 }
 
 /* Bytes of round r's message: the call's bytes for an allreduce, 2^r
- * blocks for an allgather, N/2 for an alltoall. */
+ * blocks for an allgather, N/2 for an alltoall, N/2^(r+1) for a
+ * reduce_scatter_block. */
 static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int round)
 {
-    return (b->coll == AMC_COLL_ALLGATHER) ? ((size_t)b->bytes << round)
-           : (b->coll == AMC_COLL_ALLTOALL) ? (size_t)b->bytes * b->half
-                                            : b->bytes;
+    switch (b->coll) {
+    case AMC_COLL_ALLGATHER:            return (size_t)b->bytes << round;
+    case AMC_COLL_ALLTOALL:             return (size_t)b->bytes * b->half;
+    case AMC_COLL_REDUCE_SCATTER_BLOCK: return (size_t)b->bytes * (size_t)(b->half >> round);
+    default:                            return b->bytes;
+    }
 }
 
 /* Whether a call runs here: the algorithm chosen for it says so

@@ -33,6 +33,7 @@
 
 static amc_test_rng_t rng;
 static const char    *alltoall_alg = ""; /* AMC_ALLTOALL_ALG of the worlds made next */
+static const char    *rsb_alg      = ""; /* AMC_REDUCE_SCATTER_BLOCK_ALG likewise */
 
 static size_t dt_size(amc_datatype_t dt)
 {
@@ -91,6 +92,7 @@ static void world_new(amc_test_world_t *w, int n, unsigned fast_max,
     cfg.oversub_linear_max_ranks = 0; /* recursive doubling, as on a node with a core each */
     cfg.fast_max       = fast_max;
     snprintf(cfg.alg[AMC_COLL_ALLTOALL], sizeof(cfg.alg[0]), "%s", alltoall_alg);
+    snprintf(cfg.alg[AMC_COLL_REDUCE_SCATTER_BLOCK], sizeof(cfg.alg[0]), "%s", rsb_alg);
     rc = amc_test_world_create(w, n, completion, &cfg);
     CHECK(rc == AMC_SUCCESS, "world of %d: %s", n, amc_strerror(rc));
 }
@@ -173,6 +175,15 @@ static int start_call(int rank, void *arg)
     if (rank == c->barrier_rank) {
         return amc_ibarrier(comm, &c->reqs[rank]);
     }
+    if (c->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) {
+        if (c->in_place) {
+            memcpy(c->out[rank], c->in[rank], (size_t)c->w->n * bytes);
+            return amc_ireduce_scatter_block(AMC_IN_PLACE, c->out[rank], c->count[rank], c->dt,
+                                             c->op, comm, &c->reqs[rank]);
+        }
+        return amc_ireduce_scatter_block(c->in[rank], c->out[rank], c->count[rank], c->dt, c->op,
+                                         comm, &c->reqs[rank]);
+    }
     if (c->coll == AMC_COLL_ALLTOALL) {
         if (c->in_place) {
             memcpy(c->out[rank], c->in[rank], (size_t)c->w->n * bytes);
@@ -223,6 +234,24 @@ static int check_results(amc_test_world_t *w, call_t *c, const int *status, cons
     size_t  bytes = c->count[0] * dt_size(c->dt);
     int     rank, ok = 1;
 
+    if (c->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) {
+        static uint8_t blocks[MAX_N][ROW];
+
+        for (rank = 0; rank < w->n; rank++) {
+            int src;
+
+            for (src = 0; src < w->n; src++) {
+                memcpy(blocks[src], c->in[src] + (size_t)rank * bytes, bytes);
+            }
+            reference(c->dt, c->op, blocks, w->n, c->count[0], ref);
+            ok &= (status[rank] == AMC_SUCCESS) && (memcmp(c->out[rank], ref, bytes) == 0);
+            CHECK(status[rank] == AMC_SUCCESS, "%s: rank %d: %s", what, rank,
+                  amc_strerror(status[rank]));
+            CHECK(memcmp(c->out[rank], ref, bytes) == 0, "%s: rank %d result differs", what,
+                  rank);
+        }
+        return ok;
+    }
     if (c->coll == AMC_COLL_ALLTOALL) {
         for (rank = 0; rank < w->n; rank++) {
             int src;
@@ -337,7 +366,7 @@ static void user_sum(const void *in, void *inout, size_t count, amc_datatype_t d
  * default there sends every block at once). */
 static void test_blocks(int coll, int n, unsigned long *cases)
 {
-    static const amc_datatype_t dts[] = { AMC_BYTE, AMC_INT16, AMC_INT32, AMC_DOUBLE };
+    static const amc_datatype_t dts[] = { AMC_UINT8, AMC_INT16, AMC_INT32, AMC_DOUBLE };
     static uint8_t   in[MAX_N][ROW], out[MAX_N][ROW];
     size_t           count[MAX_N], cnt, max;
     amc_test_world_t w;
@@ -350,7 +379,8 @@ static void test_blocks(int coll, int n, unsigned long *cases)
         max = (size_t)MAX_BYTES / (size_t)(n / 2) / dt_size(dts[d]);
         for (cnt = 1; cnt <= max; cnt = (cnt < 3) ? cnt + 1 : ((cnt * 2 > max) && (cnt < max)) ? max : cnt * 2) {
             for (in_place = 0; in_place < 2; in_place++) {
-                call_init(&c, in, out, count, n, cnt * (size_t)n, dts[d], AMC_SUM);
+                call_init(&c, in, out, count, n, cnt * (size_t)n, dts[d],
+                          (cnt & 1) ? AMC_SUM : AMC_MAX);
                 count[0]   = cnt; /* the fill covered n blocks; a call has count each */
                 for (int r = 1; r < n; r++) {
                     count[r] = cnt;
@@ -372,7 +402,7 @@ static void test_blocks(int coll, int n, unsigned long *cases)
     /* one byte more in a round than fits: the engine */
     world_new(&w, n, 64, AMC_FAKE_COMPLETE_ON_SEND);
     cnt = (size_t)MAX_BYTES / (size_t)(n / 2) + 1;
-    call_init(&c, in, out, count, n, cnt * (size_t)n, AMC_BYTE, AMC_SUM);
+    call_init(&c, in, out, count, n, cnt * (size_t)n, AMC_UINT8, AMC_SUM);
     for (d = 0; d < n; d++) {
         count[d] = cnt;
     }
@@ -647,10 +677,13 @@ int main(void)
     for (n = 2; n <= MAX_N; n *= 2) {
         test_blocks(AMC_COLL_ALLGATHER, n, &cases);
         alltoall_alg = (n > 2) ? "bruck" : "";
+        rsb_alg      = (n > 2) ? "recursive_halving" : "";
         test_blocks(AMC_COLL_ALLTOALL, n, &cases);
+        test_blocks(AMC_COLL_REDUCE_SCATTER_BLOCK, n, &cases);
         alltoall_alg = "";
+        rsb_alg      = "";
     }
-    printf("%lu allreduce, allgather and alltoall cases\n", cases);
+    printf("%lu allreduce, allgather, alltoall and reduce_scatter_block cases\n", cases);
     test_engine_cases();
     test_too_big();
     test_outstanding(2);
@@ -670,6 +703,8 @@ int main(void)
     test_mismatch(AMC_COLL_ALLTOALL, 2, 1, 3, AMC_ERR_TRUNCATE);
     test_mismatch(AMC_COLL_ALLTOALL, 2, 0, 0, AMC_ERR_PROTOCOL);
     test_mismatch(AMC_COLL_ALLTOALL, 2, 1, 40, 0); /* past the bound: the engine */
+    test_mismatch(AMC_COLL_REDUCE_SCATTER_BLOCK, 2, 0, 3, AMC_ERR_TRUNCATE);
+    test_mismatch(AMC_COLL_REDUCE_SCATTER_BLOCK, 2, 1, 0, AMC_ERR_PROTOCOL);
     test_freed_request();
     test_forged();
     return amc_test_summary("test_ctrl_coll");
