@@ -138,7 +138,9 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
     b->bytes   = (uint16_t)bytes;
     b->half    = (uint8_t)(comm->size / 2);
     sm->count   = args->count;
-    sm->kernel  = amc_op_kernel(args->op, args->dt); /* NULL for the ones without an op */
+    sm->kernel  = ((args->coll == AMC_COLL_ALLREDUCE) ||
+                   (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK))
+                      ? amc_op_kernel(args->op, args->dt) : NULL;
     sm->recvbuf = args->recvbuf;
     if (args->coll == AMC_COLL_ALLTOALL) {
         memcpy(amc_coll_slot_work(&comm->ctrl, slot), in, (size_t)comm->size * bytes);
@@ -194,8 +196,8 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
         } else {
             memcpy(into, amc_coll_slot_work(&comm->ctrl, slot), (size_t)comm->size * b->bytes);
         }
-    } else if (sm->kernel == NULL) {
-        /* an allgather: the two halves side by side */
+    } else if (b->coll == AMC_COLL_ALLGATHER) {
+        /* the two halves side by side */
         memcpy((uint8_t *)into + ((partner < comm->rank) ? len : 0), mine, len);
         memcpy((uint8_t *)into + ((partner < comm->rank) ? 0 : len), theirs, len);
     } else if (partner < comm->rank) {

@@ -1,14 +1,15 @@
 /*
- * Small allreduce, allgather and alltoall on the barrier's control
- * structure (the patent's cur_val carrying data): recursive doubling on a
- * power-of-two communicator, each round's message holding the sender's
- * partial result (allreduce), the blocks its half of the group gathered so
- * far (allgather), the N/2 blocks bound for the partner's half (alltoall,
- * the hypercube exchange), or the partial sums of the blocks the partner's
- * half keeps (reduce_scatter_block, recursive halving). The barrier's state machine (am_coll/barrier.c) runs them;
- * this module decides when they apply, enters them, and does what their
- * rounds need of the data. No schedule, no instance, no allocation:
- * everything lives in the slot.
+ * Small allreduce, allgather, alltoall and reduce_scatter_block on the
+ * barrier's control structure (the patent's cur_val carrying data):
+ * exchanges with rank XOR 2^r on a power-of-two communicator, each round's
+ * message holding the sender's partial result (allreduce), the blocks its
+ * half of the group gathered so far (allgather), the N/2 blocks bound for
+ * the partner's half (alltoall, the hypercube exchange), or the partial
+ * sums of the blocks the partner's half keeps (reduce_scatter_block,
+ * recursive halving). The barrier's state machine (am_coll/barrier.c)
+ * runs them; this module decides when they apply, enters them, and does
+ * what their rounds need of the data. No schedule, no instance, no
+ * allocation: everything lives in the slot.
  */
 #ifndef AMC_CTRL_COLL_H
 #define AMC_CTRL_COLL_H
