@@ -381,7 +381,7 @@ void amc_barrier_send_rounds(struct amc_comm *comm, amc_coll_slot_t *slot,
 /* With the lock held, which this unlocks: this rank's call meets peers
  * that run something else in its instance (their early messages of another
  * collective or of the engine, or the barrier where this rank runs the
- * small allreduce, or the reverse). The call fails, the peers are told
+ * small collectives, or the reverse). The call fails, the peers are told
  * unless they told this rank, and the slot is given up: what they send for
  * it later is dropped as the rest of an aborted instance. */
 static void amc_barrier_refuse(amc_comm_t comm, amc_coll_slot_t *slot, struct amc_request *req,

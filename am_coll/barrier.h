@@ -1,4 +1,4 @@
-/* The dissemination barrier (and the small allreduce on its rounds): entry
+/* The dissemination barrier (and the small collectives on its rounds): entry
  * point, handlers and diagnostics. */
 #ifndef AMC_BARRIER_H
 #define AMC_BARRIER_H
@@ -18,7 +18,7 @@ int  amc_barrier_start(amc_comm_t comm, struct amc_request *req);
 /* Enters barrier instance seq_next on comm; req completes when it finishes. */
 int  amc_barrier_post(amc_comm_t comm, struct amc_request *req);
 
-/* The same with red the small allreduce's call (am_coll/ctrl_coll.h),
+/* The same with red a small collective's call (am_coll/ctrl_coll.h),
  * NULL for a barrier. */
 struct amc_coll_args;
 int  amc_barrier_enter(amc_comm_t comm, struct amc_request *req,
@@ -28,7 +28,7 @@ int  amc_barrier_enter(amc_comm_t comm, struct amc_request *req,
 void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *buf, size_t len);
 
 /* Header handler for a message of the barrier's rounds: len bytes of data
- * (the small allreduce's partial result; none for a barrier). */
+ * (a small collective's partial result or blocks; none for a barrier). */
 void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, const void *data,
                             size_t len);
 

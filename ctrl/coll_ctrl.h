@@ -32,7 +32,7 @@
 #define AMC_CTRL_MAX_ROUNDS 32  /* ceil(log2 N) for any int N */
 #define AMC_CTRL_ABORTED    16  /* abandoned instances remembered (amc_coll_ctrl_note_aborted) */
 
-/* The most bytes a round message of the small allreduce carries: with the
+/* The most bytes a round message of a small collective carries: with the
  * 20-byte header (24 with an error status) it stays on UCX's shared-memory
  * short path (92 bytes here, doc/design.md). */
 #define AMC_CTRL_PAY_MAX    64
@@ -44,7 +44,7 @@ struct amc_coll_inst;
 /* A reduction's loop over count elements: inout[i] = in[i] (op) inout[i]. */
 typedef void (*amc_ctrl_kernel_t)(const void *in, void *inout, size_t count);
 
-/* A barrier's state in its slot (am_coll/barrier.c), or a small allreduce's
+/* A barrier's state in its slot (am_coll/barrier.c), or a small collective's
  * that runs on the same rounds and carries its partial results in them. */
 typedef struct amc_barrier_slot {
     uint64_t         bitvec;
@@ -53,7 +53,7 @@ typedef struct amc_barrier_slot {
     uint32_t         send_posted;
     uint32_t         send_complete;
     amc_completion_t send_comp;      /* every send of this instance completes here */
-    /* the small allreduce's; coll is 0 for a barrier */
+    /* the small collectives'; coll is 0 for a barrier */
     uint8_t          coll;           /* the wire's coll, from the first message or the entry */
     uint8_t          reduced;        /* the result went to recvbuf (or the request is gone) */
     uint8_t          told;           /* before the local rank entered, peers gave the instance
@@ -120,7 +120,7 @@ typedef struct amc_coll_ctrl {
 /* lock_live: the context's "threads may meet now" flag (base/spinlock.h), or NULL.
  * nhdr: the barrier's rounds on the communicator (its slots carry that many
  * headers), at most AMC_CTRL_MAX_ROUNDS; payload: whether the slots carry
- * room for the small allreduce's round data. */
+ * room for the small collectives' round data. */
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lock_live,
                         amc_early_release_fn_t drop_early, void *drop_arg, unsigned nhdr,
                         int payload);

@@ -121,7 +121,7 @@ static void amc_fuzz_read_config(amc_fuzz_in_t *in, amc_config_t *cfg)
     }
     if (b & 0x20) {
         /* as on a node with a core per rank: recursive doubling, and with
-         * it the small allreduce on the barrier's rounds, at 4 and 8 */
+         * it the small collectives on the barrier's rounds, at 4 and 8 */
         cfg->oversub_linear_max_ranks = 0;
     }
 }

@@ -547,7 +547,7 @@ static void check_usable(amc_test_world_t *w, const char *what)
     }
 }
 
-/* One rank's call differs from the others' small allreduce: its count
+/* One rank's call differs from the others' small collective: its count
  * (odd_count, on the barrier's rounds too or, over 64 bytes, on the
  * engine), or it calls a barrier (odd_count 0; the rank moves with the
  * seed). Every rank fails with want (any error if 0), none hangs, none gets
