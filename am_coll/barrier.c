@@ -250,11 +250,10 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, co
             fail    = (slot->inst != NULL); /* else this rank's call, when it comes, fails */
             if (fail && (hdr->coll == slot->inst->coll)) {
                 snprintf(msg, sizeof(msg), "algorithm mismatch: rank %u runs %s with algorithm "
-                         "recursive_doubling on the barrier's rounds (up to "
-                         "AMC_FAST_MAX bytes), this rank %s on the engine: %s, or "
-                         "count, datatype or op differ", (unsigned)hdr->src,
-                         amc_coll_name(hdr->coll),
-                         amc_alg_name(slot->inst->coll, slot->inst->alg),
+                         "%s on the barrier's rounds (up to AMC_FAST_MAX bytes), this rank %s "
+                         "on the engine: %s, or count, datatype or op differ",
+                         (unsigned)hdr->src, amc_coll_name(hdr->coll),
+                         amc_ctrl_coll_alg(hdr->coll), amc_alg_name(slot->inst->coll, slot->inst->alg),
                          amc_alg_config_hint(hdr->coll));
                 why = msg;
             }

@@ -868,11 +868,12 @@ static void amc_coll_barrier_mismatch(amc_comm_t comm, amc_coll_slot_t *slot,
     }
     if ((slot->barrier.coll != 0) && (hdr->coll == slot->barrier.coll)) {
         amc_error(&comm->ctx->log, "algorithm mismatch on communicator 0x%llx seq %llu: rank %u "
-                  "runs %s with algorithm %s on the engine, this rank recursive_doubling on "
-                  "the barrier's rounds (up to AMC_FAST_MAX bytes): %s, or count, "
-                  "datatype or op differ", (unsigned long long)comm->cid,
-                  (unsigned long long)hdr->seq, (unsigned)hdr->src, amc_coll_name(hdr->coll),
-                  amc_alg_name(hdr->coll, hdr->alg), amc_alg_config_hint(hdr->coll));
+                  "runs %s with algorithm %s on the engine, this rank %s on the barrier's "
+                  "rounds (up to AMC_FAST_MAX bytes): %s, or count, datatype or op differ",
+                  (unsigned long long)comm->cid, (unsigned long long)hdr->seq,
+                  (unsigned)hdr->src, amc_coll_name(hdr->coll),
+                  amc_alg_name(hdr->coll, hdr->alg), amc_ctrl_coll_alg(hdr->coll),
+                  amc_alg_config_hint(hdr->coll));
     } else {
         amc_error(&comm->ctx->log, "%s message on communicator 0x%llx seq %llu from rank %u: %s",
                   amc_coll_name(hdr->coll), (unsigned long long)comm->cid,
@@ -881,7 +882,8 @@ static void amc_coll_barrier_mismatch(amc_comm_t comm, amc_coll_slot_t *slot,
                       ? "it runs the barrier on the engine, this rank on the fast path: "
                         "AMC_BARRIER_ALG or AMC_NODE_SIZE differs between ranks"
                   : (slot->barrier.coll != 0)
-                      ? "it runs another collective where this rank runs allreduce"
+                      ? "it runs another collective where this rank runs a small one on "
+                        "the barrier's rounds"
                       : "it runs a data collective where this rank runs a barrier");
     }
     amc_coll_ctrl_note_aborted(&comm->ctrl, hdr->seq);

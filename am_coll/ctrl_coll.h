@@ -34,6 +34,14 @@ static inline int amc_ctrl_coll_is(unsigned coll)
            (coll == AMC_COLL_ALLTOALL) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK);
 }
 
+/* The pattern coll runs on the rounds, for messages that name it. */
+static inline const char *amc_ctrl_coll_alg(unsigned coll)
+{
+    return (coll == AMC_COLL_ALLTOALL)               ? "hypercube exchange"
+           : (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ? "recursive_halving"
+                                                     : "recursive_doubling";
+}
+
 /* Bytes of round r's message: the call's bytes for an allreduce, 2^r
  * blocks for an allgather, N/2 for an alltoall, N/2^(r+1) for a
  * reduce_scatter_block. */
