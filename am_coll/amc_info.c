@@ -61,7 +61,8 @@ int main(int argc, char **argv)
     printf("# amcoll %d.%d configuration (AMC_* environment variables)\n",
            AMC_VERSION_MAJOR, AMC_VERSION_MINOR);
     amc_config_print(stdout, &cfg);
-    tstatus = amc_tuning_load(&tuning, cfg.tuning_file, &log); /* logs what is wrong */
+    tstatus = amc_tuning_load(&tuning, cfg.tuning_file, (int)cfg.tuning_builtin,
+                              &log); /* logs what is wrong */
     if (tstatus == AMC_SUCCESS) {
         amc_tuning_print(stdout, &tuning, cfg.tuning_file);
         amc_tuning_free(&tuning);

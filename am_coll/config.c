@@ -300,11 +300,18 @@ static const amc_config_entry_t amc_config_table[] = {
       "MAX_RANKS MIN_BYTES MAX_BYTES ALGORITHM' (bounds inclusive, bytes per rank as "
       "the selection counts them, '#' comments), e.g. 'allreduce 2 8 0 4096 linear'; the "
       "first rule that holds a call's communicator size and bytes chooses its algorithm, "
-      "unless AMC_<COLL>_ALG forces one or the op excludes it; no match: the automatic "
-      "choice. bench/amc_tune.sh writes one from measurements. An unreadable file or a "
+      "unless AMC_<COLL>_ALG forces one or the op excludes it; no match: the built-in "
+      "rules (AMC_TUNING_BUILTIN), then the automatic choice. bench/amc_tune.sh writes one from measurements. An unreadable file or a "
       "bad line fails amc_init (AMC_ERR_ARG, naming file:line). Every rank must read the "
       "same rules. Empty: none.",
       offsetof(amc_config_t, tuning_file), AMC_CONFIG_PATH },
+    { "AMC_TUNING_BUILTIN", "1",
+      "1: after AMC_TUNING_FILE's rules, the library's built-in rules choose where they "
+      "hold: the defaults measured with bench/amc_tune.sh (OSU's method) where ranks do "
+      "not share cores, installed as share/amcoll/tuning_builtin.rules and listed by "
+      "amc_info. 0: only the file's rules, then the automatic choice. Every rank must use "
+      "the same.",
+      offsetof(amc_config_t, tuning_builtin), AMC_CONFIG_UNSIGNED },
     { "AMC_STATS", "0",
       "1: amc_finalize prints one line per rank on stderr with the library's "
       "counters (amc_stat_get): the endpoints this rank created (one per peer it "
@@ -417,6 +424,10 @@ int amc_config_read(amc_config_t *cfg, const amc_log_t *log)
     if (cfg->ucx_err_mode_peer > 1) {
         amc_error(log, "invalid value %u for AMC_UCX_ERR_MODE_PEER: 0 or 1",
                   cfg->ucx_err_mode_peer);
+        status = AMC_ERR_ARG;
+    }
+    if (cfg->tuning_builtin > 1) {
+        amc_error(log, "invalid value %u for AMC_TUNING_BUILTIN: 0 or 1", cfg->tuning_builtin);
         status = AMC_ERR_ARG;
     }
     if (cfg->progress_thread > 1) {

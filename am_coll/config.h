@@ -45,6 +45,7 @@ typedef struct amc_config {
     unsigned          ucx_err_mode_peer;    /* 1: UCX endpoints in PEER error mode */
     char              timeline[256];        /* AMC_TIMELINE: record acts, write PREFIX.RANK.tl */
     char              tuning_file[256];     /* AMC_TUNING_FILE: rules read at context creation */
+    unsigned          tuning_builtin;       /* 1: the built-in rules follow the file's */
     unsigned          stats;                /* 1: amc_finalize prints the counters */
 } amc_config_t;
 

@@ -74,7 +74,8 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     amc_dispatch_init(ctx);
     amc_transport_set_recv(tp, amc_am_recv, &ctx->am);
 
-    status = amc_tuning_load(&ctx->tuning, ctx->cfg.tuning_file, &ctx->log);
+    status = amc_tuning_load(&ctx->tuning, ctx->cfg.tuning_file, (int)ctx->cfg.tuning_builtin,
+                             &ctx->log);
     if (status != AMC_SUCCESS) {
         goto err_free_ctx; /* logged with file:line */
     }

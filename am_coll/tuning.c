@@ -1,5 +1,6 @@
-/* The rules file of AMC_TUNING_FILE (am_coll/tuning.h): parsed and resolved
- * to algorithm table entries once, so that a call only compares numbers. */
+/* The rules of AMC_TUNING_FILE and the built-in ones (am_coll/tuning.h):
+ * parsed and resolved to algorithm table entries once, so that a call only
+ * compares numbers. */
 #include "am_coll/tuning.h"
 
 #include "am_coll/alg.h"
@@ -123,24 +124,16 @@ static int amc_tuning_group(amc_tuning_t *t, const amc_tuning_rule_t *parsed, un
     return AMC_SUCCESS;
 }
 
-int amc_tuning_load(amc_tuning_t *t, const char *path, const amc_log_t *log)
+/* The rules of one source appended to parsed[0 .. *count). */
+static int amc_tuning_read(FILE *file, const char *path, int builtin, const amc_log_t *log,
+                           amc_tuning_rule_t **parsed, unsigned *count, unsigned *cap)
 {
-    amc_tuning_rule_t *parsed = NULL, *grown, rule;
-    unsigned           count = 0, cap = 0, line = 0;
+    amc_tuning_rule_t *grown, rule;
+    unsigned           line = 0;
     char              *text = NULL, *hash;
     size_t             text_cap = 0;
-    FILE              *file;
     int                status = AMC_SUCCESS, empty;
 
-    memset(t, 0, sizeof(*t));
-    if (path[0] == '\0') {
-        return AMC_SUCCESS;
-    }
-    file = fopen(path, "r");
-    if (file == NULL) {
-        amc_error(log, "AMC_TUNING_FILE %s: cannot read it: %s", path, strerror(errno));
-        return AMC_ERR_ARG;
-    }
     while (getline(&text, &text_cap, file) >= 0) {
         line++;
         hash = strchr(text, '#');
@@ -154,22 +147,63 @@ int amc_tuning_load(amc_tuning_t *t, const char *path, const amc_log_t *log)
         if (empty) {
             continue;
         }
-        if (count == cap) {
-            cap   = (cap == 0) ? 16 : 2 * cap;
-            grown = realloc(parsed, cap * sizeof(*parsed));
+        if (*count == *cap) {
+            *cap  = (*cap == 0) ? 16 : 2 * *cap;
+            grown = realloc(*parsed, *cap * sizeof(**parsed));
             if (grown == NULL) {
                 amc_error(log, "AMC_TUNING_FILE %s:%u: out of memory", path, line);
                 status = AMC_ERR_NO_MEMORY;
                 goto out;
             }
-            parsed = grown;
+            *parsed = grown;
         }
-        parsed[count++] = rule;
+        rule.builtin          = builtin;
+        (*parsed)[(*count)++] = rule;
     }
     if (ferror(file)) {
         amc_error(log, "AMC_TUNING_FILE %s:%u: read error", path, line + 1);
         status = AMC_ERR_ARG;
-        goto out;
+    }
+out:
+    free(text);
+    return status;
+}
+
+int amc_tuning_load(amc_tuning_t *t, const char *path, int builtin, const amc_log_t *log)
+{
+    static const char  builtin_name[] = "(built-in) tuning_builtin.rules";
+    amc_tuning_rule_t *parsed = NULL;
+    unsigned           count = 0, cap = 0;
+    FILE              *file;
+    int                status = AMC_SUCCESS;
+
+    memset(t, 0, sizeof(*t));
+    if (path[0] != '\0') {
+        file = fopen(path, "r");
+        if (file == NULL) {
+            amc_error(log, "AMC_TUNING_FILE %s: cannot read it: %s", path, strerror(errno));
+            return AMC_ERR_ARG;
+        }
+        status = amc_tuning_read(file, path, 0, log, &parsed, &count, &cap);
+        fclose(file);
+        if (status != AMC_SUCCESS) {
+            goto out;
+        }
+    }
+    if (builtin) {
+        /* read as a file is, so that the installed copy and these rules
+         * cannot mean different things */
+        file = fmemopen((void *)amc_tuning_builtin_text, strlen(amc_tuning_builtin_text), "r");
+        if (file == NULL) {
+            amc_error(log, "%s: cannot open it: %s", builtin_name, strerror(errno));
+            status = AMC_ERR_NO_MEMORY;
+            goto out;
+        }
+        status = amc_tuning_read(file, builtin_name, 1, log, &parsed, &count, &cap);
+        fclose(file);
+        if (status != AMC_SUCCESS) {
+            goto out;
+        }
     }
     status = amc_tuning_group(t, parsed, count);
     if (status != AMC_SUCCESS) {
@@ -180,8 +214,6 @@ out:
         amc_tuning_free(t);
     }
     free(parsed);
-    free(text);
-    fclose(file);
     return status;
 }
 
@@ -197,20 +229,19 @@ void amc_tuning_print(FILE *stream, const amc_tuning_t *t, const char *path)
     unsigned                 i;
 
     if (t->count == 0) {
-        if (path[0] == '\0') {
-            fprintf(stream, "#\n# rules in effect: none (AMC_TUNING_FILE is empty)\n");
-        } else {
-            fprintf(stream, "#\n# rules in effect: none (%s has no rules)\n", path);
-        }
+        fprintf(stream, "#\n# rules in effect: none (%s%s, AMC_TUNING_BUILTIN=0 or no built-in "
+                "rules)\n", (path[0] == '\0') ? "AMC_TUNING_FILE is empty" : path,
+                (path[0] == '\0') ? "" : " has no rules");
         return;
     }
-    fprintf(stream, "#\n# rules in effect (AMC_TUNING_FILE %s; first match wins, "
-            "forced AMC_<COLL>_ALG first):\n#   COLL MIN_RANKS MAX_RANKS MIN_BYTES MAX_BYTES "
-            "ALGORITHM\n", path);
+    fprintf(stream, "#\n# rules in effect (AMC_TUNING_FILE %s, then the built-in ones; first "
+            "match wins, forced AMC_<COLL>_ALG first):\n#   COLL MIN_RANKS MAX_RANKS MIN_BYTES "
+            "MAX_BYTES ALGORITHM\n", (path[0] == '\0') ? "empty" : path);
     for (i = 0; i < t->count; i++) {
         r = &t->rules[i];
         /* commented like the rest, so that the output stays a valid env file */
-        fprintf(stream, "#   %s %d %d %zu %zu %s  (line %u)\n", amc_coll_name(r->alg->coll),
-                r->min_ranks, r->max_ranks, r->min_bytes, r->max_bytes, r->alg->name, r->line);
+        fprintf(stream, "#   %s %d %d %zu %zu %s  (%sline %u)\n", amc_coll_name(r->alg->coll),
+                r->min_ranks, r->max_ranks, r->min_bytes, r->max_bytes, r->alg->name,
+                r->builtin ? "built-in, " : "", r->line);
     }
 }

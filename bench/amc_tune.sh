@@ -17,7 +17,13 @@
 #                   counts)
 #   -s "8 64 1024 8192 65536 1048576"
 #                   bytes per rank (N and sizes are sorted ascending)
-#   -r 3            timed blocks per cell (coll_bench -r); the median decides
+#   -r 3            timed blocks per cell (coll_bench -r)
+#   -p 1            passes over every (N, collective, algorithm): each pass
+#                   runs the algorithms in another order, and a cell's time
+#                   is the median over passes of each pass's median. This
+#                   machine's shared-memory speed moves by 2x from minute to
+#                   minute, so one pass can crown an algorithm that only ran
+#                   in a fast minute; 5 passes keep that out of the rules
 #   -t 1            ms per timed block (coll_bench -t)
 #   -O              OSU's method (coll_bench -O: each call alone, barrier
 #                   between calls, mean over ranks) instead of back-to-back blocks
@@ -45,6 +51,7 @@ nps="2 4 8"
 colls="allreduce bcast reduce allgather alltoall"
 sizes="8 64 1024 8192 65536 1048576"
 reps=3
+passes=1
 target_ms=1
 osu=0
 bench="$root/build/bench/coll_bench"
@@ -55,12 +62,13 @@ limit=120
 
 usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
-while getopts "n:c:s:r:t:Ob:i:o:R:T:h" opt; do
+while getopts "n:c:s:r:p:t:Ob:i:o:R:T:h" opt; do
     case $opt in
         n) nps=$OPTARG ;;
         c) colls=$OPTARG ;;
         s) sizes=$OPTARG ;;
         r) reps=$OPTARG ;;
+        p) passes=$OPTARG ;;
         t) target_ms=$OPTARG ;;
         O) osu=1 ;;
         b) bench=$OPTARG ;;
@@ -116,7 +124,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 size_list=$(echo "$sizes" | tr ' ' ',')
 
-# one line per measured cell: coll N bytes alg median_us
+# one RESULT line per measured cell and pass, tagged with alg= and pass=
+for ((pass = 0; pass < passes; pass++)); do
 for n in $nps; do
     for coll in $colls; do
         if [ -z "${algs[$coll]:-}" ]; then
@@ -124,35 +133,47 @@ for n in $nps; do
             exit 2
         fi
         if [ "$(wc -w <<<"${algs[$coll]}")" -lt 2 ]; then
-            echo "amc_tune: $coll has one algorithm: nothing to choose" >&2
+            [ "$pass" = 0 ] && echo "amc_tune: $coll has one algorithm: nothing to choose" >&2
             continue
         fi
         var="AMC_$(echo "$coll" | tr '[:lower:]' '[:upper:]')_ALG"
-        for alg in ${algs[$coll]}; do
-            echo "amc_tune: N=$n $coll $alg" >&2
+        # rotated by the pass: no algorithm always runs first after a switch
+        read -r -a list <<<"${algs[$coll]}"
+        for ((k = 0; k < ${#list[@]}; k++)); do
+            alg=${list[$(( (k + pass) % ${#list[@]} ))]}
+            echo "amc_tune: pass $((pass + 1))/$passes N=$n $coll $alg" >&2
             env -u AMC_TUNING_FILE "$var=$alg" \
                 timeout "$limit" "${mpirun_cmd[@]}" -np "$n" "$bench" -m amcoll -c "$coll" \
                 -s "$size_list" -r "$reps" -t "$target_ms" "${osu_flag[@]}" "${extra[@]}" \
                 > "$tmp/run.log" 2>&1 || echo "amc_tune: N=$n $coll $alg: exit $?" >&2
-            grep '^RESULT ' "$tmp/run.log" | sed "s/\$/ alg=$alg/" >> "$tmp/raw"
+            grep '^RESULT ' "$tmp/run.log" | sed "s/\$/ alg=$alg pass=$pass/" >> "$tmp/raw"
         done
     done
+done
 done
 [ -n "$raw" ] && cp "$tmp/raw" "$raw"
 
 {
     echo "# AMC_TUNING_FILE written by bench/amc_tune.sh on $(hostname) $(date -u +%Y-%m-%dT%H:%MZ)"
-    echo "# N: $nps; sizes: $sizes; reps $reps; $([ "$osu" = 1 ] && echo "OSU's method" || echo "back-to-back blocks")"
+    echo "# N: $nps; sizes: $sizes; reps $reps; passes $passes; $([ "$osu" = 1 ] && echo "OSU's method" || echo "back-to-back blocks")"
     echo "# COLL MIN_RANKS MAX_RANKS MIN_BYTES MAX_BYTES ALGORITHM"
     awk -v nps="$nps" -v colls="$colls" -v sizes="$sizes" '
+        function med(s,   n, a, i, j, t) {
+            n = split(s, a, " ")
+            for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) {
+                t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+            return (n % 2) ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+        }
         /status=ok/ {
             for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-            key = f["coll"] " " f["N"] " " f["bytes"]
-            if (!(key in best) || (f["median_us"] + 0 < best[key] + 0)) {
-                best[key] = f["median_us"]; pick[key] = f["alg"]
-            }
+            cell = f["coll"] " " f["N"] " " f["bytes"]
+            times[cell SUBSEP f["alg"]] = times[cell SUBSEP f["alg"]] " " f["median_us"]
         }
         END {
+            for (ca in times) {
+                split(ca, part, SUBSEP); t = med(times[ca])
+                if (!(part[1] in best) || (t < best[part[1]] + 0)) { best[part[1]] = t; pick[part[1]] = part[2] }
+            }
             nn = split(nps, np, " "); nc = split(colls, cl, " "); ns = split(sizes, sz, " ")
             for (c = 1; c <= nc; c++) for (k = 1; k <= nn; k++) {
                 lo_r = (k == 1) ? 1 : np[k - 1] + 1

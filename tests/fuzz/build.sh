@@ -23,9 +23,11 @@ command -v "$cc" >/dev/null || { echo "fuzz/build.sh: $cc not found (apt-get ins
 cd "$top"
 srcs=$(sed -n '/^libamcoll_la_SOURCES/,/^libamcoll_la_LIBADD/p' Makefile.am |
            tr ' \\\t' '\n\n\n' | grep '\.c$')
-srcs="$srcs transport/fake.c"
 rm -rf "$out/obj"
 mkdir -p "$out/obj"
+# the built-in tuning rules, made as the build makes them
+sh am_coll/rules_to_c.sh am_coll/tuning_builtin.rules "$out/obj/tuning_builtin.c"
+srcs="$srcs transport/fake.c $out/obj/tuning_builtin.c"
 # one object per source, flattened (am_coll/comm.c -> am_coll__comm.o)
 # shellcheck disable=SC2086
 printf '%s\n' $srcs | xargs -P "$jobs" -I{} sh -c \

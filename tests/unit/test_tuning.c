@@ -11,7 +11,10 @@
  *  - every error (missing file, unknown collective or algorithm, bad or
  *    missing numbers, MIN above MAX) fails context creation with
  *    AMC_ERR_ARG and one message naming file:line;
- *  - the loaded table groups rules by collective in file order and prints.
+ *  - the loaded table groups rules by collective in file order and prints;
+ *  - the built-in rules: loaded after the file's unless AMC_TUNING_BUILTIN=0,
+ *    each choosing its algorithm within its bounds, none for the barrier,
+ *    and the small collectives at N=2 still on the barrier's rounds.
  * The collectives' results with rules in force: test_coll under
  * tests/unit/tuning_example.rules (run_coll_algs.sh).
  */
@@ -51,6 +54,7 @@ static void config_for(amc_config_t *cfg, const char *rules)
     cfg->log_level                = AMC_LOG_ERROR;
     cfg->linear_max_ranks         = 0;
     cfg->oversub_linear_max_ranks = 0;
+    cfg->tuning_builtin           = 0; /* the file's rules alone (builtin_checks: with them) */
     snprintf(cfg->tuning_file, sizeof(cfg->tuning_file), "%s", rules);
 }
 
@@ -226,7 +230,7 @@ static void mismatch_checks(void)
     CHECK(amc_test_world_create(&w, 4, AMC_FAKE_COMPLETE_ON_SEND, &cfg) == AMC_SUCCESS, "world");
     amc_tuning_free(&w.ctx[1]->tuning);
     CHECK(amc_tuning_load(&w.ctx[1]->tuning,
-                          write_rules("rank1.rules", "allreduce 1 8 0 64 linear\n"),
+                          write_rules("rank1.rules", "allreduce 1 8 0 64 linear\n"), 0,
                           &quiet) == AMC_SUCCESS, "rank 1's rules");
     EXPECT_ALG(&w, AMC_COLL_ALLREDUCE, 1, 1, "recursive_doubling");
     CHECK(strcmp(amc_test_selected(amc_test_world_comm(&w, 1), AMC_COLL_ALLREDUCE, 1, 1), "linear") == 0,
@@ -350,6 +354,87 @@ static void error_checks(void)
     CHECK(create_captured(path, log, sizeof(log)) == AMC_SUCCESS, "comments only: %s", log);
 }
 
+/* Whether amc_test_selected can make a call of coll: the v-forms and
+ * reduce_scatter count by their vectors, which it does not make. */
+static int selectable(int coll)
+{
+    return (coll != AMC_COLL_GATHERV) && (coll != AMC_COLL_SCATTERV) &&
+           (coll != AMC_COLL_ALLGATHERV) && (coll != AMC_COLL_ALLTOALLV) &&
+           (coll != AMC_COLL_REDUCE_SCATTER);
+}
+
+/* The built-in rules (am_coll/tuning_builtin.rules): there by default,
+ * after a file's; none for the barrier (its fast path has no name); each
+ * chooses its algorithm at both ends of its bytes wherever it is the first
+ * match; the small collectives keep the barrier's rounds at N=2;
+ * AMC_TUNING_BUILTIN=0 leaves them out and a file's rule comes first. */
+static void builtin_checks(void)
+{
+    static const int         small[] = { AMC_COLL_ALLREDUCE, AMC_COLL_ALLGATHER,
+                                         AMC_COLL_ALLTOALL, AMC_COLL_REDUCE_SCATTER_BLOCK };
+    amc_test_world_t         w;
+    amc_config_t             cfg;
+    const amc_tuning_rule_t *r;
+    const amc_tuning_t      *t;
+    const char              *path;
+    size_t                   count[2];
+    unsigned                 i, nbuiltin;
+    int                      k, checked = 0;
+
+    config_for(&cfg, "");
+    cfg.tuning_builtin = 1;
+    CHECK(amc_test_world_create(&w, 2, AMC_FAKE_COMPLETE_ON_SEND, &cfg) == AMC_SUCCESS, "world");
+    t        = &w.ctx[0]->tuning;
+    nbuiltin = t->count;
+    CHECK(nbuiltin > 0, "built-in rules by default");
+    CHECK(t->n[AMC_COLL_BARRIER] == 0, "no built-in barrier rule: the fast path stays");
+    for (i = 0; i < t->count; i++) {
+        r = &t->rules[i];
+        CHECK(r->builtin, "rule %u is built-in", i);
+        if ((r->min_ranks > 2) || (r->max_ranks < 2) || !selectable(r->alg->coll)) {
+            continue;
+        }
+        /* int32 elements: the first and last count whose bytes it holds */
+        count[0] = (r->min_bytes + 3) / 4;
+        count[1] = r->max_bytes / 4;
+        for (k = 0; k < 2; k++) {
+            if ((count[k] == 0) || (count[k] * 4 < r->min_bytes) ||
+                (count[k] * 4 > r->max_bytes) ||
+                (amc_tuning_match(t, r->alg->coll, 2, count[k] * 4) != r->alg)) {
+                continue; /* an earlier rule holds there */
+            }
+            EXPECT_ALG(&w, r->alg->coll, count[k], 1, r->alg->name);
+            checked++;
+        }
+    }
+    CHECK(checked > 0, "built-in rules checked at their bounds: %d", checked);
+    for (k = 0; k < (int)(sizeof(small) / sizeof(small[0])); k++) {
+        const char      *name = amc_test_selected(amc_test_world_comm(&w, 0), small[k], 2, 1);
+        const amc_alg_t *alg  = amc_alg_find(small[k], name);
+
+        CHECK((alg != NULL) && (alg->flags & AMC_ALG_FLAG_CTRL),
+              "N=2 %s 8 B chooses %s: not one that runs on the barrier's rounds",
+              amc_coll_name(small[k]), name);
+    }
+    amc_test_world_destroy(&w);
+
+    cfg.tuning_builtin = 0;
+    CHECK(amc_test_world_create(&w, 2, AMC_FAKE_COMPLETE_ON_SEND, &cfg) == AMC_SUCCESS, "world");
+    CHECK(w.ctx[0]->tuning.count == 0, "AMC_TUNING_BUILTIN=0: none");
+    amc_test_world_destroy(&w);
+
+    path = write_rules("over.rules", "allreduce 2 2 0 1048576 linear\n");
+    config_for(&cfg, path);
+    cfg.tuning_builtin = 1;
+    CHECK(amc_test_world_create(&w, 2, AMC_FAKE_COMPLETE_ON_SEND, &cfg) == AMC_SUCCESS, "world");
+    t = &w.ctx[0]->tuning;
+    CHECK(t->count == nbuiltin + 1, "the file's rule and the built-in ones: %u", t->count);
+    CHECK(!t->rules[t->first[AMC_COLL_ALLREDUCE]].builtin, "the file's rule first");
+    EXPECT_ALG(&w, AMC_COLL_ALLREDUCE, 16384, 1, "linear");
+    EXPECT_ALG(&w, AMC_COLL_ALLREDUCE, 2, 1, "linear");
+    amc_test_world_destroy(&w);
+}
+
 /* Rules grouped by collective in file order; the table amc_info prints. */
 static void load_checks(void)
 {
@@ -360,7 +445,7 @@ static void load_checks(void)
     FILE        *tmp;
     size_t       got;
 
-    CHECK(amc_tuning_load(&t, path, &log) == AMC_SUCCESS, "load");
+    CHECK(amc_tuning_load(&t, path, 0, &log) == AMC_SUCCESS, "load");
     CHECK((t.n[AMC_COLL_ALLREDUCE] == 2) && (t.n[AMC_COLL_BCAST] == 2) &&
           (t.n[AMC_COLL_ALLTOALL] == 1) && (t.n[AMC_COLL_BARRIER] == 1), "counts");
     CHECK((t.rules[t.first[AMC_COLL_ALLREDUCE]].line == 3) &&
@@ -379,7 +464,7 @@ static void load_checks(void)
     amc_tuning_free(&t);
     CHECK((t.rules == NULL) && (t.count == 0), "freed");
 
-    CHECK(amc_tuning_load(&t, "", &log) == AMC_SUCCESS, "no file");
+    CHECK(amc_tuning_load(&t, "", 0, &log) == AMC_SUCCESS, "no file");
     tmp = tmpfile();
     amc_tuning_print(tmp, &t, "");
     rewind(tmp);
@@ -408,6 +493,9 @@ int main(void)
     mismatch_checks();
     error_checks();
     load_checks();
+    builtin_checks();
+    snprintf(path, sizeof(path), "%s/over.rules", dir);
+    unlink(path);
     snprintf(path, sizeof(path), "%s/main.rules", dir);
     unlink(path);
     snprintf(path, sizeof(path), "%s/bad.rules", dir);
