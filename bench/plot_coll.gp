@@ -34,8 +34,9 @@ set key top center horizontal maxrows 1 reverse Left samplen 1.5 width 0 font ",
 # One colour per N, the same in every panel.
 ncolor(i) = word("#1f77b4 #2ca02c #ff7f0e #d62728 #9467bd #8c564b #e377c2 #7f7f7f #17becf", (i - 1) % 9 + 1)
 
+if (!exists("how")) how = "median over reps of the slowest rank"
 set multiplot layout nrows, ncols title \
-    "amcoll / Open MPI latency ratio per collective (median over reps of the slowest rank; below 1: amcoll faster)" font ",11"
+    sprintf("amcoll / Open MPI latency ratio per collective (%s; below 1: amcoll faster)", how) font ",11"
 
 do for [ci = 1:words(colls)] {
     cname = word(colls, ci)
@@ -43,29 +44,10 @@ do for [ci = 1:words(colls)] {
     set ylabel "amcoll / Open MPI"
     set yrange [1.0/80:128]
     set ytics ("1/64" 1.0/64, "1/16" 1.0/16, "1/4" 0.25, "1" 1, "4" 4, "16" 16, "64" 64)
-    if (cname eq "allreduce") {
-        set label 1 "target 8 B" at 8, 0.7 offset 1, -0.6 font ",8"
-        plot for [k = 1:words(nps)] datafile \
-                 u ((strcol(1) eq cname && $3 == word(nps, k) + 0) ? $2 : NaN):10 \
-                 w lp lw 2 pt 7 ps 0.6 lc rgb ncolor(k) t sprintf("N=%s", word(nps, k)), \
-             1 w l dt 2 lc rgb "#000000" notitle, \
-             "+" u (8):(0.7) every ::0::0 w p pt 2 ps 2 lw 2 lc rgb "#000000" notitle, \
-             "+" u (1048576):(1.0) every ::0::0 w p pt 2 ps 2 lw 2 lc rgb "#000000" notitle
-        unset label 1
-    } else {
-        if (cname eq "bcast") {
-            plot for [k = 1:words(nps)] datafile \
-                     u ((strcol(1) eq cname && $3 == word(nps, k) + 0) ? $2 : NaN):10 \
-                     w lp lw 2 pt 7 ps 0.6 lc rgb ncolor(k) t sprintf("N=%s", word(nps, k)), \
-                 1 w l dt 2 lc rgb "#000000" notitle, \
-                 "+" u (1048576):(1.0) every ::0::0 w p pt 2 ps 2 lw 2 lc rgb "#000000" notitle
-        } else {
-            plot for [k = 1:words(nps)] datafile \
-                     u ((strcol(1) eq cname && $3 == word(nps, k) + 0) ? $2 : NaN):10 \
-                     w lp lw 2 pt 7 ps 0.6 lc rgb ncolor(k) t sprintf("N=%s", word(nps, k)), \
-                 1 w l dt 2 lc rgb "#000000" notitle
-        }
-    }
+    plot for [k = 1:words(nps)] datafile \
+             u ((strcol(1) eq cname && $3 == word(nps, k) + 0) ? $2 : NaN):10 \
+             w lp lw 2 pt 7 ps 0.6 lc rgb ncolor(k) t sprintf("N=%s", word(nps, k)), \
+         1 w l dt 2 lc rgb "#000000" notitle
 }
 
 # Absolute latencies of allreduce: amcoll solid, Open MPI dashed.
