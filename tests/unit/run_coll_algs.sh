@@ -63,6 +63,9 @@ test_barrier_perms AMC_BARRIER_ALG=dissemination
 test_barrier_orders AMC_BARRIER_ALG=knomial
 test_barrier_perms AMC_BARRIER_ALG=knomial
 test_barrier_orders AMC_BARRIER_ALG=linear
+test_coll AMC_TUNING_BUILTIN=0
+test_reliability AMC_RNDV_THRESH=1 AMC_EAGER_TOKENS=1
+test_dag_random AMC_RNDV_THRESH=1 AMC_EAGER_TOKENS=1
 test_barrier_perms AMC_BARRIER_ALG=linear
 test_barrier_outstanding AMC_BARRIER_ALG=dissemination
 LIST

@@ -646,17 +646,28 @@ static void test_own_arguments(uint64_t seed, int kind, int rndv)
     amc_test_world_destroy(&w);
 }
 
-/* N=8: rank 4, an inner rank of the binomial tree, forwarded the bcast
- * before its own call, which then passes a NULL buffer. Its children have
- * their data; its call fails with AMC_ERR_ARG, and the communicator works. */
-static void test_own_arguments_forwarded(uint64_t seed)
+/* N=8: rank 4, an inner rank of the binomial tree, is late, and its call
+ * passes a NULL buffer. Eager (rndv 0): it forwarded the bcast before its
+ * own call, so its children have their data before it calls; its call fails
+ * with AMC_ERR_ARG. By rendezvous (rndv 1) the data stays at the root until
+ * a receiver pulls it into its buffer, so the root and the late rank's
+ * subtree (5, 6, 7) wait for its call, as MPI allows; once its bad call
+ * comes, none waits any longer: each ends with its data or AMC_ERR_ARG. The
+ * communicator works afterwards either way. Its own configuration: the
+ * premise is the protocol, which AMC_RNDV_THRESH in the environment would
+ * change. */
+static void test_own_arguments_forwarded(uint64_t seed, int rndv)
 {
     enum { N = 8, COUNT = 6, LATE = 4 };
     amc_test_world_t w;
+    amc_config_t     cfg;
     amc_request_t    reqs[N];
-    int              status[N], buf[N][COUNT], rank, i;
+    int              status[N], buf[N][COUNT], rank, i, subtree;
 
-    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL) == AMC_SUCCESS, "w");
+    config_quiet_defaults(&cfg);
+    cfg.log_level   = -1; /* the bad call and, by rendezvous, the peers told of it */
+    cfg.rndv_thresh = rndv ? 1 : 1u << 30;
+    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
     for (rank = 0; rank < N; rank++) {
         for (i = 0; i < COUNT; i++) {
             buf[rank][i] = (rank == 0) ? 1000 + i : -1;
@@ -669,14 +680,35 @@ static void test_own_arguments_forwarded(uint64_t seed)
     }
     drive_all(&w, reqs, status, seed);
     for (rank = 0; rank < N; rank++) {
-        CHECK((rank == LATE) || (status[rank] == AMC_SUCCESS), "rank %d: %s", rank,
-              (status[rank] == -1) ? "waits" : amc_strerror(status[rank]));
+        subtree = (rank == 0) || (rank > LATE);
+        if (rndv && subtree) {
+            CHECK(status[rank] == -1, "seed %llu rndv: rank %d finished (%s) before the late "
+                  "rank let its data through", (unsigned long long)seed, rank,
+                  amc_strerror(status[rank]));
+        } else {
+            CHECK((rank == LATE) || (status[rank] == AMC_SUCCESS), "seed %llu rndv %d: rank %d: "
+                  "%s", (unsigned long long)seed, rndv, rank,
+                  (status[rank] == -1) ? "waits" : amc_strerror(status[rank]));
+        }
     }
     CHECK(amc_ibcast(NULL, COUNT, AMC_INT, 0, amc_test_world_comm(&w, LATE), &reqs[LATE]) ==
           AMC_ERR_ARG, "the late rank's bad call");
     deliver_all(&w);
-    CHECK(works_after(&w, seed, AMC_COLL_NONE), "seed %llu: the communicator works afterwards",
-          (unsigned long long)seed);
+    if (rndv) {
+        drive_all(&w, reqs, status, seed);
+        for (rank = 0; rank < N; rank++) {
+            CHECK((rank == LATE) || (status[rank] == AMC_SUCCESS) ||
+                  (status[rank] == AMC_ERR_ARG), "seed %llu rndv: after the late rank's bad "
+                  "call, rank %d %s", (unsigned long long)seed, rank,
+                  (status[rank] == -1) ? "still waits" : amc_strerror(status[rank]));
+            for (i = 0; (rank != LATE) && (status[rank] == AMC_SUCCESS) && (i < COUNT); i++) {
+                CHECK(buf[rank][i] == 1000 + i, "rank %d finished with wrong data", rank);
+            }
+        }
+    }
+    CHECK(works_after(&w, seed, AMC_COLL_NONE), "seed %llu rndv %d: the communicator works "
+          "afterwards", (unsigned long long)seed, rndv);
+    CHECK(amc_fake_rndv_pending(w.fabric) == 0, "descriptors left unreleased");
     amc_test_world_destroy(&w);
 }
 
@@ -834,15 +866,21 @@ static void test_arrival_bound(void)
  * calls with a NULL buffer and tells everyone. Rank 4's forwarding is
  * abandoned before rank 4 called: its call must fail with AMC_ERR_ARG when
  * it comes, and its later calls must work (the abandoned instance must not
- * take the slot of a call this rank has not made yet). */
+ * take the slot of a call this rank has not made yet). Eager messages in
+ * its own configuration: by rendezvous nothing is forwarded before the call
+ * (test_own_arguments_forwarded). */
 static void test_forwarded_then_told(uint64_t seed)
 {
     enum { N = 8, COUNT = 6, LATE = 4, BAD = 5 };
     amc_test_world_t w;
+    amc_config_t     cfg;
     amc_request_t    reqs[N];
     int              status[N], buf[N][COUNT], rank, i, flag, st;
 
-    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL) == AMC_SUCCESS, "w");
+    config_quiet_defaults(&cfg);
+    cfg.log_level   = -1; /* the bad call, logged where it is made */
+    cfg.rndv_thresh = 1u << 30;
+    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
     for (rank = 0; rank < N; rank++) {
         for (i = 0; i < COUNT; i++) {
             buf[rank][i] = (rank == 0) ? 1000 + i : -1;
@@ -889,7 +927,8 @@ int main(void)
             test_own_arguments(seed, kind, 0);
             test_own_arguments(seed, kind, 1);
         }
-        test_own_arguments_forwarded(seed);
+        test_own_arguments_forwarded(seed, 0);
+        test_own_arguments_forwarded(seed, 1);
         test_forwarded_then_told(seed);
         test_root_mismatch(seed);
         test_pipeline_count_mismatch(seed, 64, 32, (int)(seed & 1));
