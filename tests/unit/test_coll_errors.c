@@ -172,16 +172,26 @@ static void test_truncation(uint64_t seed, int rndv)
 
 /* The patent's third example: rank 4 is an inner node of the binomial tree
  * (children 5 and 6, grandchild 7) and calls bcast last. Its children must
- * finish without it: it forwards the data when it arrives. */
+ * finish without it: it forwards the data when it arrives. That needs the
+ * data to come eagerly, so the protocol is pinned here, whatever
+ * AMC_RNDV_THRESH or AMC_EAGER_TOKENS say (by rendezvous the data waits at
+ * the root for the late rank's call: test_reliability). */
 static void test_bcast_stalled_inner_rank(uint64_t seed)
 {
     amc_test_world_t w;
+    amc_config_t     cfg, defaults;
+    amc_log_t        quiet = { AMC_LOG_ERROR, -1 };
     amc_test_rng_t   rng;
     amc_request_t    reqs[8];
     int              buf[8][6], rank, flag, i, late = 4, done[8] = { 0 }, guard;
     size_t           count;
 
-    CHECK(amc_test_world_create(&w, 8, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL) == AMC_SUCCESS, "w");
+    CHECK(amc_config_read(&cfg, &quiet) == AMC_SUCCESS, "config");
+    amc_config_defaults(&defaults);
+    cfg.log_level    = -1;
+    cfg.rndv_thresh  = defaults.rndv_thresh;
+    cfg.eager_tokens = defaults.eager_tokens;
+    CHECK(amc_test_world_create(&w, 8, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
     amc_test_rng_seed(&rng, seed);
     for (rank = 0; rank < 8; rank++) {
         for (i = 0; i < 6; i++) {
@@ -233,7 +243,7 @@ static void test_tokens_bound_early_memory(uint64_t seed)
 {
     enum { K = 20, T = 4 };
     amc_test_world_t w;
-    amc_config_t     cfg;
+    amc_config_t     cfg, defaults;
     amc_log_t        quiet = { AMC_LOG_ERROR, -1 };
     amc_test_rng_t   rng;
     amc_request_t    reqs[2][K];
@@ -241,8 +251,10 @@ static void test_tokens_bound_early_memory(uint64_t seed)
     size_t           count;
 
     CHECK(amc_config_read(&cfg, &quiet) == AMC_SUCCESS, "config");
+    amc_config_defaults(&defaults);
     cfg.log_level    = -1;
     cfg.eager_tokens = T;
+    cfg.rndv_thresh  = defaults.rndv_thresh; /* small data eager while a token lasts */
     CHECK(amc_test_world_create(&w, 2, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
     amc_test_rng_seed(&rng, seed);
     memset(done, 0, sizeof(done));

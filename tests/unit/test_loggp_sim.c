@@ -18,6 +18,7 @@
 #include "am_coll/sched.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const amc_fake_loggp_t amc_t_intra = AMC_LSIM_INTRA_DEFAULT;
@@ -168,8 +169,40 @@ static void test_shared(void)
           (unsigned long long)priv, (unsigned long long)shared);
 }
 
+/* The simulator reads AMC_* as the library does (amc_sim's users simulate
+ * their settings with them); the predictions checked here are for the
+ * defaults, which a setting in the environment (AMC_EAGER_TOKENS=1, say)
+ * would change rather than test. */
+extern char **environ;
+
+static void clear_amc_settings(void)
+{
+    char name[128];
+    int  found;
+
+    do {
+        char **env;
+
+        found = 0;
+        for (env = environ; (env != NULL) && (*env != NULL); env++) {
+            const char *eq = strchr(*env, '=');
+
+            if ((strncmp(*env, "AMC_", 4) == 0) && (eq != NULL) &&
+                ((size_t)(eq - *env) < sizeof(name)) &&
+                (strncmp(*env, "AMC_LOG_LEVEL=", 14) != 0)) {
+                memcpy(name, *env, (size_t)(eq - *env));
+                name[eq - *env] = '\0';
+                unsetenv(name); /* environ changes: look again from the start */
+                found = 1;
+                break;
+            }
+        }
+    } while (found);
+}
+
 int main(void)
 {
+    clear_amc_settings();
     test_closed_form();
     test_every_algorithm();
     test_results();

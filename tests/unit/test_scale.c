@@ -113,15 +113,24 @@ static void test_barrier_endpoints(int n)
 }
 
 /* A bcast from 0 of eager data: records only for the peers data went to or
- * came from (binomial tree: the children and the parent). */
+ * came from (binomial tree: the children and the parent). Eager whatever
+ * AMC_RNDV_THRESH says: records are made by eager data, which rendezvous
+ * does not send. */
 static void test_bcast_flow(int n)
 {
     amc_test_world_t w;
+    amc_config_t     cfg, defaults;
+    amc_log_t        quiet = { AMC_LOG_ERROR, -1 };
     amc_request_t    req[MAX_N];
     int32_t          buf[MAX_N][4];
     int              r, i, rc;
 
-    if (amc_test_world_create(&w, n, AMC_FAKE_COMPLETE_ON_DELIVERY, NULL) != AMC_SUCCESS) {
+    CHECK(amc_config_read(&cfg, &quiet) == AMC_SUCCESS, "config");
+    amc_config_defaults(&defaults);
+    cfg.log_level    = -1;
+    cfg.rndv_thresh  = defaults.rndv_thresh;
+    cfg.eager_tokens = defaults.eager_tokens;
+    if (amc_test_world_create(&w, n, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) != AMC_SUCCESS) {
         CHECK(0, "world of %d", n);
         return;
     }
