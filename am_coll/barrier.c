@@ -520,30 +520,43 @@ void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *bu
     }
 }
 
+int amc_barrier_on_engine(amc_comm_t comm, int *engine)
+{
+    const amc_topo_t *topo;
+
+    *engine = 1;
+    /* a rule of AMC_TUNING_FILE for this size names an engine algorithm
+     * (the fast path has no name); without barrier rules: one count test */
+    if ((comm->ctx->alg_forced[AMC_COLL_BARRIER] != NULL) ||
+        ((comm->ctx->tuning.n[AMC_COLL_BARRIER] != 0) &&
+         (amc_tuning_match(&comm->ctx->tuning, AMC_COLL_BARRIER, comm->size, 0) != NULL))) {
+        return AMC_SUCCESS;
+    }
+    topo = amc_comm_topo(comm);
+    if (topo == NULL) {
+        return AMC_ERR_NO_MEMORY; /* logged */
+    }
+    *engine = amc_alg_barrier_lanes_pay(&comm->ctx->cfg, topo) ||
+              amc_alg_barrier_linear_pays(&comm->ctx->cfg, comm->size, topo);
+    return AMC_SUCCESS;
+}
+
 /* The fast path, or the engine when AMC_BARRIER_ALG or a rule of
  * AMC_TUNING_FILE asks for it, the communicator spans nodes in a layout
  * where the multi-lane barrier pays, or its ranks share too few cores for
  * the dissemination's rounds (the linear barrier; both are schedules). */
 int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
 {
-    amc_coll_args_t   args;
-    const amc_topo_t *topo;
+    amc_coll_args_t args;
+    int             engine, status;
 
-    /* a rule of AMC_TUNING_FILE for this size names an engine algorithm
-     * (the fast path has no name); without barrier rules: one count test */
-    if ((comm->ctx->alg_forced[AMC_COLL_BARRIER] == NULL) &&
-        ((comm->ctx->tuning.n[AMC_COLL_BARRIER] == 0) ||
-         (amc_tuning_match(&comm->ctx->tuning, AMC_COLL_BARRIER, comm->size, 0) == NULL))) {
-        topo = amc_comm_topo(comm);
-        if (topo == NULL) {
-            return AMC_ERR_NO_MEMORY; /* logged */
-        }
-        if (!amc_alg_barrier_lanes_pay(&comm->ctx->cfg, topo) &&
-            !amc_alg_barrier_linear_pays(&comm->ctx->cfg, comm->size, topo)) {
-            return amc_barrier_post(comm, req);
-        }
+    status = amc_barrier_on_engine(comm, &engine);
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    if (!engine) {
+        return amc_barrier_post(comm, req);
     }
     amc_coll_args_barrier(&args);
     return amc_coll_start(comm, &args, req);
 }
-

@@ -15,6 +15,11 @@ struct amc_comm;
 /* Starts a barrier: the fast path, or the engine if AMC_BARRIER_ALG says so. */
 int  amc_barrier_start(amc_comm_t comm, struct amc_request *req);
 
+/* Whether amc_barrier_start runs comm's barriers on the engine (*engine = 1)
+ * or on the fast path (0): AMC_BARRIER_ALG, a rule, or the layout asks for
+ * the engine. AMC_ERR_NO_MEMORY (logged) if the layout cannot be made. */
+int  amc_barrier_on_engine(amc_comm_t comm, int *engine);
+
 /* Enters barrier instance seq_next on comm; req completes when it finishes. */
 int  amc_barrier_post(amc_comm_t comm, struct amc_request *req);
 

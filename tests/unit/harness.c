@@ -63,8 +63,7 @@ int amc_test_quick(void)
     return amc_test_env_on("AMCTEST_QUICK");
 }
 
-/* AMC_* from the environment, so a wrapper can force algorithms */
-static int amc_test_env_config(amc_config_t *cfg)
+int amc_test_config_from_env(amc_config_t *cfg)
 {
     amc_log_t quiet = { AMC_LOG_ERROR, -1 };
 
@@ -85,7 +84,7 @@ int amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t 
     int          status;
 
     if (cfg == NULL) {
-        if (amc_test_env_config(&defaults) != AMC_SUCCESS) {
+        if (amc_test_config_from_env(&defaults) != AMC_SUCCESS) {
             return AMC_ERR_ARG;
         }
         cfg = &defaults;
@@ -110,7 +109,7 @@ int amc_test_world_create_threaded(amc_test_world_t *world, int n, int progress_
     amc_config_t cfg;
     int          status;
 
-    if (amc_test_env_config(&cfg) != AMC_SUCCESS) {
+    if (amc_test_config_from_env(&cfg) != AMC_SUCCESS) {
         return AMC_ERR_ARG;
     }
     cfg.progress_thread = (unsigned)progress_thread;

@@ -37,6 +37,12 @@ int  amc_test_threaded_locks(void);
  * time (they slow these tests 4-8 times). */
 int  amc_test_quick(void);
 
+/* AMC_* from the environment (so a wrapper can force algorithms), quiet
+ * unless AMC_LOG_LEVEL is set, no progress thread (a test that wants one
+ * asks for it): what amc_test_world_create uses without a config, for a
+ * test that changes a setting or two of it. AMC_ERR_ARG if a value is bad. */
+int  amc_test_config_from_env(amc_config_t *cfg);
+
 /* cfg may be NULL for the defaults (log level from AMC_LOG_LEVEL, else error). */
 int  amc_test_world_create(amc_test_world_t *world, int n, amc_fake_completion_t completion,
                            const amc_config_t *cfg);

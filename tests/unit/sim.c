@@ -1,5 +1,6 @@
 #include "tests/unit/sim.h"
 #include "am_coll/alg.h"
+#include "am_coll/barrier.h"
 #include "am_coll/context.h"
 #include "am_coll/topo.h"
 
@@ -105,14 +106,24 @@ static int amc_sim_all_finished(const amc_sim_t *sim)
  * schedules send, counted by building every rank's as the engine does. */
 static unsigned long amc_sim_barrier_messages(amc_sim_t *sim)
 {
-    const amc_alg_t     *alg = sim->world.ctx[0]->alg_forced[AMC_COLL_BARRIER];
+    amc_comm_t           comm0 = amc_test_world_comm(&sim->world, 0);
+    const amc_alg_t     *alg = NULL;
     amc_coll_args_t      args;
     amc_sched_builder_t  b;
     amc_sched_t         *sched;
     unsigned long        sends = 0;
     uint32_t             i;
-    int                  rank, rounds = 0, rc;
+    int                  rank, rounds = 0, rc, engine = 0;
 
+    /* the algorithm amc_barrier_start runs (AMC_NODE_SIZE, say, can put
+     * it on the engine), or the fast path's dissemination */
+    rc = amc_barrier_on_engine(comm0, &engine);
+    CHECK(rc == AMC_SUCCESS, "n=%d: the barrier's path: %s", sim->p->n, amc_strerror(rc));
+    if (engine) {
+        amc_coll_args_barrier(&args);
+        args.topo = amc_comm_topo(comm0);
+        alg       = amc_alg_select(comm0, &args);
+    }
     if (alg == NULL) {
         while ((1 << rounds) < sim->p->n) {
             rounds++;

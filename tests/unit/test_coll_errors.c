@@ -138,11 +138,10 @@ static void test_truncation(uint64_t seed, int rndv)
 {
     amc_test_world_t w;
     amc_config_t     cfg;
-    amc_log_t        quiet = { AMC_LOG_ERROR, -1 };
     amc_request_t    reqs[N];
     int              status[N], buf[N][8 + 4], rank, truncated = 0, i;
 
-    CHECK(amc_config_read(&cfg, &quiet) == AMC_SUCCESS, "config");
+    CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
     cfg.log_level   = -1;
     cfg.rndv_thresh = rndv ? 1 : 1u << 30;
     CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
@@ -173,24 +172,26 @@ static void test_truncation(uint64_t seed, int rndv)
 /* The patent's third example: rank 4 is an inner node of the binomial tree
  * (children 5 and 6, grandchild 7) and calls bcast last. Its children must
  * finish without it: it forwards the data when it arrives. That needs the
- * data to come eagerly, so the protocol is pinned here, whatever
- * AMC_RNDV_THRESH or AMC_EAGER_TOKENS say (by rendezvous the data waits at
- * the root for the late rank's call: test_reliability). */
+ * data to come eagerly along the binomial tree, so protocol, layout and
+ * algorithm are pinned here, whatever AMC_RNDV_THRESH, AMC_EAGER_TOKENS,
+ * AMC_NODE_SIZE or AMC_BCAST_ALG say (by rendezvous the data waits at the
+ * root for the late rank's call: test_reliability). */
 static void test_bcast_stalled_inner_rank(uint64_t seed)
 {
     amc_test_world_t w;
     amc_config_t     cfg, defaults;
-    amc_log_t        quiet = { AMC_LOG_ERROR, -1 };
     amc_test_rng_t   rng;
     amc_request_t    reqs[8];
     int              buf[8][6], rank, flag, i, late = 4, done[8] = { 0 }, guard;
     size_t           count;
 
-    CHECK(amc_config_read(&cfg, &quiet) == AMC_SUCCESS, "config");
+    CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
     amc_config_defaults(&defaults);
     cfg.log_level    = -1;
     cfg.rndv_thresh  = defaults.rndv_thresh;
     cfg.eager_tokens = defaults.eager_tokens;
+    cfg.node_size    = defaults.node_size; /* one node: the binomial tree */
+    memcpy(cfg.alg[AMC_COLL_BCAST], defaults.alg[AMC_COLL_BCAST], sizeof(cfg.alg[0]));
     CHECK(amc_test_world_create(&w, 8, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
     amc_test_rng_seed(&rng, seed);
     for (rank = 0; rank < 8; rank++) {
@@ -244,13 +245,12 @@ static void test_tokens_bound_early_memory(uint64_t seed)
     enum { K = 20, T = 4 };
     amc_test_world_t w;
     amc_config_t     cfg, defaults;
-    amc_log_t        quiet = { AMC_LOG_ERROR, -1 };
     amc_test_rng_t   rng;
     amc_request_t    reqs[2][K];
     int              buf[2][K][2], rank, k, flag, left = 2 * K, guard, done[2][K];
     size_t           count;
 
-    CHECK(amc_config_read(&cfg, &quiet) == AMC_SUCCESS, "config");
+    CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
     amc_config_defaults(&defaults);
     cfg.log_level    = -1;
     cfg.eager_tokens = T;

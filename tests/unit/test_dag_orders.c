@@ -195,13 +195,12 @@ static int buf_value(int rank, size_t i)
 static int world_up(const case_t *c, size_t rndv_thresh)
 {
     amc_config_t cfg;
-    amc_log_t    quiet = { AMC_LOG_ERROR, -1 };
     int          r;
     size_t       i;
 
     memset(&st, 0, sizeof(st));
     st.c = c;
-    if (amc_config_read(&cfg, &quiet) != AMC_SUCCESS) {
+    if (amc_test_config_from_env(&cfg) != AMC_SUCCESS) {
         return AMC_ERR_ARG;
     }
     cfg.log_level   = -1;

@@ -537,7 +537,6 @@ static void one_run(int n, uint64_t seed, amc_fake_completion_t mode, size_t rnd
     amc_test_world_t w;
     amc_test_rng_t   rng;
     amc_config_t     cfg;
-    amc_log_t        quiet = { AMC_LOG_ERROR, -1 };
     amc_sched_t     *graphs[MAX_OPS][MAX_N];
     char             what[160];
     int              r, k, flag, left, idle = 0, status, ok = 1;
@@ -578,7 +577,7 @@ static void one_run(int n, uint64_t seed, amc_fake_completion_t mode, size_t rnd
     }
     CHECK(ok, "%s: setting up", what);
 
-    CHECK(amc_config_read(&cfg, &quiet) == AMC_SUCCESS, "config");
+    CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
     cfg.log_level   = -1;
     cfg.rndv_thresh = rndv_thresh;
     status = amc_test_world_create(&w, n, mode, &cfg);

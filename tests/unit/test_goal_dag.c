@@ -183,7 +183,6 @@ static void one_run(int n, uint64_t seed, amc_fake_completion_t mode, size_t rnd
     amc_test_world_t w;
     amc_test_rng_t   rng;
     amc_config_t     cfg;
-    amc_log_t        quiet = { AMC_LOG_ERROR, -1 };
     amc_request_t    req[MAX_N];
     int              started[MAX_N], finished[MAX_N], st[MAX_N];
     char             what[128];
@@ -236,7 +235,7 @@ static void one_run(int n, uint64_t seed, amc_fake_completion_t mode, size_t rnd
         }
         stat_acts += na;
     }
-    CHECK(amc_config_read(&cfg, &quiet) == AMC_SUCCESS, "config");
+    CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
     cfg.log_level   = -1;
     cfg.rndv_thresh = rndv_thresh;
     status = amc_test_world_create(&w, n, mode, &cfg);
