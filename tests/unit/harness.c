@@ -181,6 +181,23 @@ int amc_test_world_create_begin(amc_test_world_t *world, const amc_comm_t *paren
     return AMC_SUCCESS;
 }
 
+void amc_test_world_settle(amc_test_world_t *world, const char *what)
+{
+    int    rank, err;
+    size_t i;
+
+    for (i = 0; (i < 1000) && (amc_fake_deliverable(world->fabric) > 0); i++) {
+        (void)amc_fake_deliver(world->fabric, 0);
+    }
+    CHECK(amc_fake_deliverable(world->fabric) == 0, "%s: %zu events left queued", what,
+          amc_fake_deliverable(world->fabric));
+    for (rank = 0; rank < world->n; rank++) {
+        err = amc_test_world_comm(world, rank)->ctrl.pending_err;
+        CHECK(err == AMC_SUCCESS, "%s: rank %d refused a message after the last call: %s",
+              what, rank, amc_strerror(err));
+    }
+}
+
 int amc_test_world_drive(amc_test_world_t *world, amc_request_t *reqs, int *status)
 {
     int rank, flag, pending, guard = 0;

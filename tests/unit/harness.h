@@ -73,6 +73,13 @@ int  amc_test_world_create_drive(amc_test_world_t *world, amc_comm_create_t *ops
  * done, 0 if they are not after 100000 passes. */
 int  amc_test_world_drive(amc_test_world_t *world, amc_request_t *reqs, int *status);
 
+/* After the last call on an unthreaded world: delivers what is still
+ * queued (credit messages: with few tokens a receiver gives the last ones
+ * back once its last early message is released), and checks, naming what,
+ * that the queue ends within 1000 events and that no rank refused any of
+ * it (its communicator's pending error). */
+void amc_test_world_settle(amc_test_world_t *world, const char *what);
+
 /* Deterministic generator for reproducible "random" delivery orders. */
 typedef struct { uint64_t state; } amc_test_rng_t;
 void     amc_test_rng_seed(amc_test_rng_t *rng, uint64_t seed);
