@@ -48,6 +48,8 @@ int amc_alg_bcast_knomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int 
 int amc_alg_bcast_scatter_allgather(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                                     int size);
 int amc_alg_alltoall_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
+int amc_alg_alltoallv_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
+                            int size);
 int amc_alg_gather_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                             int size);
 int amc_alg_scatter_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,

@@ -18,37 +18,7 @@
  * Scratch: [staging (in place): N blocks][slots: N blocks][pack][unpack],
  * pack and unpack as large as the largest step. */
 #include "am_coll/alg.h"
-
-/* A copy being extended while the next one continues it in both buffers:
- * whole runs of blocks move as one act. */
-typedef struct {
-    int    dst, src;
-    size_t dst_off, src_off, len;
-} amc_bruck_run_t;
-
-static void amc_bruck_flush(amc_sched_builder_t *b, amc_bruck_run_t *run)
-{
-    if (run->len > 0) {
-        amc_sb_copy(b, run->dst, run->dst_off, run->src, run->src_off, run->len);
-    }
-    run->len = 0;
-}
-
-static void amc_bruck_copy(amc_sched_builder_t *b, amc_bruck_run_t *run, int dst,
-                           size_t dst_off, int src, size_t src_off, size_t len)
-{
-    if ((run->len > 0) && (run->dst == dst) && (run->src == src) &&
-        (run->dst_off + run->len == dst_off) && (run->src_off + run->len == src_off)) {
-        run->len += len;
-        return;
-    }
-    amc_bruck_flush(b, run);
-    run->dst     = dst;
-    run->dst_off = dst_off;
-    run->src     = src;
-    run->src_off = src_off;
-    run->len     = len;
-}
+#include "am_coll/alg_bruck.h"
 
 typedef struct {
     int    rank, size;
@@ -59,30 +29,6 @@ typedef struct {
     size_t pack;
     size_t unpack;
 } amc_bruck_t;
-
-/* Blocks that move in the step of distance k. */
-static int amc_bruck_moving(int k, int size)
-{
-    int i, n = 0;
-
-    for (i = 1; i < size; i++) {
-        n += (i & k) != 0;
-    }
-    return n;
-}
-
-static int amc_bruck_lowest(int i)
-{
-    return i & -i;
-}
-
-static int amc_bruck_highest(int i)
-{
-    while (i & (i - 1)) {
-        i &= i - 1;
-    }
-    return i;
-}
 
 /* The blocks that move at distance k into the pack area, in order of i. */
 static void amc_bruck_pack(amc_sched_builder_t *b, const amc_bruck_t *t, int k)
@@ -135,17 +81,14 @@ static void amc_bruck_unpack(amc_sched_builder_t *b, const amc_bruck_t *t, int k
 int amc_alg_alltoall_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
 {
     amc_bruck_t t;
-    size_t      all = (size_t)size * a->count * a->dt_size, most = 0, n;
+    size_t      all = (size_t)size * a->count * a->dt_size, most, n;
     int         k, prev = 0;
 
     t.rank     = rank;
     t.size     = size;
     t.bytes    = a->count * a->dt_size;
     t.orig     = a->in_place ? AMC_BUF_TMP : AMC_BUF_SEND;
-    for (k = 1; k < size; k <<= 1) {
-        n    = (size_t)amc_bruck_moving(k, size);
-        most = (n > most) ? n : most;
-    }
+    most     = (size_t)amc_bruck_most(size);
     t.slots  = a->in_place ? all : 0;
     t.pack   = t.slots + all;
     t.unpack = t.pack + most * t.bytes;

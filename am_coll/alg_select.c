@@ -76,6 +76,7 @@ enum {
     AMC_ALG_I_ALLGATHERV_NEIGHBOR,
     AMC_ALG_I_SCAN_PIPELINE,
     AMC_ALG_I_EXSCAN_PIPELINE,
+    AMC_ALG_I_ALLTOALLV_BRUCK,
     AMC_ALG_COUNT
 };
 
@@ -110,6 +111,7 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_EXSCAN_DOUBLING]    = { AMC_COLL_EXSCAN,     2, "hillis_steele",     amc_alg_exscan_doubling, 0 },
     [AMC_ALG_I_ALLTOALL_LINEAR]    = { AMC_COLL_ALLTOALL,   2, "linear",            amc_alg_alltoall_linear, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
     [AMC_ALG_I_ALLTOALLV_LINEAR]   = { AMC_COLL_ALLTOALLV,  2, "linear",            amc_alg_alltoallv_linear, 0 },
+    [AMC_ALG_I_ALLTOALLV_BRUCK]    = { AMC_COLL_ALLTOALLV,  3, "bruck",             amc_alg_alltoallv_bruck, 0 },
     [AMC_ALG_I_BCAST_LINEAR]       = { AMC_COLL_BCAST,      4, "linear",            amc_alg_bcast_linear, 0 },
     [AMC_ALG_I_REDUCE_LINEAR]      = { AMC_COLL_REDUCE,     3, "linear",            amc_alg_reduce_linear, 0 },
     [AMC_ALG_I_ALLGATHER_LINEAR]   = { AMC_COLL_ALLGATHER,  3, "linear",            amc_alg_allgather_linear, 0 },

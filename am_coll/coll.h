@@ -33,6 +33,8 @@ typedef struct amc_coll_args {
     int            commutative;
     int            in_place;   /* sendbuf was AMC_IN_PLACE */
     size_t         segment;    /* pipelined algorithms: bytes per segment (AMC_BCAST_SEGMENT) */
+    size_t         bruck_block; /* alltoallv bruck: the largest block that takes Bruck's
+                                 * steps (AMC_ALLTOALLV_BRUCK_BLOCK) */
     const struct amc_topo *topo; /* node-aware algorithms: the communicator's nodes
                                   * (am_coll/topo.h); NULL reads as one node */
     const void    *sendbuf;

@@ -126,9 +126,36 @@ static void amc_coll_run_local(amc_coll_inst_t *inst, const amc_sched_act_t *act
         amc_coll_reduce(inst, inst->buf[act->buf] + act->off, inst->buf[act->buf2] + act->off2,
                         act->bytes, act->type == AMC_ACT_REDUCE_R);
         break;
+    case AMC_ACT_STAMP:
+        memcpy(inst->buf[act->buf] + act->off, &act->off2, AMC_SCHED_STAMP_BYTES);
+        break;
     default:
-        break; /* a join */
+        break; /* a join, or a check (amc_coll_stamp_ok) */
     }
+}
+
+/* A block that travelled through other ranks says what its sender's counts
+ * made of it (AMC_ACT_STAMP); this rank's own counts expect act->off2. */
+static int amc_coll_stamp_ok(amc_coll_inst_t *inst, const amc_sched_act_t *act)
+{
+    uint64_t said;
+    char     what[48];
+
+    memcpy(&said, inst->buf[act->buf] + act->off, sizeof(said));
+    if (said == (uint64_t)act->off2) {
+        return 1;
+    }
+    if (said == AMC_SCHED_STAMP_ELSEWHERE) {
+        snprintf(what, sizeof(what), "more bytes than travel in steps");
+    } else {
+        snprintf(what, sizeof(what), "%llu bytes", (unsigned long long)said);
+    }
+    amc_error(&inst->comm->ctx->log,
+              "%s seq %llu on communicator 0x%llx: rank %d sent %s where this rank expects "
+              "%zu (count or datatype differ)", amc_coll_name(inst->coll),
+              (unsigned long long)inst->slot->seq, (unsigned long long)inst->comm->cid,
+              act->peer, what, act->off2);
+    return 0;
 }
 
 /* The receive a message is for: from src, the tag-th message of src to us. */
@@ -674,6 +701,10 @@ static int amc_coll_run(amc_coll_inst_t *inst)
             amc_coll_prepare_send(inst, index);
         } else if ((act->type >= AMC_ACT_RECV) && (act->type <= AMC_ACT_RECV_REDUCE_R)) {
             amc_coll_recv_ready(inst, index);
+        } else if ((act->type == AMC_ACT_CHECK) && !amc_coll_stamp_ok(inst, act)) {
+            /* a message this rank waits for may never come: give up, and
+             * tell the others */
+            amc_coll_abort(inst, AMC_ERR_TRUNCATE, 1);
         } else if (amc_coll_is_big_local(inst, act)) {
             inst->sendq[inst->sendq_tail++] = index; /* run by amc_coll_issue_sends */
         } else {
@@ -1088,7 +1119,8 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
     amc_coll_inst_t  *inst;
     int               status;
 
-    args->segment = comm->ctx->cfg.bcast_segment;
+    args->segment     = comm->ctx->cfg.bcast_segment;
+    args->bruck_block = comm->ctx->cfg.alltoallv_bruck_block;
     args->topo    = amc_comm_topo(comm);
     if (args->topo == NULL) {
         return AMC_ERR_NO_MEMORY; /* logged */

@@ -203,6 +203,11 @@ static const amc_config_entry_t amc_config_table[] = {
       "Total bytes (all ranks' blocks) up to which allgather uses Bruck's "
       "log2 N steps instead of the N-1 steps of the ring.",
       offsetof(amc_config_t, allgather_bruck_max), AMC_CONFIG_UNSIGNED },
+    { "AMC_ALLTOALLV_BRUCK_BLOCK", "256",
+      "alltoallv bruck: blocks of up to this many bytes take Bruck's log2 N "
+      "steps, each in a slot of this size (shorter blocks are padded), larger "
+      "ones go straight to their destination. Every rank must use the same.",
+      offsetof(amc_config_t, alltoallv_bruck_block), AMC_CONFIG_UNSIGNED },
     { "AMC_ALLTOALL_LINEAR_MAX", "1048576",
       "Bytes per block up to which alltoall sends every block at once (one "
       "scheduling step per rank) instead of in N-1 pairwise steps, which bound "

@@ -27,6 +27,7 @@ typedef struct amc_config {
     unsigned          fast_max;   /* message bytes up to which the small ones run on
                                              * the barrier's rounds (am_coll/ctrl_coll.h) */
     unsigned          allgather_bruck_max;  /* total bytes up to which allgather uses Bruck */
+    unsigned          alltoallv_bruck_block; /* alltoallv bruck: largest block in its steps */
     unsigned          alltoall_linear_max;  /* block bytes up to which alltoall is linear */
     unsigned          lanes_barrier;        /* multi-lane barrier across nodes where it pays */
     unsigned          lanes_allreduce;      /* multi-lane allreduce likewise, */

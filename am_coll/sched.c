@@ -217,6 +217,31 @@ void amc_sb_reduce(amc_sched_builder_t *b, int dst, size_t dst_off, int src, siz
                  bytes);
 }
 
+void amc_sb_stamp(amc_sched_builder_t *b, int buf, size_t off, uint64_t value)
+{
+    amc_sched_act_t *act = amc_sb_act(b, AMC_ACT_STAMP);
+
+    if (act != NULL) {
+        act->buf   = (uint8_t)buf;
+        act->off   = off;
+        act->off2  = (size_t)value;
+        act->bytes = AMC_SCHED_STAMP_BYTES;
+    }
+}
+
+void amc_sb_check(amc_sched_builder_t *b, int buf, size_t off, uint64_t value, int peer)
+{
+    amc_sched_act_t *act = amc_sb_act(b, AMC_ACT_CHECK);
+
+    if (act != NULL) {
+        act->buf   = (uint8_t)buf;
+        act->off   = off;
+        act->off2  = (size_t)value;
+        act->bytes = AMC_SCHED_STAMP_BYTES;
+        act->peer  = peer;
+    }
+}
+
 void amc_sb_nop(amc_sched_builder_t *b)
 {
     (void)amc_sb_act(b, AMC_ACT_NOP);
@@ -475,8 +500,8 @@ static void amc_sched_layout_stage(amc_sched_t *s)
             s->stage_bytes = off;
         }
         for (i = s->rounds[r].first; i < s->rounds[r].first + s->rounds[r].count; i++) {
-            if ((s->acts[i].type >= AMC_ACT_RECV_REDUCE) && (s->acts[i].type != AMC_ACT_COPY) &&
-                (s->acts[i].type != AMC_ACT_NOP) && (s->acts[i].bytes > s->reduce_bytes)) {
+            if ((s->acts[i].type >= AMC_ACT_RECV_REDUCE) && (s->acts[i].type <= AMC_ACT_REDUCE_R) &&
+                (s->acts[i].type != AMC_ACT_COPY) && (s->acts[i].bytes > s->reduce_bytes)) {
                 s->reduce_bytes = s->acts[i].bytes;
             }
         }

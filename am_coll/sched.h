@@ -63,8 +63,19 @@ typedef enum {
     AMC_ACT_COPY,          /* buf[off] <- buf2[off2], bytes */
     AMC_ACT_REDUCE,        /* buf = buf2 (op) buf */
     AMC_ACT_REDUCE_R,      /* buf = buf (op) buf2 */
-    AMC_ACT_NOP            /* a join the builder adds: many acts wait for many */
+    AMC_ACT_NOP,           /* a join the builder adds: many acts wait for many */
+    AMC_ACT_STAMP,         /* buf[off, off+8) <- the value off2: what a block that travels
+                            * through other ranks says about itself (its length) */
+    AMC_ACT_CHECK          /* buf[off, off+8) must hold the value off2, else the instance
+                            * fails with AMC_ERR_TRUNCATE; peer: the rank it came from */
 } amc_act_type_t;
+
+/* Bytes a stamp takes: whole elements of every datatype. */
+#define AMC_SCHED_STAMP_BYTES 8
+
+/* A stamp's value for a block that goes another way than the stamp (straight
+ * to its destination): no length matches it. */
+#define AMC_SCHED_STAMP_ELSEWHERE UINT64_MAX
 
 typedef struct amc_sched_act {
     uint8_t  type;
@@ -183,6 +194,11 @@ void amc_sb_copy(amc_sched_builder_t *b, int dst, size_t dst_off, int src, size_
 void amc_sb_reduce(amc_sched_builder_t *b, int dst, size_t dst_off, int src, size_t src_off,
                    size_t bytes, int right);
 void amc_sb_tmp(amc_sched_builder_t *b, size_t bytes);  /* at least this much scratch */
+/* A stamp of value at buf[off] (AMC_SCHED_STAMP_BYTES), and its check at
+ * the other end: the block that came from peer carries value there, or the
+ * ranks' counts disagree. */
+void amc_sb_stamp(amc_sched_builder_t *b, int buf, size_t off, uint64_t value);
+void amc_sb_check(amc_sched_builder_t *b, int buf, size_t off, uint64_t value, int peer);
 /* An act that does nothing but take its place in the graph (GOAL's calc:
  * its cost is for simulators, not run here). */
 void amc_sb_nop(amc_sched_builder_t *b);

@@ -94,8 +94,8 @@ fi
 declare -A algs=(
     [bcast]="binomial pipeline hierarchical linear" [reduce]="binomial hierarchical linear"
     [allreduce]="recursive_doubling ring linear hierarchical multi_lane"
-    [allgather]="ring bruck linear" [allgatherv]="ring linear" [alltoall]="pairwise linear"
-    [alltoallv]="pairwise linear" [reduce_scatter_block]="reduce_linear direct"
+    [allgather]="ring bruck linear" [allgatherv]="ring linear" [alltoall]="pairwise linear bruck"
+    [alltoallv]="pairwise linear bruck" [reduce_scatter_block]="reduce_linear direct"
     [reduce_scatter]="reduce_linear direct" [scan]="recursive_doubling hillis_steele"
     [exscan]="recursive_doubling hillis_steele" [gather]="linear" [scatter]="linear"
     [gatherv]="linear" [scatterv]="linear"

@@ -263,7 +263,7 @@ else
     for np in $COLL_VARIANT_NPROCS; do
         for variant in "AMC_ALLREDUCE_ALG=linear AMC_ALLGATHER_ALG=ring AMC_BCAST_ALG=binomial" \
                        "AMC_ALLREDUCE_ALG=ring AMC_ALLGATHER_ALG=bruck AMC_BCAST_ALG=pipeline AMC_BCAST_SEGMENT=1000" \
-                       "AMC_OVERSUB_LINEAR_MAX_RANKS=0 AMC_ALLREDUCE_ALG=recursive_doubling AMC_ALLTOALL_ALG=bruck AMC_REDUCE_SCATTER_BLOCK_ALG=recursive_halving" \
+                       "AMC_OVERSUB_LINEAR_MAX_RANKS=0 AMC_ALLREDUCE_ALG=recursive_doubling AMC_ALLTOALL_ALG=bruck AMC_REDUCE_SCATTER_BLOCK_ALG=recursive_halving AMC_ALLTOALLV_ALG=bruck AMC_ALLTOALLV_BRUCK_BLOCK=24" \
                        "AMC_RNDV_THRESH=1" \
                        "AMC_RNDV_THRESH=1073741824" \
                        "UCX_TLS=tcp,self" \

@@ -58,6 +58,11 @@ test_coll AMC_NODE_SIZE=4 AMC_BARRIER_ALG=multi_lane AMC_ALLREDUCE_ALG=multi_lan
 test_persistent AMC_NODE_SIZE=3
 test_persistent AMC_NODE_SIZE=2 AMC_BARRIER_ALG=multi_lane AMC_ALLREDUCE_ALG=multi_lane
 test_barrier_orders AMC_BARRIER_ALG=dissemination
+test_coll AMC_ALLTOALLV_ALG=bruck
+test_coll AMC_ALLTOALLV_ALG=bruck AMC_ALLTOALLV_BRUCK_BLOCK=12
+test_coll AMC_ALLTOALLV_ALG=bruck AMC_ALLTOALLV_BRUCK_BLOCK=8 AMC_RNDV_THRESH=1 AMC_EAGER_TOKENS=1
+test_coll AMC_ALLTOALLV_ALG=bruck AMC_ALLTOALLV_BRUCK_BLOCK=0 AMC_DEFER_BYTES=1
+test_persistent AMC_ALLTOALLV_ALG=bruck AMC_ALLTOALLV_BRUCK_BLOCK=12
 test_barrier_orders AMC_TUNING_FILE=@SRC@/tuning_example.rules
 test_barrier_perms AMC_BARRIER_ALG=dissemination
 test_barrier_orders AMC_BARRIER_ALG=knomial

@@ -169,6 +169,73 @@ static void test_truncation(uint64_t seed, int rndv)
     amc_test_world_destroy(&w);
 }
 
+/* alltoallv bruck (blocks of up to 2 ints in its steps, larger ones
+ * straight): rank 2 sends rank 0 a block of another size than rank 0
+ * expects. Rank 0 is 3 ranks on from rank 2, so no step's message goes
+ * from 2 to 0. kind 0: both sizes go in steps (the stamp differs); 1: rank
+ * 2's goes straight, rank 0 looks for it in the steps; 2: rank 0 waits for
+ * it straight, rank 2 sends it in the steps, and only the stamp can tell
+ * rank 0 not to wait. Rank 0 must fail, nobody may hang or write outside
+ * its blocks, and the communicator works afterwards. */
+static void test_alltoallv_bruck_disagreement(uint64_t seed, int kind, int rndv)
+{
+    static const size_t sent[3] = { 1, 4, 1 }, expected[3] = { 2, 2, 4 };
+    amc_test_world_t    w;
+    amc_config_t        cfg;
+    amc_request_t       reqs[N];
+    size_t              sc[N][N], rc[N][N], displ[N];
+    int                 status[N], sbuf[N][N * 8], rbuf[N][N * 8], rank, j, i;
+
+    CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
+    cfg.log_level             = -1;
+    cfg.rndv_thresh           = rndv ? 1 : 1u << 30;
+    cfg.alltoallv_bruck_block = 2 * sizeof(int);
+    snprintf(cfg.alg[AMC_COLL_ALLTOALLV], sizeof(cfg.alg[0]), "bruck");
+    CHECK(amc_test_world_create(&w, N, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
+    for (j = 0; j < N; j++) {
+        displ[j] = (size_t)j * 8;
+    }
+    for (rank = 0; rank < N; rank++) {
+        memset(rbuf[rank], GUARD, sizeof(rbuf[rank]));
+        for (j = 0; j < N; j++) {
+            /* blocks of 1..4 ints: both ways in every run */
+            sc[rank][j] = 1 + (size_t)((rank + 2 * j) % 4);
+            rc[j][rank] = sc[rank][j];
+        }
+        for (i = 0; i < N * 8; i++) {
+            sbuf[rank][i] = rank * 1000 + i;
+        }
+    }
+    sc[2][0] = sent[kind];
+    rc[0][2] = expected[kind];
+    for (rank = 0; rank < N; rank++) {
+        CHECK(amc_ialltoallv(sbuf[rank], sc[rank], displ, rbuf[rank], rc[rank], displ, AMC_INT,
+                             amc_test_world_comm(&w, rank), &reqs[rank]) == AMC_SUCCESS,
+              "ialltoallv");
+    }
+    drive(&w, reqs, status, seed);
+    for (rank = 0; rank < N; rank++) {
+        CHECK((status[rank] == AMC_SUCCESS) || (status[rank] == AMC_ERR_TRUNCATE),
+              "seed %llu kind %d: rank %d got %s", (unsigned long long)seed, kind, rank,
+              amc_strerror(status[rank]));
+        for (j = 0; j < N; j++) {
+            for (i = (int)rc[rank][j]; i < 8; i++) {
+                CHECK(((unsigned char *)&rbuf[rank][j * 8 + i])[0] == GUARD,
+                      "seed %llu kind %d: rank %d written past its block from %d",
+                      (unsigned long long)seed, kind, rank, j);
+            }
+        }
+    }
+    CHECK(status[0] == AMC_ERR_TRUNCATE, "seed %llu kind %d: rank 0 got %s, not a truncation",
+          (unsigned long long)seed, kind, amc_strerror(status[0]));
+    while (amc_fake_deliverable(w.fabric) > 0) {
+        amc_fake_deliver(w.fabric, 0);
+    }
+    expect_recovery(&w, seed, "an alltoallv disagreement");
+    CHECK(amc_fake_rndv_pending(w.fabric) == 0, "descriptors left unreleased");
+    amc_test_world_destroy(&w);
+}
+
 /* The patent's third example: rank 4 is an inner node of the binomial tree
  * (children 5 and 6, grandchild 7) and calls bcast last. Its children must
  * finish without it: it forwards the data when it arrives. That needs the
@@ -351,12 +418,17 @@ static void test_bad_arguments(void)
 int main(void)
 {
     uint64_t seed;
+    int      kind;
 
     for (seed = 1; seed <= 40; seed++) {
         test_mismatch(seed);
         test_root_disagreement(seed);
         test_truncation(seed, 0);
         test_truncation(seed, 1);
+        for (kind = 0; kind < 3; kind++) {
+            test_alltoallv_bruck_disagreement(seed, kind, 0);
+            test_alltoallv_bruck_disagreement(seed, kind, 1);
+        }
         test_bcast_stalled_inner_rank(seed);
         test_tokens_bound_early_memory(seed);
     }

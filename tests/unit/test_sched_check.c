@@ -87,6 +87,10 @@
 #define DT_SIZE     8        /* AMC_INT64: one symbolic element per element */
 #define SEGMENT     100      /* bcast pipeline: not a whole number of elements */
 #define SEGMENT_MIN 5        /* below one element: one element per segment */
+/* alltoallv bruck: every block straight but the empty ones, blocks up to 2
+ * elements in steps (the patterns' blocks are 0..4 elements, and larger),
+ * and the default */
+static const size_t bruck_blocks[] = { 0, 16, 256 };
 #define NPATTERNS   4        /* count patterns of the vector forms */
 #define EMPTY_DISPL 1000003u /* an empty block's displacement: never to be used */
 #define MAX_REPORTS 40
@@ -199,9 +203,9 @@ static void fail(const char *fmt, ...)
 static const char *act_name(int type)
 {
     static const char *names[] = { "SEND", "RECV", "RECV_REDUCE", "RECV_REDUCE_R", "COPY",
-                                   "REDUCE", "REDUCE_R", "NOP" };
+                                   "REDUCE", "REDUCE_R", "NOP", "STAMP", "CHECK" };
 
-    return ((type >= 0) && (type <= AMC_ACT_NOP)) ? names[type] : "?";
+    return ((type >= 0) && (type <= AMC_ACT_CHECK)) ? names[type] : "?";
 }
 
 static const char *buf_name(int buf)
@@ -226,6 +230,12 @@ static int act_is_recv(const amc_sched_act_t *act)
 static int act_is_local(const amc_sched_act_t *act)
 {
     return (act->type >= AMC_ACT_COPY) && (act->type <= AMC_ACT_REDUCE_R);
+}
+
+/* A stamp writes its 8 bytes, a check reads them; neither has a source. */
+static int act_is_stamp(const amc_sched_act_t *act)
+{
+    return (act->type == AMC_ACT_STAMP) || (act->type == AMC_ACT_CHECK);
 }
 
 /* ---------------------------------------------------------------- shapes */
@@ -267,6 +277,7 @@ typedef struct {
     int              in_place;    /* at the root only for rooted collectives */
     int              commutative;
     size_t           segment;
+    size_t           bruck_block; /* alltoallv bruck: the largest block in its steps */
     int              layout;      /* node-aware algorithms: LAYOUT_* (the nodes) */
     /* self-test: breaks rank's schedule after it was built (NULL: none) */
     void           (*mutate)(amc_sched_t *sched, int rank);
@@ -423,6 +434,7 @@ static void shape_setup(const shape_t *sh)
         a->commutative = sh->commutative;
         a->in_place    = ip;
         a->segment     = sh->segment;
+        a->bruck_block = sh->bruck_block;
         a->topo        = shape_topo;
         w->send_cells[r] = 0;
         w->recv_cells[r] = 0;
@@ -875,6 +887,9 @@ static void check_races(int r, const reach_t *g)
         } else if (act_is_local(act)) {
             acc[n++] = (access_t){ k, act->buf, 1, act->off, act->bytes };
             acc[n++] = (access_t){ k, act->buf2, 0, act->off2, act->bytes };
+        } else if (act_is_stamp(act)) {
+            acc[n++] = (access_t){ k, act->buf, act->type == AMC_ACT_STAMP, act->off,
+                                   act->bytes };
         }
     }
     qsort(acc, n, sizeof(*acc), access_cmp);
@@ -963,7 +978,7 @@ static void check_sched(const shape_t *sh, int r)
 
     for (i = 0; i < s->nacts; i++) {
         act = &s->acts[i];
-        if (act->type > AMC_ACT_NOP) {
+        if (act->type > AMC_ACT_CHECK) {
             fail("rank %d act %u: unknown type %d", r, i, act->type);
             continue;
         }
@@ -1009,6 +1024,13 @@ static void check_sched(const shape_t *sh, int r)
                          act->off2 + act->bytes, s->stage_bytes);
                 }
             }
+        } else if (act_is_stamp(act)) {
+            if ((act->buf == AMC_BUF_SEND) || (act->bytes != AMC_SCHED_STAMP_BYTES)) {
+                fail("rank %d act %u (%s, round %u): %zu bytes of %s", r, i,
+                     act_name(act->type), act->round, act->bytes, buf_name(act->buf));
+            }
+            check_range(r, i, (act->type == AMC_ACT_STAMP) ? "writes" : "reads", act->buf,
+                        act->off, act->bytes);
         } else {
             if (act->buf == AMC_BUF_SEND) {
                 fail("rank %d act %u (%s, round %u): writes the send buffer", r, i,
@@ -1167,6 +1189,20 @@ static void data_exec(const shape_t *sh, int r, uint32_t i)
         sym_reduce(sh, r, i, buf_at(r, act->buf, act->off), buf_at(r, act->buf2, act->off2),
                    buf_at(r, act->buf, act->off), act->bytes);
         break;
+    case AMC_ACT_STAMP:
+        memcpy(buf_at(r, act->buf, act->off), &act->off2, AMC_SCHED_STAMP_BYTES);
+        break;
+    case AMC_ACT_CHECK: {
+        uint64_t said;
+
+        memcpy(&said, buf_at(r, act->buf, act->off), sizeof(said));
+        if (said != (uint64_t)act->off2) {
+            fail("rank %d act %u (CHECK from %d, round %u): the block says %llu, this rank "
+                 "expects %llu", r, i, act->peer, act->round, (unsigned long long)said,
+                 (unsigned long long)act->off2);
+        }
+        break;
+    }
     case AMC_ACT_SEND:
         if (world.msg[r][i] == NULL) {
             world.msg[r][i] = malloc(act->bytes);
@@ -1747,7 +1783,10 @@ static void shape_describe(const shape_t *sh)
 {
     char what[64];
 
-    if (coll_is_vector(sh->coll)) {
+    if (sh->alg->build == amc_alg_alltoallv_bruck) {
+        snprintf(what, sizeof(what), "pattern=%d bruck_block=%zu", sh->pattern,
+                 sh->bruck_block);
+    } else if (coll_is_vector(sh->coll)) {
         snprintf(what, sizeof(what), "pattern=%d", sh->pattern);
     } else {
         snprintf(what, sizeof(what), "count=%zu", sh->count);
@@ -2090,6 +2129,8 @@ static void alg_sweep_n(shape_t *sh)
     size_t           counts[4];
     size_t           segments[2] = { SEGMENT, SEGMENT_MIN };
     int              pipeline = (alg->build == amc_alg_bcast_pipeline);
+    int              vbruck   = (alg->build == amc_alg_alltoallv_bruck);
+    int              bi;
 
     nroots = roots_of(sh->coll, sh->n, roots);
     /* none, one, one that no N > 1 divides, and one the pipeline cuts
@@ -2115,7 +2156,10 @@ static void alg_sweep_n(shape_t *sh)
                     sh->commutative = coll_is_reduction(sh->coll) ? cm : 0;
                     for (si = 0; si < (pipeline ? 2 : 1); si++) {
                         sh->segment = segments[si];
-                        shape_check(sh);
+                        for (bi = 0; bi < (vbruck ? 3 : 1); bi++) {
+                            sh->bruck_block = bruck_blocks[vbruck ? bi : 2];
+                            shape_check(sh);
+                        }
                     }
                 }
             }
