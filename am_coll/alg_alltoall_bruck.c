@@ -31,8 +31,9 @@ typedef struct {
 } amc_bruck_t;
 
 /* The blocks that move at distance k into the pack area, in order of i. */
-static void amc_bruck_pack(amc_sched_builder_t *b, const amc_bruck_t *t, int k)
+static void amc_bruck_pack(amc_sched_builder_t *b, const void *arg, int k)
 {
+    const amc_bruck_t *t = arg;
     amc_bruck_run_t run = { 0, 0, 0, 0, 0 };
     size_t          at  = t->pack;
     int             i;
@@ -55,8 +56,9 @@ static void amc_bruck_pack(amc_sched_builder_t *b, const amc_bruck_t *t, int k)
 
 /* The blocks received at distance k out of the unpack area: into their
  * slots, or where they belong when this was their last move. */
-static void amc_bruck_unpack(amc_sched_builder_t *b, const amc_bruck_t *t, int k)
+static void amc_bruck_unpack(amc_sched_builder_t *b, const void *arg, int k)
 {
+    const amc_bruck_t *t = arg;
     amc_bruck_run_t run = { 0, 0, 0, 0, 0 };
     size_t          at  = t->unpack;
     int             i;
@@ -81,8 +83,7 @@ static void amc_bruck_unpack(amc_sched_builder_t *b, const amc_bruck_t *t, int k
 int amc_alg_alltoall_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
 {
     amc_bruck_t t;
-    size_t      all = (size_t)size * a->count * a->dt_size, most, n;
-    int         k, prev = 0;
+    size_t      all = (size_t)size * a->count * a->dt_size, most;
 
     t.rank     = rank;
     t.size     = size;
@@ -105,20 +106,7 @@ int amc_alg_alltoall_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int
     if (a->in_place) {
         amc_sb_copy(b, AMC_BUF_TMP, 0, AMC_BUF_RECV, 0, all);
     }
-    for (k = 1; k < size; k <<= 1) {
-        if (k > 1) {
-            amc_sb_round(b);
-        }
-        if (prev > 0) {
-            amc_bruck_unpack(b, &t, prev);
-        }
-        amc_bruck_pack(b, &t, k);
-        n = (size_t)amc_bruck_moving(k, size) * t.bytes;
-        amc_sb_send(b, (rank + k) % size, AMC_BUF_TMP, t.pack, n);
-        amc_sb_recv(b, (rank - k + size) % size, AMC_BUF_TMP, t.unpack, n);
-        prev = k;
-    }
-    amc_sb_round(b);
-    amc_bruck_unpack(b, &t, prev);
+    amc_bruck_steps(b, rank, size, t.bytes, t.pack, t.unpack, amc_bruck_pack, amc_bruck_unpack,
+                    &t);
     return AMC_SUCCESS;
 }

@@ -56,8 +56,9 @@ static int amc_vbruck_src(const amc_vbruck_t *t, int i)
 
 /* Into pack slot at: this rank's block i (stamped) the first time it moves,
  * else what is kept in slot i. */
-static void amc_vbruck_pack(amc_sched_builder_t *b, const amc_vbruck_t *t, int k)
+static void amc_vbruck_pack(amc_sched_builder_t *b, const void *arg, int k)
 {
+    const amc_vbruck_t *t = arg;
     amc_bruck_run_t run = { 0, 0, 0, 0, 0 };
     size_t          at  = t->pack, len;
     int             i, dst;
@@ -89,8 +90,9 @@ static void amc_vbruck_pack(amc_sched_builder_t *b, const amc_vbruck_t *t, int k
 
 /* Out of the unpack area: a block at its destination is checked and copied
  * into place, one still on its way is kept in its slot. */
-static void amc_vbruck_unpack(amc_sched_builder_t *b, const amc_vbruck_t *t, int k)
+static void amc_vbruck_unpack(amc_sched_builder_t *b, const void *arg, int k)
 {
+    const amc_vbruck_t    *t   = arg;
     const amc_coll_args_t *a   = t->a;
     amc_bruck_run_t        run = { 0, 0, 0, 0, 0 };
     size_t                 at  = t->unpack, len;
@@ -169,8 +171,8 @@ static size_t amc_vbruck_extent(const amc_vbruck_t *t)
 int amc_alg_alltoallv_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
 {
     amc_vbruck_t t;
-    size_t       staged = 0, most, n;
-    int          k, prev = 0, stage = -1;
+    size_t       staged = 0, most;
+    int          stage = -1;
 
     t.a       = a;
     t.rank    = rank;
@@ -204,21 +206,8 @@ int amc_alg_alltoallv_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, in
     t.pack   = t.slots + (size_t)size * t.slot;
     t.unpack = t.pack + most * t.slot;
     amc_sb_tmp(b, t.unpack + most * t.slot);
-    for (k = 1; k < size; k <<= 1) {
-        if (k > 1) {
-            amc_sb_round(b);
-        }
-        if (prev > 0) {
-            amc_vbruck_unpack(b, &t, prev);
-        }
-        amc_vbruck_pack(b, &t, k);
-        n = (size_t)amc_bruck_moving(k, size) * t.slot;
-        amc_sb_send(b, (rank + k) % size, AMC_BUF_TMP, t.pack, n);
-        amc_sb_recv(b, (rank - k + size) % size, AMC_BUF_TMP, t.unpack, n);
-        prev = k;
-    }
-    amc_sb_round(b);
-    amc_vbruck_unpack(b, &t, prev);
+    amc_bruck_steps(b, rank, size, t.slot, t.pack, t.unpack, amc_vbruck_pack, amc_vbruck_unpack,
+                    &t);
     amc_vbruck_direct(b, &t, stage);
     return AMC_SUCCESS;
 }

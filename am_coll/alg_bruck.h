@@ -79,4 +79,36 @@ static inline int amc_bruck_highest(int i)
     return i;
 }
 
+/* Packs the blocks that move at distance k, or unpacks those that came. */
+typedef void (*amc_bruck_move_fn_t)(amc_sched_builder_t *b, const void *t, int k);
+
+/* Bruck's steps, from the round the caller is in: at each distance k the
+ * blocks that came in the step before are unpacked, those that move now
+ * packed, sent k ranks on and received from k ranks back, each block taking
+ * slot bytes of the message (scratch offsets pack and unpack); a last round
+ * unpacks the last step. */
+static inline void amc_bruck_steps(amc_sched_builder_t *b, int rank, int size, size_t slot,
+                                   size_t pack, size_t unpack, amc_bruck_move_fn_t pack_fn,
+                                   amc_bruck_move_fn_t unpack_fn, const void *t)
+{
+    size_t n;
+    int    k, prev = 0;
+
+    for (k = 1; k < size; k <<= 1) {
+        if (k > 1) {
+            amc_sb_round(b);
+        }
+        if (prev > 0) {
+            unpack_fn(b, t, prev);
+        }
+        pack_fn(b, t, k);
+        n = (size_t)amc_bruck_moving(k, size) * slot;
+        amc_sb_send(b, (rank + k) % size, AMC_BUF_TMP, pack, n);
+        amc_sb_recv(b, (rank - k + size) % size, AMC_BUF_TMP, unpack, n);
+        prev = k;
+    }
+    amc_sb_round(b);
+    unpack_fn(b, t, prev);
+}
+
 #endif
