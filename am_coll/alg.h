@@ -50,6 +50,9 @@ int amc_alg_bcast_scatter_allgather(amc_sched_builder_t *b, const amc_coll_args_
 int amc_alg_alltoall_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_alltoallv_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                             int size);
+/* Its slots' payload: AMC_ALLTOALLV_BRUCK_BLOCK, at most this (every block
+ * travels padded to it, N of them kept per rank) */
+#define AMC_ALLTOALLV_BRUCK_BLOCK_MAX 65536
 int amc_alg_gather_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                             int size);
 int amc_alg_scatter_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,

@@ -177,9 +177,10 @@ int amc_alg_alltoallv_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, in
     t.a       = a;
     t.rank    = rank;
     t.size    = size;
-    t.max     = a->bruck_block;
+    t.max     = (a->bruck_block < AMC_ALLTOALLV_BRUCK_BLOCK_MAX) ? a->bruck_block
+                                                                 : AMC_ALLTOALLV_BRUCK_BLOCK_MAX;
     t.slot    = AMC_SCHED_STAMP_BYTES +
-                (a->bruck_block + AMC_SCHED_STAMP_BYTES - 1) / AMC_SCHED_STAMP_BYTES *
+                (t.max + AMC_SCHED_STAMP_BYTES - 1) / AMC_SCHED_STAMP_BYTES *
                     AMC_SCHED_STAMP_BYTES;
     t.orig    = a->in_place ? AMC_BUF_TMP : AMC_BUF_SEND;
     t.scounts = a->in_place ? a->rcounts : a->scounts;

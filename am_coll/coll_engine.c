@@ -126,9 +126,12 @@ static void amc_coll_run_local(amc_coll_inst_t *inst, const amc_sched_act_t *act
         amc_coll_reduce(inst, inst->buf[act->buf] + act->off, inst->buf[act->buf2] + act->off2,
                         act->bytes, act->type == AMC_ACT_REDUCE_R);
         break;
-    case AMC_ACT_STAMP:
-        memcpy(inst->buf[act->buf] + act->off, &act->off2, AMC_SCHED_STAMP_BYTES);
+    case AMC_ACT_STAMP: {
+        uint64_t value = act->off2;
+
+        memcpy(inst->buf[act->buf] + act->off, &value, AMC_SCHED_STAMP_BYTES);
         break;
+    }
     default:
         break; /* a join, or a check (amc_coll_stamp_ok) */
     }
@@ -136,25 +139,31 @@ static void amc_coll_run_local(amc_coll_inst_t *inst, const amc_sched_act_t *act
 
 /* A block that travelled through other ranks says what its sender's counts
  * made of it (AMC_ACT_STAMP); this rank's own counts expect act->off2. */
+static void amc_coll_stamp_describe(uint64_t value, char *buf, size_t len)
+{
+    if (value == AMC_SCHED_STAMP_ELSEWHERE) {
+        snprintf(buf, len, "a block too large for the steps (sent straight)");
+    } else {
+        snprintf(buf, len, "%llu bytes", (unsigned long long)value);
+    }
+}
+
 static int amc_coll_stamp_ok(amc_coll_inst_t *inst, const amc_sched_act_t *act)
 {
     uint64_t said;
-    char     what[48];
+    char     sent[64], expected[64];
 
     memcpy(&said, inst->buf[act->buf] + act->off, sizeof(said));
     if (said == (uint64_t)act->off2) {
         return 1;
     }
-    if (said == AMC_SCHED_STAMP_ELSEWHERE) {
-        snprintf(what, sizeof(what), "more bytes than travel in steps");
-    } else {
-        snprintf(what, sizeof(what), "%llu bytes", (unsigned long long)said);
-    }
+    amc_coll_stamp_describe(said, sent, sizeof(sent));
+    amc_coll_stamp_describe(act->off2, expected, sizeof(expected));
     amc_error(&inst->comm->ctx->log,
-              "%s seq %llu on communicator 0x%llx: rank %d sent %s where this rank expects "
-              "%zu (count or datatype differ)", amc_coll_name(inst->coll),
+              "%s seq %llu on communicator 0x%llx: rank %d sent %s where this rank expects %s "
+              "(count or datatype differ)", amc_coll_name(inst->coll),
               (unsigned long long)inst->slot->seq, (unsigned long long)inst->comm->cid,
-              act->peer, what, act->off2);
+              act->peer, sent, expected);
     return 0;
 }
 
@@ -1121,7 +1130,7 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
 
     args->segment     = comm->ctx->cfg.bcast_segment;
     args->bruck_block = comm->ctx->cfg.alltoallv_bruck_block;
-    args->topo    = amc_comm_topo(comm);
+    args->topo        = amc_comm_topo(comm);
     if (args->topo == NULL) {
         return AMC_ERR_NO_MEMORY; /* logged */
     }

@@ -206,7 +206,8 @@ static const amc_config_entry_t amc_config_table[] = {
     { "AMC_ALLTOALLV_BRUCK_BLOCK", "256",
       "alltoallv bruck: blocks of up to this many bytes take Bruck's log2 N "
       "steps, each in a slot of this size (shorter blocks are padded), larger "
-      "ones go straight to their destination. Every rank must use the same.",
+      "ones go straight to their destination. At most 65536 (larger values act "
+      "as 65536). Every rank must use the same.",
       offsetof(amc_config_t, alltoallv_bruck_block), AMC_CONFIG_UNSIGNED },
     { "AMC_ALLTOALL_LINEAR_MAX", "1048576",
       "Bytes per block up to which alltoall sends every block at once (one "

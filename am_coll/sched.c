@@ -500,8 +500,9 @@ static void amc_sched_layout_stage(amc_sched_t *s)
             s->stage_bytes = off;
         }
         for (i = s->rounds[r].first; i < s->rounds[r].first + s->rounds[r].count; i++) {
-            if ((s->acts[i].type >= AMC_ACT_RECV_REDUCE) && (s->acts[i].type <= AMC_ACT_REDUCE_R) &&
-                (s->acts[i].type != AMC_ACT_COPY) && (s->acts[i].bytes > s->reduce_bytes)) {
+            if ((s->acts[i].type >= AMC_ACT_RECV_REDUCE) &&
+                (s->acts[i].type <= AMC_ACT_REDUCE_R) && (s->acts[i].type != AMC_ACT_COPY) &&
+                (s->acts[i].bytes > s->reduce_bytes)) {
                 s->reduce_bytes = s->acts[i].bytes;
             }
         }
