@@ -107,6 +107,6 @@ int amc_alg_alltoall_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, int
         amc_sb_copy(b, AMC_BUF_TMP, 0, AMC_BUF_RECV, 0, all);
     }
     amc_bruck_steps(b, rank, size, t.bytes, t.pack, t.unpack, amc_bruck_pack, amc_bruck_unpack,
-                    &t);
+                    &t, 0);
     return AMC_SUCCESS;
 }

@@ -207,8 +207,10 @@ int amc_alg_alltoallv_bruck(amc_sched_builder_t *b, const amc_coll_args_t *a, in
     t.pack   = t.slots + (size_t)size * t.slot;
     t.unpack = t.pack + most * t.slot;
     amc_sb_tmp(b, t.unpack + most * t.slot);
+    /* a sender whose slots differ (AMC_ALLTOALLV_BRUCK_BLOCK) would have
+     * every stamp after its first read from the wrong place */
     amc_bruck_steps(b, rank, size, t.slot, t.pack, t.unpack, amc_vbruck_pack, amc_vbruck_unpack,
-                    &t);
+                    &t, 1);
     amc_vbruck_direct(b, &t, stage);
     return AMC_SUCCESS;
 }

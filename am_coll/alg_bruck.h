@@ -86,10 +86,11 @@ typedef void (*amc_bruck_move_fn_t)(amc_sched_builder_t *b, const void *t, int k
  * blocks that came in the step before are unpacked, those that move now
  * packed, sent k ranks on and received from k ranks back, each block taking
  * slot bytes of the message (scratch offsets pack and unpack); a last round
- * unpacks the last step. */
+ * unpacks the last step. exact: a step message of another length aborts
+ * the instance (amc_sb_exact). */
 static inline void amc_bruck_steps(amc_sched_builder_t *b, int rank, int size, size_t slot,
                                    size_t pack, size_t unpack, amc_bruck_move_fn_t pack_fn,
-                                   amc_bruck_move_fn_t unpack_fn, const void *t)
+                                   amc_bruck_move_fn_t unpack_fn, const void *t, int exact)
 {
     size_t n;
     int    k, prev = 0;
@@ -105,6 +106,9 @@ static inline void amc_bruck_steps(amc_sched_builder_t *b, int rank, int size, s
         n = (size_t)amc_bruck_moving(k, size) * slot;
         amc_sb_send(b, (rank + k) % size, AMC_BUF_TMP, pack, n);
         amc_sb_recv(b, (rank - k + size) % size, AMC_BUF_TMP, unpack, n);
+        if (exact) {
+            amc_sb_exact(b, amc_sb_last(b));
+        }
         prev = k;
     }
     amc_sb_round(b);

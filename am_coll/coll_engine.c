@@ -378,8 +378,12 @@ static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t 
         amc_error(&inst->comm->ctx->log,
                   "%s: %zu bytes announced where this rank expects %zu (count or datatype "
                   "differ)", amc_coll_name(inst->coll), len, act->bytes);
-        amc_coll_set_status(inst, AMC_ERR_TRUNCATE);
         amc_context_release_desc(inst->comm->ctx, desc);
+        if (act->exact) {
+            amc_coll_abort(inst, AMC_ERR_TRUNCATE, 1);
+            return;
+        }
+        amc_coll_set_status(inst, AMC_ERR_TRUNCATE);
         amc_coll_act_done(inst, (uint32_t)index);
         return;
     }
@@ -443,6 +447,10 @@ static void amc_coll_deliver(amc_coll_inst_t *inst, int index, const amc_wire_hd
                   "%s seq %llu: rank %u sent %zu bytes where this rank expects %zu "
                   "(count or datatype differ)", amc_coll_name(inst->coll),
                   (unsigned long long)hdr->seq, (unsigned)hdr->src, len, act->bytes);
+        if (act->exact) {
+            amc_coll_abort(inst, AMC_ERR_TRUNCATE, 1);
+            return;
+        }
         amc_coll_set_status(inst, AMC_ERR_TRUNCATE);
         n = (len < act->bytes) ? len : act->bytes;
         n -= n % inst->dt_size;

@@ -242,6 +242,13 @@ void amc_sb_check(amc_sched_builder_t *b, int buf, size_t off, uint64_t value, i
     }
 }
 
+void amc_sb_exact(amc_sched_builder_t *b, int act)
+{
+    if ((b->status == AMC_SUCCESS) && (act >= 0) && ((uint32_t)act < b->sched->nacts)) {
+        b->sched->acts[act].exact = 1;
+    }
+}
+
 void amc_sb_nop(amc_sched_builder_t *b)
 {
     (void)amc_sb_act(b, AMC_ACT_NOP);

@@ -83,7 +83,10 @@ typedef struct amc_sched_act {
                       * that direction; the sender flags it (AMC_WIRE_FLAG_LAST), so
                       * a receiver whose count disagrees with its sender's learns it
                       * even when every message has the size it expects */
-    uint8_t  pad[2];
+    uint8_t  exact;  /* RECV*: a message of another length aborts the instance (the
+                      * schedule reads it by a layout computed from its length) rather
+                      * than only failing it (amc_sb_exact) */
+    uint8_t  pad;
     uint32_t ndeps;  /* acts it requires (GOAL's requires edges) */
     uint32_t succ;   /* sched->succ[succ .. succ+nsucc): the acts that require it */
     uint32_t nsucc;
@@ -199,6 +202,12 @@ void amc_sb_tmp(amc_sched_builder_t *b, size_t bytes);  /* at least this much sc
  * ranks' counts disagree. */
 void amc_sb_stamp(amc_sched_builder_t *b, int buf, size_t off, uint64_t value);
 void amc_sb_check(amc_sched_builder_t *b, int buf, size_t off, uint64_t value, int peer);
+/* The receive act: a message of another length than it expects aborts the
+ * instance and tells the other ranks, instead of failing it and running
+ * on; for messages whose contents are found by a layout both ends compute
+ * (Bruck's slots), where a sender that laid them out otherwise would make
+ * everything after misread. */
+void amc_sb_exact(amc_sched_builder_t *b, int act);
 /* An act that does nothing but take its place in the graph (GOAL's calc:
  * its cost is for simulators, not run here). */
 void amc_sb_nop(amc_sched_builder_t *b);

@@ -34,7 +34,8 @@
  * acts require only what amc_sb_requires says (no edges among them, a copy
  * that reads a receive's target waits for it and nothing waits for the
  * copy), and a stage's reducing receives, which may be in flight together
- * with an earlier round's, get staging of their own.
+ * with an earlier round's, get staging of their own. And a receive marked
+ * exact (amc_sb_exact) that gets another length aborts its instance at once.
  *
  * A failure names the seed; AMCTEST_DAG_SEED=s runs that seed alone.
  */
@@ -461,13 +462,14 @@ static void trace_check(int k, amc_sched_t **graphs, const char *what)
 
 /* ---------------------------------------------------------------- one run */
 
-static int start(amc_test_world_t *w, int k, int r)
+/* Starts sched (taken over) on comm as a call of one element each way would
+ * be started (am_coll/api_coll.c); *req_p the request. */
+static int start_sched(amc_comm_t comm, amc_sched_t *sched, const void *sendbuf, void *recvbuf,
+                       struct amc_request **req_p)
 {
-    op_t              *op = &run.op[k];
-    amc_coll_args_t    args;
+    amc_coll_args_t     args;
     struct amc_request *req;
-    amc_comm_t         comm = amc_test_world_comm(w, r);
-    int                status;
+    int                 status;
 
     memset(&args, 0, sizeof(args));
     args.coll        = AMC_COLL_ALLGATHER; /* any kind: every rank names the same */
@@ -477,22 +479,30 @@ static int start(amc_test_world_t *w, int k, int r)
     args.dt_size     = sizeof(elem_t);
     args.op          = AMC_SUM;
     args.commutative = 1;
-    args.sendbuf     = run.send[r];
-    args.recvbuf     = op->recv[r];
-    req = amc_request_alloc(comm); /* as am_coll/api_coll.c starts a call */
+    args.sendbuf     = sendbuf;
+    args.recvbuf     = recvbuf;
+    req = amc_request_alloc(comm);
     if (req == NULL) {
-        amc_sched_free(op->sched[r]);
+        amc_sched_free(sched);
         return AMC_ERR_NO_MEMORY;
     }
     amc_request_begin_nb(req);
-    status = amc_coll_start_sched(comm, &args, op->sched[r], req);
+    status = amc_coll_start_sched(comm, &args, sched, req);
     amc_request_end_start(req, status);
     if (status != AMC_SUCCESS) {
         amc_request_release(req);
         return status;
     }
-    op->req[r] = req;
+    *req_p = req;
     return AMC_SUCCESS;
+}
+
+static int start(amc_test_world_t *w, int k, int r)
+{
+    op_t *op = &run.op[k];
+
+    return start_sched(amc_test_world_comm(w, r), op->sched[r], run.send[r], op->recv[r],
+                       &op->req[r]);
 }
 
 /* The schedules' graphs outlive the instances (which free them): a copy
@@ -804,6 +814,58 @@ static void builder_checks(void)
     amc_sched_free(s);
 }
 
+/* amc_sb_exact, N=3: rank 0 sends rank 1 8 bytes where rank 1 expects 16
+ * (the only message between them, so no count disagrees), and rank 1 also
+ * waits for a message from rank 2, which sends nothing. Marked exact, the
+ * length aborts rank 1's instance with AMC_ERR_TRUNCATE at once (eager and
+ * rendezvous); unmarked, it would fail only when everything arrived, which
+ * here is never. */
+static void exact_checks(void)
+{
+    static const size_t threshs[] = { (size_t)1 << 30, 1 };
+    amc_test_world_t    w;
+    amc_config_t        cfg;
+    amc_sched_builder_t b[3];
+    amc_sched_t        *s[3];
+    amc_request_t       req[3];
+    elem_t              in[3] = { 7, 8, 9 }, out[3][3];
+    int                 t, r, status[3];
+
+    for (t = 0; t < 2; t++) {
+        CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
+        cfg.log_level   = -1;
+        cfg.rndv_thresh = threshs[t];
+        CHECK(amc_test_world_create(&w, 3, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS,
+              "world");
+        for (r = 0; r < 3; r++) {
+            CHECK(amc_sb_init(&b[r]) == AMC_SUCCESS, "init");
+            amc_sb_round(&b[r]);
+        }
+        amc_sb_send(&b[0], 1, AMC_BUF_SEND, 0, sizeof(elem_t));
+        amc_sb_recv(&b[1], 0, AMC_BUF_RECV, 0, 2 * sizeof(elem_t));
+        amc_sb_exact(&b[1], amc_sb_last(&b[1]));
+        amc_sb_recv(&b[1], 2, AMC_BUF_RECV, 2 * sizeof(elem_t), sizeof(elem_t));
+        amc_sb_copy(&b[2], AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, sizeof(elem_t));
+        for (r = 0; r < 3; r++) {
+            CHECK(amc_sb_finish(&b[r], &s[r]) == AMC_SUCCESS, "finish");
+            CHECK(start_sched(amc_test_world_comm(&w, r), s[r], &in[r], out[r], &req[r]) ==
+                      AMC_SUCCESS, "start rank %d", r);
+        }
+        (void)amc_test_world_drive(&w, req, status);
+        CHECK(status[1] == AMC_ERR_TRUNCATE, "exact, %s: rank 1 got %s",
+              t ? "rendezvous" : "eager",
+              (status[1] == -1) ? "nothing (it waits for ever)" : amc_strerror(status[1]));
+        CHECK((status[0] == AMC_SUCCESS) && (status[2] == AMC_SUCCESS),
+              "exact: ranks 0 and 2 got %s and %s", amc_strerror(status[0]),
+              amc_strerror(status[2]));
+        while (amc_fake_deliverable(w.fabric) > 0) {
+            amc_fake_deliver(w.fabric, 0);
+        }
+        CHECK(amc_fake_rndv_pending(w.fabric) == 0, "exact: descriptors left unreleased");
+        amc_test_world_destroy(&w);
+    }
+}
+
 static double now_sec(void)
 {
     struct timespec ts;
@@ -824,6 +886,7 @@ int main(void)
     int                 n, i;
 
     builder_checks();
+    exact_checks();
     if (one != NULL) {
         seed = strtoull(one, NULL, 10);
         n    = 2 + (int)(seed % (MAX_N - 1));

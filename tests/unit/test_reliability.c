@@ -300,6 +300,60 @@ static void test_alg_mismatch_allreduce(uint64_t seed, int odd_rank)
     amc_test_world_destroy(&w);
 }
 
+/* N=5, alltoallv bruck: rank odd_rank's AMC_ALLTOALLV_BRUCK_BLOCK differs
+ * (16 bytes against 8), so its slots, and which blocks it sends straight,
+ * differ from the others'. Blocks of 1..4 ints, with values (0xff bytes)
+ * that a stamp meaning "sent straight" is made of, should a check read a
+ * misplaced slot. No rank may wait for ever; those that fail say the
+ * counts disagree; the communicator works afterwards. */
+static void test_vbruck_block_mismatch(uint64_t seed, int odd_rank)
+{
+    enum { N = 5 };
+    amc_test_world_t w;
+    amc_config_t     cfgs[N];
+    amc_request_t    reqs[N];
+    size_t           sc[N][N], rc[N][N], displ[N];
+    int              status[N], sbuf[N][N * 4], rbuf[N][N * 4], rank, j, failed = 0;
+
+    for (rank = 0; rank < N; rank++) {
+        config_quiet_defaults(&cfgs[rank]);
+        cfgs[rank].log_level             = -1;
+        cfgs[rank].alltoallv_bruck_block = (rank == odd_rank) ? 16 : 8;
+        strcpy(cfgs[rank].alg[AMC_COLL_ALLTOALLV], "bruck");
+    }
+    CHECK(world_create_configs(&w, N, cfgs) == AMC_SUCCESS, "world");
+    for (j = 0; j < N; j++) {
+        displ[j] = (size_t)j * 4;
+    }
+    for (rank = 0; rank < N; rank++) {
+        for (j = 0; j < N; j++) {
+            sc[rank][j] = 1 + (size_t)((rank + 3 * j + (int)seed) % 4);
+            rc[j][rank] = sc[rank][j];
+        }
+        memset(sbuf[rank], 0xff, sizeof(sbuf[rank]));
+    }
+    for (rank = 0; rank < N; rank++) {
+        CHECK(amc_ialltoallv(sbuf[rank], sc[rank], displ, rbuf[rank], rc[rank], displ, AMC_INT,
+                             amc_test_world_comm(&w, rank), &reqs[rank]) == AMC_SUCCESS,
+              "ialltoallv");
+    }
+    drive_all(&w, reqs, status, seed);
+    deliver_all(&w);
+    for (rank = 0; rank < N; rank++) {
+        CHECK((status[rank] == AMC_SUCCESS) || (status[rank] == AMC_ERR_TRUNCATE),
+              "seed %llu: rank %d of alltoallv bruck with another block got %s",
+              (unsigned long long)seed, rank,
+              (status[rank] == -1) ? "nothing (it waits for ever)" : amc_strerror(status[rank]));
+        failed += (status[rank] == AMC_ERR_TRUNCATE);
+    }
+    CHECK(failed > 0, "seed %llu: slots of different sizes went unnoticed",
+          (unsigned long long)seed);
+    CHECK(works_after(&w, seed, -1), "seed %llu: the communicator works after the mismatch",
+          (unsigned long long)seed);
+    CHECK(amc_fake_rndv_pending(w.fabric) == 0, "descriptors left unreleased");
+    amc_test_world_destroy(&w);
+}
+
 /* N=5, bcast from root 0: the root pipelines in segments, the others expect
  * a binomial bcast. No non-root may wait for ever. */
 static void test_alg_mismatch_bcast(uint64_t seed)
@@ -920,6 +974,8 @@ int main(void)
         test_alg_mismatch_allreduce(seed, 1);
         test_alg_mismatch_allreduce(seed, 3);
         test_alg_mismatch_bcast(seed);
+        test_vbruck_block_mismatch(seed, 0);
+        test_vbruck_block_mismatch(seed, 3);
         test_alg_forwarding(seed, 0);
         test_alg_forwarding(seed, 1);
         test_alg_mismatch_barrier(seed);
