@@ -33,10 +33,10 @@ typedef struct {
 /* The blocks that move at distance k into the pack area, in order of i. */
 static void amc_bruck_pack(amc_sched_builder_t *b, const void *arg, int k)
 {
-    const amc_bruck_t *t = arg;
-    amc_bruck_run_t run = { 0, 0, 0, 0, 0 };
-    size_t          at  = t->pack;
-    int             i;
+    const amc_bruck_t *t   = arg;
+    amc_bruck_run_t    run = { 0, 0, 0, 0, 0 };
+    size_t             at  = t->pack;
+    int                i;
 
     for (i = 1; i < t->size; i++) {
         if (!(i & k)) {
@@ -58,10 +58,10 @@ static void amc_bruck_pack(amc_sched_builder_t *b, const void *arg, int k)
  * slots, or where they belong when this was their last move. */
 static void amc_bruck_unpack(amc_sched_builder_t *b, const void *arg, int k)
 {
-    const amc_bruck_t *t = arg;
-    amc_bruck_run_t run = { 0, 0, 0, 0, 0 };
-    size_t          at  = t->unpack;
-    int             i;
+    const amc_bruck_t *t   = arg;
+    amc_bruck_run_t    run = { 0, 0, 0, 0, 0 };
+    size_t             at  = t->unpack;
+    int                i;
 
     for (i = 1; i < t->size; i++) {
         if (!(i & k)) {

@@ -58,10 +58,10 @@ static int amc_vbruck_src(const amc_vbruck_t *t, int i)
  * else what is kept in slot i. */
 static void amc_vbruck_pack(amc_sched_builder_t *b, const void *arg, int k)
 {
-    const amc_vbruck_t *t = arg;
-    amc_bruck_run_t run = { 0, 0, 0, 0, 0 };
-    size_t          at  = t->pack, len;
-    int             i, dst;
+    const amc_vbruck_t *t   = arg;
+    amc_bruck_run_t     run = { 0, 0, 0, 0, 0 };
+    size_t              at  = t->pack, len;
+    int                 i, dst;
 
     for (i = 1; i < t->size; i++) {
         if (!(i & k)) {
