@@ -246,6 +246,19 @@ static void amc_coll_abort(amc_coll_inst_t *inst, int status, int notify)
     }
 }
 
+/* A message of another length than act expects (the caller logged it): an
+ * exact receive aborts the instance and tells the others (amc_sb_exact),
+ * any other fails it and runs on. 1 if it was aborted. */
+static int amc_coll_wrong_length(amc_coll_inst_t *inst, const amc_sched_act_t *act)
+{
+    if (act->exact) {
+        amc_coll_abort(inst, AMC_ERR_TRUNCATE, 1);
+        return 1;
+    }
+    amc_coll_set_status(inst, AMC_ERR_TRUNCATE);
+    return 0;
+}
+
 /* Why a rank that sent an abort notice with status gave up. */
 static const char *amc_coll_notice_reason(int status)
 {
@@ -379,12 +392,9 @@ static void amc_coll_fetch(amc_coll_inst_t *inst, int index, void *desc, size_t 
                   "%s: %zu bytes announced where this rank expects %zu (count or datatype "
                   "differ)", amc_coll_name(inst->coll), len, act->bytes);
         amc_context_release_desc(inst->comm->ctx, desc);
-        if (act->exact) {
-            amc_coll_abort(inst, AMC_ERR_TRUNCATE, 1);
-            return;
+        if (!amc_coll_wrong_length(inst, act)) {
+            amc_coll_act_done(inst, (uint32_t)index);
         }
-        amc_coll_set_status(inst, AMC_ERR_TRUNCATE);
-        amc_coll_act_done(inst, (uint32_t)index);
         return;
     }
     xfer->scratch = NULL;
@@ -447,11 +457,9 @@ static void amc_coll_deliver(amc_coll_inst_t *inst, int index, const amc_wire_hd
                   "%s seq %llu: rank %u sent %zu bytes where this rank expects %zu "
                   "(count or datatype differ)", amc_coll_name(inst->coll),
                   (unsigned long long)hdr->seq, (unsigned)hdr->src, len, act->bytes);
-        if (act->exact) {
-            amc_coll_abort(inst, AMC_ERR_TRUNCATE, 1);
+        if (amc_coll_wrong_length(inst, act)) {
             return;
         }
-        amc_coll_set_status(inst, AMC_ERR_TRUNCATE);
         n = (len < act->bytes) ? len : act->bytes;
         n -= n % inst->dt_size;
     }

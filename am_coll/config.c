@@ -307,7 +307,8 @@ static const amc_config_entry_t amc_config_table[] = {
       "the selection counts them, '#' comments), e.g. 'allreduce 2 8 0 4096 linear'; the "
       "first rule that holds a call's communicator size and bytes chooses its algorithm, "
       "unless AMC_<COLL>_ALG forces one or the op excludes it; no match: the built-in "
-      "rules (AMC_TUNING_BUILTIN), then the automatic choice. bench/amc_tune.sh writes one from measurements. An unreadable file or a "
+      "rules (AMC_TUNING_BUILTIN), then the automatic choice. bench/amc_tune.sh writes "
+      "one from measurements. An unreadable file or a "
       "bad line fails amc_init (AMC_ERR_ARG, naming file:line). Every rank must read the "
       "same rules. Empty: none.",
       offsetof(amc_config_t, tuning_file), AMC_CONFIG_PATH },

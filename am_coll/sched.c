@@ -217,21 +217,11 @@ void amc_sb_reduce(amc_sched_builder_t *b, int dst, size_t dst_off, int src, siz
                  bytes);
 }
 
-void amc_sb_stamp(amc_sched_builder_t *b, int buf, size_t off, uint64_t value)
+/* A stamp or its check: value at buf[off], AMC_SCHED_STAMP_BYTES. */
+static void amc_sb_stamp_act(amc_sched_builder_t *b, int type, int buf, size_t off,
+                             uint64_t value, int peer)
 {
-    amc_sched_act_t *act = amc_sb_act(b, AMC_ACT_STAMP);
-
-    if (act != NULL) {
-        act->buf   = (uint8_t)buf;
-        act->off   = off;
-        act->off2  = (size_t)value;
-        act->bytes = AMC_SCHED_STAMP_BYTES;
-    }
-}
-
-void amc_sb_check(amc_sched_builder_t *b, int buf, size_t off, uint64_t value, int peer)
-{
-    amc_sched_act_t *act = amc_sb_act(b, AMC_ACT_CHECK);
+    amc_sched_act_t *act = amc_sb_act(b, type);
 
     if (act != NULL) {
         act->buf   = (uint8_t)buf;
@@ -240,6 +230,16 @@ void amc_sb_check(amc_sched_builder_t *b, int buf, size_t off, uint64_t value, i
         act->bytes = AMC_SCHED_STAMP_BYTES;
         act->peer  = peer;
     }
+}
+
+void amc_sb_stamp(amc_sched_builder_t *b, int buf, size_t off, uint64_t value)
+{
+    amc_sb_stamp_act(b, AMC_ACT_STAMP, buf, off, value, 0);
+}
+
+void amc_sb_check(amc_sched_builder_t *b, int buf, size_t off, uint64_t value, int peer)
+{
+    amc_sb_stamp_act(b, AMC_ACT_CHECK, buf, off, value, peer);
 }
 
 void amc_sb_exact(amc_sched_builder_t *b, int act)

@@ -124,7 +124,7 @@ static int amc_tuning_group(amc_tuning_t *t, const amc_tuning_rule_t *parsed, un
     return AMC_SUCCESS;
 }
 
-/* The rules of one source appended to parsed[0 .. *count). */
+/* The rules of one source appended to parsed[0 .. *count); file is closed. */
 static int amc_tuning_read(FILE *file, const char *path, int builtin, const amc_log_t *log,
                            amc_tuning_rule_t **parsed, unsigned *count, unsigned *cap)
 {
@@ -166,6 +166,7 @@ static int amc_tuning_read(FILE *file, const char *path, int builtin, const amc_
     }
 out:
     free(text);
+    fclose(file);
     return status;
 }
 
@@ -185,7 +186,6 @@ int amc_tuning_load(amc_tuning_t *t, const char *path, int builtin, const amc_lo
             return AMC_ERR_ARG;
         }
         status = amc_tuning_read(file, path, 0, log, &parsed, &count, &cap);
-        fclose(file);
         if (status != AMC_SUCCESS) {
             goto out;
         }
@@ -200,7 +200,6 @@ int amc_tuning_load(amc_tuning_t *t, const char *path, int builtin, const amc_lo
             goto out;
         }
         status = amc_tuning_read(file, builtin_name, 1, log, &parsed, &count, &cap);
-        fclose(file);
         if (status != AMC_SUCCESS) {
             goto out;
         }
