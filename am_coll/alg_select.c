@@ -581,6 +581,12 @@ size_t amc_alg_rule_bytes(const amc_coll_args_t *args, int size)
     }
 }
 
+/* Every rank of a call must run the same algorithm, so this reads only what
+ * each of them has alike: the collective, the communicator's size and
+ * nodes, the op's commutativity, per-rank bytes (0 for the v-forms whose
+ * counts differ between ranks) and the configuration (AMC_* and rules files
+ * must be the same on every rank, as the README says); never a rank's own
+ * state. */
 const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *args)
 {
     const amc_context_t *ctx = comm->ctx;

@@ -159,6 +159,16 @@ int amc_wait_policy_current(amc_wait_policy_t *policy)
     return AMC_SUCCESS;
 }
 
+int amc_set_idle_hook(void (*fn)(void *arg), void *arg)
+{
+    if (amc_default_state != AMC_API_INITIALIZED) {
+        return AMC_ERR_NOT_INITIALIZED;
+    }
+    amc_default_ctx->cfg.wait.idle_arg = arg;
+    amc_default_ctx->cfg.wait.idle_fn  = fn;
+    return AMC_SUCCESS;
+}
+
 amc_comm_t amc_comm_world(void)
 {
     return (amc_default_state == AMC_API_INITIALIZED) ? amc_context_world(amc_default_ctx)

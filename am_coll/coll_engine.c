@@ -35,7 +35,7 @@ static void amc_coll_set_status(amc_coll_inst_t *inst, int status)
 static int amc_coll_reduce_unaligned(const amc_coll_inst_t *inst, const void *dst,
                                      const void *src)
 {
-    return (inst->op.user_fn != NULL) &&
+    return (inst->op.kernel == NULL) &&
            (((uintptr_t)src % inst->dt_size) || ((uintptr_t)dst % inst->dt_size));
 }
 

@@ -160,6 +160,11 @@ int amc_comm_create_world(amc_context_t *ctx, amc_comm_t *comm_p)
     return AMC_SUCCESS;
 }
 
+/* Takes the next sequence number for a call. Every rank gives its n-th call
+ * on a communicator the n-th number: a call refused here for this rank's
+ * own reasons (back-pressure, no memory) takes none, so its retry is in
+ * step; a call that fails here for a reason all ranks share (a dead peer,
+ * the instance already failed everywhere) fails alike on every rank. */
 int amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,
                    amc_coll_slot_t **slot_p)
 {

@@ -159,9 +159,16 @@ static int amc_op_is_predefined(amc_op_t op)
 /* ---------------------------------------------------------------- user ops */
 
 typedef struct amc_op_user {
-    amc_user_fn_t fn;        /* NULL: a free slot */
-    int           commute;
+    amc_user_fn_t      fn;       /* both NULL: a free slot */
+    amc_user_data_fn_t data_fn;
+    void              *data;
+    int                commute;
 } amc_op_user_t;
+
+static inline int amc_op_user_live(const amc_op_user_t *u)
+{
+    return (u->fn != NULL) || (u->data_fn != NULL);
+}
 
 /* Process-wide, like the default context: handles outlive any one context
  * and may be created before amc_init. create and free are rare, so one mutex
@@ -185,7 +192,7 @@ static int amc_op_user_lookup(amc_op_t op, amc_op_user_t *entry)
     }
     slot = (size_t)op - AMC_OP_USER_BASE;
     pthread_mutex_lock(&amc_op_lock);
-    if ((slot < amc_op_user_used) && (amc_op_users[slot].fn != NULL)) {
+    if ((slot < amc_op_user_used) && amc_op_user_live(&amc_op_users[slot])) {
         *entry = amc_op_users[slot];
         found  = 1;
     }
@@ -193,13 +200,13 @@ static int amc_op_user_lookup(amc_op_t op, amc_op_user_t *entry)
     return found;
 }
 
-int amc_op_create(amc_user_fn_t fn, int commute, amc_op_t *op)
+static int amc_op_user_add(const amc_op_user_t *user, amc_op_t *op)
 {
     amc_op_user_t *grown;
     size_t         slot, cap;
     int            status;
 
-    if ((fn == NULL) || (op == NULL)) {
+    if (op == NULL) {
         return AMC_ERR_ARG;
     }
     status = amc_api_check_live();
@@ -211,7 +218,7 @@ int amc_op_create(amc_user_fn_t fn, int commute, amc_op_t *op)
     /* the lowest freed slot first, so that create/free cycles do not grow
      * the table; a handle is reused only once it was freed, as in MPI */
     for (slot = 0; slot < amc_op_user_used; slot++) {
-        if (amc_op_users[slot].fn == NULL) {
+        if (!amc_op_user_live(&amc_op_users[slot])) {
             break;
         }
     }
@@ -235,14 +242,27 @@ int amc_op_create(amc_user_fn_t fn, int commute, amc_op_t *op)
     if (slot == amc_op_user_used) {
         amc_op_user_used++;
     }
-    amc_op_users[slot].fn      = fn;
-    amc_op_users[slot].commute = (commute != 0);
-    *op                        = (amc_op_t)(AMC_OP_USER_BASE + slot);
-    status                     = AMC_SUCCESS;
+    amc_op_users[slot] = *user;
+    *op                = (amc_op_t)(AMC_OP_USER_BASE + slot);
+    status             = AMC_SUCCESS;
 
 out_unlock:
     pthread_mutex_unlock(&amc_op_lock);
     return status;
+}
+
+int amc_op_create(amc_user_fn_t fn, int commute, amc_op_t *op)
+{
+    amc_op_user_t user = {.fn = fn, .commute = (commute != 0)};
+
+    return (fn == NULL) ? AMC_ERR_ARG : amc_op_user_add(&user, op);
+}
+
+int amc_op_create_data(amc_user_data_fn_t fn, void *data, int commute, amc_op_t *op)
+{
+    amc_op_user_t user = {.data_fn = fn, .data = data, .commute = (commute != 0)};
+
+    return (fn == NULL) ? AMC_ERR_ARG : amc_op_user_add(&user, op);
 }
 
 int amc_op_free(amc_op_t *op)
@@ -264,11 +284,11 @@ int amc_op_free(amc_op_t *op)
     slot = (size_t)*op - AMC_OP_USER_BASE;
 
     pthread_mutex_lock(&amc_op_lock);
-    if ((slot >= amc_op_user_used) || (amc_op_users[slot].fn == NULL)) {
+    if ((slot >= amc_op_user_used) || !amc_op_user_live(&amc_op_users[slot])) {
         status = AMC_ERR_ARG;
         goto out_unlock;
     }
-    amc_op_users[slot].fn = NULL;
+    memset(&amc_op_users[slot], 0, sizeof(amc_op_users[slot]));
     *op                   = AMC_OP_INVALID;
     status                = AMC_SUCCESS;
 
@@ -290,13 +310,17 @@ int amc_op_bind(amc_op_t op, amc_datatype_t dt, amc_op_bound_t *bound)
         if (amc_op_kernels[dt][op] == NULL) {
             return AMC_ERR_ARG;
         }
-        bound->kernel  = amc_op_kernels[dt][op];
-        bound->user_fn = NULL;
-        bound->commute = 1;
+        bound->kernel       = amc_op_kernels[dt][op];
+        bound->user_fn      = NULL;
+        bound->user_data_fn = NULL;
+        bound->user_data    = NULL;
+        bound->commute      = 1;
     } else if (amc_op_user_lookup(op, &user)) {
-        bound->kernel  = NULL;
-        bound->user_fn = user.fn;
-        bound->commute = user.commute;
+        bound->kernel       = NULL;
+        bound->user_fn      = user.fn;
+        bound->user_data_fn = user.data_fn;
+        bound->user_data    = user.data;
+        bound->commute      = user.commute;
     } else {
         return AMC_ERR_ARG;
     }
@@ -325,8 +349,10 @@ void amc_op_bound_reduce(const amc_op_bound_t *bound, const void *in, void *inou
     }
     if (bound->kernel != NULL) {
         bound->kernel(in, inout, count);
-    } else {
+    } else if (bound->user_fn != NULL) {
         bound->user_fn(in, inout, count, bound->dt);
+    } else {
+        bound->user_data_fn(in, inout, count, bound->dt, bound->user_data);
     }
 }
 

@@ -32,7 +32,9 @@ typedef struct amc_op_bound {
     amc_op_t        op;
     amc_datatype_t  dt;
     amc_op_kernel_t kernel;    /* predefined op, else NULL */
-    amc_user_fn_t   user_fn;   /* user op, else NULL */
+    amc_user_fn_t   user_fn;   /* user op from amc_op_create, else NULL */
+    amc_user_data_fn_t user_data_fn; /* user op from amc_op_create_data, else NULL */
+    void           *user_data;
     int             commute;
 } amc_op_bound_t;
 

@@ -64,6 +64,12 @@ void amc_waiter_pass(amc_waiter_t *w, int made_progress,
         return;
     }
 
+    /* Past the spin, every idle pass gives the layer above a pass of its
+     * own progress: a peer may wait for its messages while we wait here. */
+    if (w->policy->idle_fn != NULL) {
+        w->policy->idle_fn(w->policy->idle_arg);
+    }
+
     /* A clock read costs as much as a progress pass: look at it on entering
      * the yield phase and every AMC_WAIT_CLOCK_EVERY yields after that. */
     yielding = w->idle_passes - w->policy->spin_count - 1;
@@ -72,7 +78,9 @@ void amc_waiter_pass(amc_waiter_t *w, int made_progress,
     } else if ((sleep_fn != NULL) && (yielding % AMC_WAIT_CLOCK_EVERY) == 0) {
         now = amc_clock_usec();
         if (now - w->idle_since_usec >= w->policy->yield_usec) {
-            sleep_fn(sleep_arg, (int)w->policy->sleep_msec);
+            sleep_fn(sleep_arg, (w->policy->idle_fn != NULL)
+                                    ? AMC_IDLE_HOOK_SLEEP_MSEC
+                                    : (int)w->policy->sleep_msec);
             w->sleeps++;
             /* Still idle after a sleep: the next check sleeps again at once
              * (idle_since is kept), while any progress restarts the spin. */

@@ -15,7 +15,13 @@ typedef struct amc_wait_policy {
     unsigned spin_count;   /* empty progress passes before the first yield */
     unsigned yield_usec;   /* idle time spent yielding before we sleep */
     unsigned sleep_msec;   /* longest single sleep; bounds timeout latency */
+    void   (*idle_fn)(void *arg); /* amc_set_idle_hook: another layer's progress */
+    void    *idle_arg;
 } amc_wait_policy_t;
+
+/* Longest single sleep while an idle hook is set: the hook's layer (an MPI
+ * library's messages) has no event fd here to wake us. */
+#define AMC_IDLE_HOOK_SLEEP_MSEC 1
 
 /* Blocks until the transport has an event or timeout_ms passes. */
 typedef void (*amc_sleep_fn_t)(void *arg, int timeout_ms);

@@ -71,6 +71,8 @@ static void *amc_progress_thread_main(void *arg)
     policy.spin_count = 0;
     policy.yield_usec = ctx->cfg.progress_yield_usec;
     policy.sleep_msec = ctx->cfg.wait.sleep_msec;
+    policy.idle_fn    = NULL; /* the layer above's progress is its own threads' */
+    policy.idle_arg   = NULL;
     amc_waiter_init(&waiter, &policy);
     while (!__atomic_load_n(&pt->stop, __ATOMIC_ACQUIRE)) {
         if (amc_progress_thread_idle(pt)) {

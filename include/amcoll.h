@@ -53,6 +53,10 @@ enum {
 
 /* A user reduction: inout[i] = in[i] (op) inout[i] for i < count. */
 typedef void (*amc_user_fn_t)(const void *in, void *inout, size_t count, amc_datatype_t dt);
+/* The same with the data given to amc_op_create_data: one function serves
+ * many ops (a layer above maps its own ops onto amcoll's through it). */
+typedef void (*amc_user_data_fn_t)(const void *in, void *inout, size_t count, amc_datatype_t dt,
+                                   void *data);
 
 #define AMC_IN_PLACE  ((void *)(-1L))
 #define AMC_UNDEFINED (-32766)
@@ -72,6 +76,14 @@ int         amc_init_thread(int *argc, char ***argv, int required, int *provided
 int         amc_finalize(void);
 int         amc_initialized(int *flag);
 double      amc_wtime(void);
+/* A layer above with progress of its own (an MPI library whose collectives
+ * run here) registers fn: every wait of the library calls it on each idle
+ * pass once the wait stops spinning, and sleeps at most 1 ms at a time, so
+ * that a peer waiting for that layer's messages from this process is not
+ * held up while it waits here. Only the threads that wait call it, never
+ * the progress thread. NULL removes it. Set it before starting collectives;
+ * AMC_ERR_NOT_INITIALIZED before amc_init. */
+int         amc_set_idle_hook(void (*fn)(void *arg), void *arg);
 /* A counter of this process's library instance, by name: "ranks" (the job
  * size), "endpoints" (UCX endpoints this rank created: one per peer it has
  * sent to, made on the first message), "flow_peers" (peers this rank keeps
@@ -98,6 +110,10 @@ int amc_comm_free(amc_comm_t *comm);
 
 /* Reduction operations; amc_op_free sets *op to an invalid handle */
 int amc_op_create(amc_user_fn_t fn, int commute, amc_op_t *op);
+/* A collective binds its op when it starts: it completes with the function
+ * and data it started with even if the op is freed meanwhile, so data must
+ * live until the collectives started with the op are complete. */
+int amc_op_create_data(amc_user_data_fn_t fn, void *data, int commute, amc_op_t *op);
 int amc_op_free(amc_op_t *op);
 
 /* Collectives */

@@ -50,6 +50,14 @@ enum {
     AMCM_NWHY
 };
 
+/* A prep result AMCM_FAIL + amcoll code: the call is routed (decided
+ * alike on every rank), then failed on this rank. */
+#define AMCM_FAIL 100
+
+/* A user op bound for one named type (dtype.c): counted, see there. */
+typedef struct amcm_ubind amcm_ubind_t;
+void amcm_ubind_put(amcm_ubind_t *b);
+
 /* Modes of one call. */
 enum { AMCM_BLOCKING, AMCM_NONBLOCKING, AMCM_PERSISTENT };
 
@@ -97,6 +105,7 @@ typedef struct amcm_req {
     int           active, done, rc, detached;
     int           npack, nunpack, nmem;
     struct amcm_req *next_detached;
+    amcm_ubind_t  *ubind; /* the user op it started with, held until released */
     /* amcoll call (from here to pack: cleared by amcm_decide; a fast path
      * sets what its collective's call reads, and clears only what is above) */
     const void    *sbuf;
@@ -134,6 +143,7 @@ typedef struct {
     int             oversub;     /* more ranks on the node than cores: yield in test loops */
     pthread_mutex_t lock;
     amcm_comm_t    *world, *self;
+    MPI_Comm        poke_comm;   /* ours alone: amcoll's waits run MPI's progress on it */
     amcm_comm_t    *last;        /* the last communicator looked up (not with mt) */
     int             ecode[AMC_ERR_LAST]; /* MPI error code per amcoll code */
     long            nactive;     /* routed requests live (handed out, not completed) */
@@ -248,7 +258,9 @@ static inline const amcm_named_t *amcm_named_find(MPI_Datatype dt)
 }
 int  amcm_op_fast(MPI_Op op, const amcm_named_t *nm, amc_op_t *aop); /* 1: a predefined op on nm */
 int  amcm_dt_info(MPI_Datatype dt, amcm_dt_t *info); /* MPI error code */
-int  amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop); /* AMCM_ROUTE or why */
+/* AMCM_ROUTE (*ref: a user op's binding, held for the request), a reason not
+ * to route, or AMCM_FAIL + an amcoll code */
+int  amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop, amcm_ubind_t **ref);
 void amcm_op_forget(MPI_Op op);
 void amcm_dtype_init(void);
 
@@ -296,7 +308,8 @@ static inline amcm_req_t *amcm_req_get(void)
 /* Releases r's temporaries and keeps r (with its handle) or frees it. */
 static inline void amcm_req_free(amcm_req_t *r)
 {
-    if (!amcm_g.mt && ((r->npack | r->nunpack | r->nmem) == 0) && amcm_g.inited &&
+    if (!amcm_g.mt && ((r->npack | r->nunpack | r->nmem) == 0) && (r->ubind == NULL) &&
+        amcm_g.inited &&
         (amcm_g.npool < AMCM_POOL_MAX)) {
         amcm_g.pool[amcm_g.npool++] = r;
         return;
@@ -330,6 +343,18 @@ static inline amcm_req_t *amcm_req_find(MPI_Request req)
     }
     return amcm_req_lookup(req);
 }
+
+/* Routed requests are live on this rank: a wait for MPI's own requests must
+ * run amcoll's progress too (requests.c, "MPI's own requests"). */
+static inline int amcm_routed_live(void)
+{
+    return (amcm_g.nactive != 0) || (amcm_g.detached != NULL);
+}
+/* MPI_Wait / MPI_Waitall on MPI's own requests, amcoll progressing meanwhile */
+int  amcm_native_wait(MPI_Request *request, MPI_Status *status);
+int  amcm_native_waitall(int count, MPI_Request reqs[], MPI_Status sts[]);
+/* a pass of such a wait that found nothing: amcoll's progress, then the core away */
+void amcm_native_idle(void);
 
 void amcm_req_release(amcm_req_t *r);
 int  amcm_issue_retry(amcm_req_t *r, int start);

@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AMCM_FAIL 100 /* a prep result AMCM_FAIL + amcoll code: decided, then failed */
 #define AMCM_IN   1   /* pack before the call */
 #define AMCM_OUT  2   /* unpack after it */
 
@@ -39,6 +38,11 @@ static inline void amcm_bump(unsigned long *c)
     }
 }
 
+/* Which path a call takes, amcoll's or MPI's: from what every rank of the
+ * call has alike (routing agreed at MPI_Init, AMCOLL_MPI_COLLS, the
+ * communicator's mapping agreed at its creation), never from this rank's
+ * own state (free resources, requests outstanding), or ranks would run
+ * different collectives under one sequence number. */
 static inline int amcm_decide(amcm_req_t *r, int coll, int mode, MPI_Comm comm)
 {
     /* all of the header: the jobs are set when counted */
@@ -298,7 +302,7 @@ static int amcm_prep_reduce_any(amcm_req_t *r, int mode, int coll, const void *s
     if (amcm_dt_info(dt, &ti) != MPI_SUCCESS) {
         return AMCM_WHY_ARG;
     }
-    if ((why = amcm_op_map(op, &ti, &r->op)) != AMCM_ROUTE) {
+    if ((why = amcm_op_map(op, &ti, &r->op, &r->ubind)) != AMCM_ROUTE) {
         return why;
     }
     r->root  = root;
@@ -504,7 +508,7 @@ static int amcm_prep_reduce_scatter(amcm_req_t *r, int mode, int coll, const voi
     if (amcm_dt_info(dt, &ti) != MPI_SUCCESS) {
         return AMCM_WHY_ARG;
     }
-    if ((why = amcm_op_map(op, &ti, &r->op)) != AMCM_ROUTE) {
+    if ((why = amcm_op_map(op, &ti, &r->op, &r->ubind)) != AMCM_ROUTE) {
         return why;
     }
     r->adt = (amc_datatype_t)ti.atype;

@@ -287,101 +287,107 @@ int amcm_dt_info(MPI_Datatype dt, amcm_dt_t *info)
 /* ------------------------------------------------------------------ ops */
 
 /* User ops: MPI gives no way to read an op's function, so MPI_Op_create is
- * intercepted and remembered. amcoll's user function has no context
- * argument: each (op, named type) pair gets one of a fixed set of
- * trampolines, which calls the MPI function with that named type. */
-#define AMCM_TRAMPS 64
+ * intercepted and remembered. Each (op, named type) pair is bound to one
+ * amcoll op made with amc_op_create_data, whose data is the pair: the
+ * function is called with that named type, in int-sized chunks.
+ *
+ * Whether a reduction on a user op is routed is decided from what every
+ * rank of the call knows alike (the op was made by MPI_Op_create, the
+ * datatype's signature): never from this rank's own resources. A pair that
+ * cannot be bound here (no memory) is an error of this call, reported
+ * through the communicator, not a fall-through to MPI that the other ranks
+ * would not take (their next collective would run under another sequence
+ * number). A pair is counted: the op's entry holds it until MPI_Op_free,
+ * and each routed request that started with it until it is released, so
+ * MPI_Op_free before the wait, which MPI allows, frees the pair only after
+ * the last collective that uses it. */
+struct amcm_ubind {
+    struct amcm_ubind *next;
+    MPI_User_function *fn;
+    MPI_Datatype       basic;
+    int                size;
+    int                refs;
+    amc_op_t           aop;
+};
 
 typedef struct {
     MPI_User_function *fn;
     int                commute;
+    amcm_ubind_t      *binds; /* one per named type it was used with */
 } amcm_uop_t;
 
-typedef struct {
-    MPI_Op             op;
-    MPI_User_function *fn;
-    MPI_Datatype       basic;
-    int                size;
-    amc_op_t           aop;
-    int                state; /* 0 free, 1 bound, 2 op freed (kept: calls may be running) */
-} amcm_tramp_t;
+static amcm_map_t amcm_uops;
 
-static amcm_map_t   amcm_uops;
-static amcm_tramp_t amcm_tramps[AMCM_TRAMPS];
-
-static void amcm_tramp_run(int k, const void *in, void *inout, size_t count)
+static void amcm_ubind_run(const void *in, void *inout, size_t count, amc_datatype_t adt,
+                           void *data)
 {
-    amcm_tramp_t *t = &amcm_tramps[k];
-    MPI_Datatype  dt = t->basic;
-    const char   *a  = in;
-    char         *b  = inout;
+    const amcm_ubind_t *b  = data;
+    MPI_Datatype        dt = b->basic;
+    const char         *x  = in;
+    char               *y  = inout;
 
+    (void)adt;
     while (count > 0) {
         int c = (count > (size_t)INT_MAX) ? INT_MAX : (int)count;
-        t->fn((void *)a, b, &c, &dt);
-        a += (size_t)c * (size_t)t->size;
-        b += (size_t)c * (size_t)t->size;
+        b->fn((void *)x, y, &c, &dt);
+        x += (size_t)c * (size_t)b->size;
+        y += (size_t)c * (size_t)b->size;
         count -= (size_t)c;
     }
 }
 
-#define AMCM_TR(k)                                                                             \
-    static void amcm_tramp_##k(const void *in, void *inout, size_t count, amc_datatype_t dt)   \
-    {                                                                                          \
-        (void)dt;                                                                              \
-        amcm_tramp_run(k, in, inout, count);                                                   \
+void amcm_ubind_put(amcm_ubind_t *b)
+{
+    if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        if (amcm_g.inited) {
+            amc_op_free(&b->aop);
+        }
+        free(b);
     }
-/* slots 000..077: octal literals, so slot 010 is 8 and the 64 are dense */
-#define AMCM_TR8(a) AMCM_TR(0##a##0) AMCM_TR(0##a##1) AMCM_TR(0##a##2) AMCM_TR(0##a##3) \
-                    AMCM_TR(0##a##4) AMCM_TR(0##a##5) AMCM_TR(0##a##6) AMCM_TR(0##a##7)
-AMCM_TR8(0) AMCM_TR8(1) AMCM_TR8(2) AMCM_TR8(3) AMCM_TR8(4) AMCM_TR8(5) AMCM_TR8(6) AMCM_TR8(7)
-#define AMCM_TP(k) amcm_tramp_##k
-#define AMCM_TP8(a) AMCM_TP(0##a##0), AMCM_TP(0##a##1), AMCM_TP(0##a##2), AMCM_TP(0##a##3), \
-                    AMCM_TP(0##a##4), AMCM_TP(0##a##5), AMCM_TP(0##a##6), AMCM_TP(0##a##7)
-static const amc_user_fn_t amcm_tramp_fns[AMCM_TRAMPS] = {
-    AMCM_TP8(0), AMCM_TP8(1), AMCM_TP8(2), AMCM_TP8(3),
-    AMCM_TP8(4), AMCM_TP8(5), AMCM_TP8(6), AMCM_TP8(7)};
+}
 
 int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
 {
     int         rc = PMPI_Op_create(fn, commute, op);
     amcm_uop_t *u;
 
-    if ((rc == MPI_SUCCESS) && (fn != NULL) && ((u = malloc(sizeof(*u))) != NULL)) {
-        u->fn      = fn;
-        u->commute = commute;
-        amcm_lock();
-        if (amcm_map_put(&amcm_uops, AMCM_KEY(*op), u) != 0) {
-            free(u);
-        }
-        amcm_unlock();
+    if ((rc != MPI_SUCCESS) || (fn == NULL)) {
+        return rc;
     }
-    return rc;
+    /* every rank remembers its op, or the call fails: a rank that did not
+     * would later let its reductions fall through where the others route */
+    if ((u = calloc(1, sizeof(*u))) == NULL) {
+        PMPI_Op_free(op);
+        return MPI_ERR_NO_MEM;
+    }
+    u->fn      = fn;
+    u->commute = commute;
+    amcm_lock();
+    rc = amcm_map_put(&amcm_uops, AMCM_KEY(*op), u);
+    amcm_unlock();
+    if (rc != 0) {
+        free(u);
+        PMPI_Op_free(op);
+        return MPI_ERR_NO_MEM;
+    }
+    return MPI_SUCCESS;
 }
 
 void amcm_op_forget(MPI_Op op)
 {
-    amcm_uop_t *u;
-    int         k;
+    amcm_uop_t   *u;
+    amcm_ubind_t *b;
 
     amcm_lock();
     u = amcm_map_del(&amcm_uops, AMCM_KEY(op));
-    for (k = 0; k < AMCM_TRAMPS; k++) {
-        if ((amcm_tramps[k].state == 1) && (amcm_tramps[k].op == op)) {
-            /* a later op may reuse the handle: this slot never matches again,
-             * and is released once no routed request can still call it */
-            amcm_tramps[k].state = 2;
-        }
-    }
-    if (amcm_g.nactive == 0 && amcm_g.inited) {
-        for (k = 0; k < AMCM_TRAMPS; k++) {
-            if (amcm_tramps[k].state == 2) {
-                amc_op_free(&amcm_tramps[k].aop);
-                amcm_tramps[k].state = 0;
-            }
-        }
-    }
     amcm_unlock();
+    if (u == NULL) {
+        return;
+    }
+    while ((b = u->binds) != NULL) {
+        u->binds = b->next;
+        amcm_ubind_put(b); /* the entry's reference; requests may hold theirs */
+    }
     free(u);
 }
 
@@ -393,15 +399,17 @@ int MPI_Op_free(MPI_Op *op)
     return PMPI_Op_free(op);
 }
 
-static int amcm_uop_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop)
+static int amcm_uop_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop, amcm_ubind_t **ref)
 {
-    amcm_uop_t *u;
-    int         k, freek = -1, why = AMCM_WHY_OP;
+    amcm_uop_t   *u;
+    amcm_ubind_t *b;
+    int           why;
 
     amcm_lock();
     u = amcm_map_get(&amcm_uops, AMCM_KEY(op));
     if (u == NULL) {
-        goto out; /* not made by MPI_Op_create here */
+        why = AMCM_WHY_OP; /* not made by MPI_Op_create, on any rank */
+        goto out;
     }
     /* the function sees the elements of the type it was given: with more
      * than one basic element per element amcoll's segments would split them */
@@ -409,31 +417,29 @@ static int amcm_uop_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop)
         why = AMCM_WHY_TYPE;
         goto out;
     }
-    for (k = 0; k < AMCM_TRAMPS; k++) {
-        if ((amcm_tramps[k].state == 1) && (amcm_tramps[k].op == op) &&
-            (amcm_tramps[k].basic == dt->basic)) {
-            *aop = amcm_tramps[k].aop;
-            why  = AMCM_ROUTE;
+    for (b = u->binds; (b != NULL) && (b->basic != dt->basic); b = b->next) {
+    }
+    if (b == NULL) {
+        if ((b = calloc(1, sizeof(*b))) == NULL) {
+            why = AMCM_FAIL + AMC_ERR_NO_MEMORY;
             goto out;
         }
-        if ((amcm_tramps[k].state == 0) && (freek < 0)) {
-            freek = k;
+        b->fn    = u->fn;
+        b->basic = dt->basic;
+        b->size  = dt->size;
+        b->refs  = 1; /* the entry's */
+        if (amc_op_create_data(amcm_ubind_run, b, u->commute, &b->aop) != AMC_SUCCESS) {
+            free(b);
+            why = AMCM_FAIL + AMC_ERR_NO_MEMORY;
+            goto out;
         }
+        b->next  = u->binds;
+        u->binds = b;
     }
-    if (freek < 0) {
-        goto out;
-    }
-    if (amc_op_create(amcm_tramp_fns[freek], u->commute, &amcm_tramps[freek].aop) !=
-        AMC_SUCCESS) {
-        goto out;
-    }
-    amcm_tramps[freek].op    = op;
-    amcm_tramps[freek].fn    = u->fn;
-    amcm_tramps[freek].basic = dt->basic;
-    amcm_tramps[freek].size  = dt->size;
-    amcm_tramps[freek].state = 1;
-    *aop                     = amcm_tramps[freek].aop;
-    why                      = AMCM_ROUTE;
+    __atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED); /* the request's */
+    *aop = b->aop;
+    *ref = b;
+    why  = AMCM_ROUTE;
 out:
     amcm_unlock();
     return why;
@@ -487,7 +493,7 @@ int amcm_op_fast(MPI_Op op, const amcm_named_t *nm, amc_op_t *aop)
     return amcm_op_predef(op, aop, &kind) && (nm->atype >= 0) && amcm_op_allows(kind, nm->cls);
 }
 
-int amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop)
+int amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop, amcm_ubind_t **ref)
 {
     const amcm_named_t *nm;
     int                 kind;
@@ -497,7 +503,7 @@ int amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop)
             (op == MPI_NO_OP) || (op == MPI_OP_NULL)) {
             return AMCM_WHY_OP;
         }
-        return amcm_uop_map(op, dt, aop);
+        return amcm_uop_map(op, dt, aop, ref);
     }
     if ((dt->atype < 0) || (dt->n <= 0) || ((nm = amcm_named_find(dt->basic)) == NULL)) {
         return AMCM_WHY_TYPE;

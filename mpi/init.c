@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-amcm_global_t amcm_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+amcm_global_t amcm_g = {.lock = PTHREAD_MUTEX_INITIALIZER, .poke_comm = MPI_COMM_NULL};
 
 const char *const amcm_coll_names[AMCM_NCOLL] = {
     "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv",
@@ -125,6 +125,18 @@ static int amcm_amc_level(int mpi_level)
     return AMC_THREAD_SINGLE;
 }
 
+/* amcoll's idle hook: one pass of MPI's progress while this rank waits in
+ * amcoll (requests.c, "MPI's own requests", says why). An Iprobe on a
+ * communicator of our own matches nothing and runs the progress engine in
+ * Open MPI and MPICH alike. */
+static void amcm_mpi_poke(void *arg)
+{
+    int flag;
+
+    (void)arg;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, amcm_g.poke_comm, &flag, MPI_STATUS_IGNORE);
+}
+
 /* After PMPI_Init*: start amcoll, check that its world is MPI's, agree. */
 static void amcm_start(int *argc, char ***argv, int mpi_provided)
 {
@@ -205,6 +217,8 @@ static void amcm_start(int *argc, char ***argv, int mpi_provided)
     PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all) {
         amcm_comm_forget_all();
+    } else if (PMPI_Comm_dup(MPI_COMM_SELF, &amcm_g.poke_comm) == MPI_SUCCESS) {
+        amc_set_idle_hook(amcm_mpi_poke, NULL);
     }
     amcm_g.on = all;
 }
@@ -239,6 +253,10 @@ int MPI_Finalize(void)
         }
         amcm_g.on = 0;
         amcm_comm_forget_all();
+        if (amcm_g.poke_comm != MPI_COMM_NULL) {
+            amc_set_idle_hook(NULL, NULL);
+            PMPI_Comm_free(&amcm_g.poke_comm);
+        }
         amc_finalize();
         amcm_g.inited = 0;
         amcm_req_pool_drain();

@@ -205,6 +205,10 @@ void amcm_req_release(amcm_req_t *r)
         free(r->mem[i]);
     }
     r->nmem = 0;
+    if (r->ubind != NULL) {
+        amcm_ubind_put(r->ubind);
+        r->ubind = NULL;
+    }
 }
 
 /* Requests done with, each with its generalized request: a routed
@@ -442,6 +446,60 @@ static inline int amcm_finish(amcm_req_t *r, MPI_Request *slot, MPI_Status *st)
     return mrc; /* MPI's own error: its handler has been called */
 }
 
+/* ------------------------------------------------------------------ MPI's own requests */
+
+/* Two progress engines live in the process: MPI's and amcoll's. A rank
+ * that waits in one must keep the other going, or a peer that waits for
+ * this rank in the other never gets what it needs (a routed collective's
+ * handlers here, or MPI's messages). amcoll's waits call MPI's progress
+ * through the idle hook (init.c); here MPI's own requests, waited for while
+ * routed requests are live on this rank, are tested in a loop that runs
+ * amcoll's progress between the tests instead of blocking inside MPI. */
+static inline void amcm_progress_if_live(void)
+{
+    if (amcm_routed_live()) {
+        amcm_progress_all();
+    }
+}
+
+void amcm_native_idle(void)
+{
+    amcm_progress_all();
+    sched_yield();
+}
+
+int amcm_native_wait(MPI_Request *request, MPI_Status *status)
+{
+    int flag = 0, rc;
+
+    if (!amcm_routed_live()) {
+        return PMPI_Wait(request, status);
+    }
+    for (;;) {
+        rc = PMPI_Test(request, &flag, status);
+        if (flag || (rc != MPI_SUCCESS)) {
+            return rc;
+        }
+        amcm_native_idle();
+    }
+}
+
+int amcm_native_waitall(int count, MPI_Request reqs[], MPI_Status sts[])
+{
+    int flag = 0, rc;
+
+    if (!amcm_routed_live()) {
+        return PMPI_Waitall(count, reqs, sts);
+    }
+    for (;;) {
+        rc = PMPI_Testall(count, reqs, &flag, sts);
+        if (flag || (rc != MPI_SUCCESS)) {
+            return rc;
+        }
+        amcm_native_idle();
+    }
+}
+
 /* ------------------------------------------------------------------ single requests */
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
@@ -449,7 +507,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     amcm_req_t *r = (request != NULL) ? amcm_req_find(*request) : NULL;
 
     if (r == NULL) {
-        return PMPI_Wait(request, status);
+        return amcm_native_wait(request, status);
     }
     amcm_wait1(r);
     return amcm_finish(r, request, status);
@@ -460,6 +518,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     amcm_req_t *r = (request != NULL) ? amcm_req_find(*request) : NULL;
 
     if (r == NULL) {
+        amcm_progress_if_live();
         return PMPI_Test(request, flag, status);
     }
     if (!amcm_poll(r)) {
@@ -658,7 +717,7 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
     int        i, flag, all, mrc = MPI_SUCCESS, err = MPI_SUCCESS, mpi_done = 0;
 
     if (!amcm_arr_init(&a, count, reqs)) {
-        return PMPI_Waitall(count, reqs, sts);
+        return amcm_native_waitall(count, reqs, sts);
     }
     for (;;) {
         all = 1;
@@ -671,7 +730,7 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
             if (all || !amcm_mpi_active(&a)) {
                 /* only one kind left: wait for it the efficient way */
                 if (all) {
-                    mrc = PMPI_Waitall(count, a.mreqs, sts);
+                    mrc = amcm_native_waitall(count, a.mreqs, sts);
                     mpi_done = 1;
                 }
             } else {
@@ -710,6 +769,7 @@ int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
     int        i, all = 1, mrc = MPI_SUCCESS, err = MPI_SUCCESS;
 
     if (!amcm_arr_init(&a, count, reqs)) {
+        amcm_progress_if_live();
         return PMPI_Testall(count, reqs, flag, sts);
     }
     for (i = 0; i < count; i++) {
@@ -749,6 +809,7 @@ int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status
     int        i, ours_active = 0, rc, mi = MPI_UNDEFINED, mf = 0;
 
     if (!amcm_arr_init(&a, count, reqs)) {
+        amcm_progress_if_live();
         return PMPI_Testany(count, reqs, index, flag, st);
     }
     for (i = 0; i < count; i++) {
@@ -788,7 +849,7 @@ int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *st)
 {
     int flag = 0, rc;
 
-    if ((amcm_g.nactive == 0) || (count <= 0)) {
+    if (!amcm_routed_live() || (count <= 0)) {
         return PMPI_Waitany(count, reqs, index, st);
     }
     for (;;) {
@@ -809,6 +870,7 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     MPI_Status *msts = MPI_STATUSES_IGNORE;
 
     if (!amcm_arr_init(&a, incount, reqs)) {
+        amcm_progress_if_live();
         return PMPI_Testsome(incount, reqs, outcount, indices, sts);
     }
     /* ours first */
@@ -860,7 +922,7 @@ int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
 {
     int rc;
 
-    if ((amcm_g.nactive == 0) || (incount <= 0)) {
+    if (!amcm_routed_live() || (incount <= 0)) {
         return PMPI_Waitsome(incount, reqs, outcount, indices, sts);
     }
     for (;;) {
