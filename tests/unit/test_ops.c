@@ -780,6 +780,62 @@ static void test_bound(void)
     CHECK(io[0] == 14 && io[1] == 26, "the bound op still runs: %d %d", io[0], io[1]);
 }
 
+/* A user op with data: the function gets the data of its op, one function
+ * serves ops that differ only in their data (as libamcoll_mpi's bindings
+ * do), and a bound op keeps its data after the free. */
+typedef struct {
+    int scale;
+    int calls;
+} data_op_t;
+
+static void scaled_sum_fn(const void *in, void *inout, size_t count, amc_datatype_t dt,
+                          void *data)
+{
+    data_op_t *d = data;
+    const int *a = in;
+    int       *b = inout;
+    size_t     i;
+
+    (void)dt;
+    d->calls++;
+    for (i = 0; i < count; i++) {
+        b[i] = d->scale * a[i] + b[i];
+    }
+}
+
+static void test_user_data(void)
+{
+    data_op_t      two = {2, 0}, ten = {10, 0};
+    amc_op_t       a, b;
+    amc_op_bound_t bound;
+    int            in[2] = {1, 2}, io[2] = {3, 4};
+
+    CHECK(amc_op_create_data(NULL, &two, 1, &a) == AMC_ERR_ARG, "NULL fn");
+    CHECK(amc_op_create_data(scaled_sum_fn, &two, 1, NULL) == AMC_ERR_ARG, "NULL op");
+    CHECK(amc_op_create_data(scaled_sum_fn, &two, 0, &a) == AMC_SUCCESS, "create two");
+    CHECK(amc_op_create_data(scaled_sum_fn, &ten, 1, &b) == AMC_SUCCESS, "create ten");
+    CHECK((a != b) && (amc_op_is_commutative(a) == 0) && (amc_op_is_commutative(b) == 1),
+          "two handles, commute flags kept");
+    CHECK(strcmp(amc_op_name(a), "user op") == 0, "name %s", amc_op_name(a));
+    amc_op_reduce(a, AMC_INT, in, io, 2);
+    CHECK((io[0] == 5) && (io[1] == 8) && (two.calls == 1) && (ten.calls == 0),
+          "op two: %d %d, calls %d %d", io[0], io[1], two.calls, ten.calls);
+    amc_op_reduce(b, AMC_INT, in, io, 2);
+    CHECK((io[0] == 15) && (io[1] == 28) && (ten.calls == 1), "op ten: %d %d", io[0], io[1]);
+    amc_op_reduce(b, AMC_INT, in, io, 0);
+    CHECK(ten.calls == 1, "count 0 does not call the function");
+
+    CHECK(amc_op_bind(a, AMC_INT, &bound) == AMC_SUCCESS && (bound.commute == 0),
+          "bind op two");
+    CHECK(amc_op_free(&a) == AMC_SUCCESS, "free while bound");
+    CHECK(amc_op_check(b, AMC_INT) == AMC_SUCCESS, "the other stays");
+    amc_op_bound_reduce(&bound, in, io, 2);
+    CHECK((io[0] == 17) && (io[1] == 32) && (two.calls == 2),
+          "the bound op runs with its data after the free: %d %d", io[0], io[1]);
+    CHECK(amc_op_free(&b) == AMC_SUCCESS, "free ten");
+    CHECK(amc_op_check(b, AMC_INT) == AMC_ERR_ARG, "gone");
+}
+
 /* Threads creating and freeing at once get distinct handles. */
 #define THREADS     4
 #define PER_THREAD  200
@@ -845,6 +901,7 @@ int main(void)
     test_user_order();
     test_user_handles();
     test_bound();
+    test_user_data();
     test_threads();
     return amc_test_summary("test_ops");
 }
