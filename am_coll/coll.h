@@ -146,6 +146,8 @@ typedef struct amc_coll_inst {
     int                  fwd_token_peer; /* the sender whose token fwd_buf holds, or -1 */
     unsigned char       *fwd_buf;
     int                  fwd_done;    /* forwarded everything; waits for the call */
+    int                  adopted;     /* this rank's call came (its request may be freed
+                                       * since: slot->req says nothing about the call) */
     void                *user_buf;    /* set by the call that adopts it */
     size_t               user_bytes;
     amc_coll_xfer_t     *xfers;       /* [nacts]; SEND and RECV* entries */

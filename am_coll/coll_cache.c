@@ -267,6 +267,7 @@ static void amc_coll_inst_reset(amc_coll_inst_t *inst, amc_comm_t comm,
     inst->fwd_token_peer    = -1;
     inst->fwd_buf           = NULL;
     inst->fwd_done          = 0;
+    inst->adopted           = 0;
     inst->user_buf          = NULL;
     inst->user_bytes        = 0;
     inst->xfers             = (amc_coll_xfer_t *)(inst + 1);

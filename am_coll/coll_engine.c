@@ -596,10 +596,16 @@ static void amc_coll_finish(amc_coll_inst_t *inst)
     amc_comm_t       comm = inst->comm;
 
     if (inst->forwarding && !inst->aborted) {
-        if (slot->req == NULL) {
+        /* not slot->req == NULL: a call whose request was freed while it
+         * ran (amc_request_free) has none either, and its instance then
+         * never finished: the slot stayed taken for good (the
+         * communicator a zombie once freed) */
+        if (!inst->adopted) {
             inst->fwd_done = 1; /* forwarded; the data waits for this rank's call */
             return;
         }
+        /* a request freed while it ran still gets its data, unobserved, as
+         * on the barrier's rounds (amc_ctrl_coll_finish) */
         if (inst->user_bytes > 0) {
             memcpy(inst->user_buf, inst->fwd_buf, inst->user_bytes);
         }
@@ -1376,6 +1382,7 @@ void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_col
 
     req->slot      = fwd->slot;
     fwd->slot->req = req;
+    fwd->adopted   = 1;
     if ((args->coll != AMC_COLL_BCAST) || (args->root != fwd->root)) {
         amc_error(&fwd->comm->ctx->log,
                   "%s (root %d) on communicator 0x%llx seq %llu: this rank already forwarded "

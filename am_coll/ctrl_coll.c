@@ -219,9 +219,11 @@ void amc_ctrl_coll_finish(struct amc_comm *comm, amc_coll_slot_t *slot)
     amc_barrier_slot_t *b = &slot->barrier;
 
     b->reduced = 1;
-    /* a request that timed out or was freed gave its buffer back; a failed
-     * instance's buffer holds nothing of use either way */
-    if ((slot->req != NULL) && (slot->status == AMC_SUCCESS)) {
+    /* a request that timed out gave its buffer back; one freed while it ran
+     * finishes unobserved, writing its result as the schedules' do (and as
+     * MPI's freed point-to-point requests); a failed instance's buffer holds
+     * nothing of use either way */
+    if (((slot->req != NULL) || slot->freed) && (slot->status == AMC_SUCCESS)) {
         amc_ctrl_coll_join(comm, slot, comm->nrounds - 1,
                            amc_coll_slot_small(&comm->ctrl, slot)->recvbuf);
     }

@@ -152,8 +152,9 @@ void amc_request_detach(struct amc_request *req)
 
     amc_spin_lock(&ctrl->lock);
     if (!req->complete && (req->slot != NULL)) {
-        req->slot->req = NULL;
-        req->slot      = NULL;
+        req->slot->req   = NULL;
+        req->slot->freed = 1;
+        req->slot        = NULL;
     }
     amc_spin_unlock(&ctrl->lock);
 }

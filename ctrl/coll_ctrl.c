@@ -102,6 +102,7 @@ static amc_coll_slot_t *amc_coll_slot_alloc(amc_coll_ctrl_t *ctrl, uint64_t seq,
     }
     slot->seq           = seq;
     slot->kind          = 0;
+    slot->freed         = 0;
     slot->inst          = NULL;
     slot->early         = NULL;
     slot->barrier.bitvec        = 0;

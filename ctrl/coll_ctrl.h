@@ -78,6 +78,9 @@ typedef struct amc_coll_small {
 typedef struct amc_coll_slot {
     uint64_t               seq;
     uint8_t                kind;           /* AMC_WIRE_BARRIER / _COLL once known, else 0 */
+    uint8_t                freed;          /* its request was freed while it ran: it still
+                                            * writes its results, unobserved (not so a
+                                            * request that timed out) */
     int                    status;         /* first error this instance saw */
     int                    done;           /* finished: all arrived, all sends complete */
     struct amc_request    *req;            /* NULL once notified or abandoned */
