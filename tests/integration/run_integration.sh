@@ -296,6 +296,74 @@ else
     echo "integration: data collectives took $(($(date +%s) - coll_start)) s"
 fi
 
+# ---------------------------------------------------------------- mixed non-blocking
+# tests/integration/test_mixed_nb_mpi: MPICH's coll/nonblocking3 shape through
+# amcoll's own API: a window of up to 20 outstanding collectives of every
+# kind on each of 4 communicators (dups and splits of the world), blocking,
+# non-blocking and persistent starts, user ops freed right after the start,
+# completed by wait/test/waitall/testall/waitany/request_free drawn alike on
+# every rank (what a test finds done differs per rank, so the ranks drift),
+# every result checked; first the idle hook (amc_set_idle_hook). AMC_TIMEOUT
+# (default 20 here) turns a lost step into a failure instead of a hang.
+# Then at N=4 other protocols (every message pulled, one eager message per
+# peer), at N=8 the trees, recursive doubling and fast paths that this
+# oversubscribed machine does not choose by itself, and the hook set
+# throughout. Knobs:
+#   AMCTEST_MIXED_API_BIN     program (default: ./tests/integration/test_mixed_nb_mpi)
+#   AMCTEST_MIXED_API_NPROCS  rank counts (default: 1 2 3 4 5 8)
+#   AMCTEST_MIXED_API_ITERS   collectives per run (default by N: 10000 up to 4,
+#                             6000 up to 8, 3000 beyond; the variants half)
+#   AMCTEST_MIXED_API_TIMEOUT AMC_TIMEOUT of these runs (default 20)
+#   AMCTEST_SEED              passed on when set
+MIXED_API_NPROCS=${AMCTEST_MIXED_API_NPROCS-"1 2 3 4 5 8"}
+MIXED_API_TIMEOUT=${AMCTEST_MIXED_API_TIMEOUT:-20}
+MIXED_API_BIN=$(locate_program test_mixed_nb_mpi "${AMCTEST_MIXED_API_BIN:-}")
+if [ -z "$MIXED_API_BIN" ] || [ ! -x "$MIXED_API_BIN" ]; then
+    echo "FAIL: mixed non-blocking test program not found (looked for" \
+         "./tests/integration/test_mixed_nb_mpi; build it with" \
+         "'make tests/integration/test_mixed_nb_mpi' or set AMCTEST_MIXED_API_BIN)"
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  test_mixed_nb_mpi not found"
+else
+    mixed_start=$(date +%s)
+    SAVED_BIN=$BIN
+    BIN=$MIXED_API_BIN
+    mixed_env=()
+    if [ -n "${AMCTEST_SEED:-}" ]; then
+        mixed_env+=("AMCTEST_SEED=$AMCTEST_SEED")
+    fi
+    # mixed_iters N: collectives per run at N ranks
+    mixed_iters() {
+        if [ -n "${AMCTEST_MIXED_API_ITERS:-}" ]; then
+            echo "$AMCTEST_MIXED_API_ITERS"
+        elif [ "$1" -le 4 ]; then
+            echo 10000
+        elif [ "$1" -le 8 ]; then
+            echo 6000
+        else
+            echo 3000
+        fi
+    }
+    for np in $MIXED_API_NPROCS; do
+        it=$(mixed_iters "$np")
+        run_one "mixed nb (amcoll API) N=$np, $it collectives" "$np" "$MIXED_API_TIMEOUT" \
+            mixed AMCTEST_MIXED_ITERS="$it" "${mixed_env[@]}"
+    done
+    for case in "4|AMC_RNDV_THRESH=1 AMC_EAGER_TOKENS=1" \
+                "8|AMC_OVERSUB_LINEAR_MAX_RANKS=0" \
+                "8|AMC_OVERSUB_LINEAR_MAX_RANKS=0 AMC_RNDV_THRESH=1 AMC_EAGER_TOKENS=1" \
+                "4|AMCTEST_MIXED_HOOK=1"; do
+        np=${case%%|*}
+        variant=${case#*|}
+        it=$(( $(mixed_iters "$np") / 2 ))
+        # shellcheck disable=SC2086 # the variant is a list of VAR=VALUE words
+        run_one "mixed nb (amcoll API) N=$np, $it collectives, $variant" "$np" \
+            "$MIXED_API_TIMEOUT" mixed AMCTEST_MIXED_ITERS="$it" $variant "${mixed_env[@]}"
+    done
+    BIN=$SAVED_BIN
+    echo "integration: mixed non-blocking took $(($(date +%s) - mixed_start)) s"
+fi
+
 # ---------------------------------------------------------------- threads
 # tests/integration/test_threads_mpi: AMC_THREAD_MULTIPLE with 4 application
 # threads on their own dup'd communicators, with and without the progress
