@@ -32,53 +32,23 @@ static int amcm_wait_pair(MPI_Request r[2], MPI_Status *status)
     return rc;
 }
 
-int MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
-{
-    MPI_Request r;
-    int         rc;
-
-    if (!amcm_routed_live()) {
-        return PMPI_Send(buf, count, dt, dest, tag, comm);
+/* MPI_X and its non-blocking form MPI_IX, for the four send modes */
+#define AMCM_SEND(X, IX)                                                                       \
+    int MPI_##X(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) \
+    {                                                                                          \
+        MPI_Request r;                                                                         \
+        int         rc;                                                                        \
+                                                                                               \
+        if (!amcm_routed_live()) {                                                             \
+            return PMPI_##X(buf, count, dt, dest, tag, comm);                                  \
+        }                                                                                      \
+        rc = PMPI_##IX(buf, count, dt, dest, tag, comm, &r);                                   \
+        return (rc == MPI_SUCCESS) ? amcm_native_wait(&r, MPI_STATUS_IGNORE) : rc;             \
     }
-    rc = PMPI_Isend(buf, count, dt, dest, tag, comm, &r);
-    return (rc == MPI_SUCCESS) ? amcm_native_wait(&r, MPI_STATUS_IGNORE) : rc;
-}
-
-int MPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
-{
-    MPI_Request r;
-    int         rc;
-
-    if (!amcm_routed_live()) {
-        return PMPI_Ssend(buf, count, dt, dest, tag, comm);
-    }
-    rc = PMPI_Issend(buf, count, dt, dest, tag, comm, &r);
-    return (rc == MPI_SUCCESS) ? amcm_native_wait(&r, MPI_STATUS_IGNORE) : rc;
-}
-
-int MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
-{
-    MPI_Request r;
-    int         rc;
-
-    if (!amcm_routed_live()) {
-        return PMPI_Rsend(buf, count, dt, dest, tag, comm);
-    }
-    rc = PMPI_Irsend(buf, count, dt, dest, tag, comm, &r);
-    return (rc == MPI_SUCCESS) ? amcm_native_wait(&r, MPI_STATUS_IGNORE) : rc;
-}
-
-int MPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
-{
-    MPI_Request r;
-    int         rc;
-
-    if (!amcm_routed_live()) {
-        return PMPI_Bsend(buf, count, dt, dest, tag, comm);
-    }
-    rc = PMPI_Ibsend(buf, count, dt, dest, tag, comm, &r);
-    return (rc == MPI_SUCCESS) ? amcm_native_wait(&r, MPI_STATUS_IGNORE) : rc;
-}
+AMCM_SEND(Send, Isend)
+AMCM_SEND(Ssend, Issend)
+AMCM_SEND(Rsend, Irsend)
+AMCM_SEND(Bsend, Ibsend)
 
 int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
              MPI_Status *status)
