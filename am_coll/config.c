@@ -288,6 +288,11 @@ static const amc_config_entry_t amc_config_table[] = {
       "whatever happened to them; a rank known dead is not waited for at all. "
       "0: no bound.",
       offsetof(amc_config_t, finalize_timeout), AMC_CONFIG_SECONDS },
+    { "AMC_SHM", "1",
+      "1: messages to ranks on this node of up to about 2 KiB go through single-writer "
+      "shared-memory mailboxes (a ring per pair of ranks, made on first contact; "
+      "doc/design.md, Mailboxes), everything else through UCX. 0: everything through UCX.",
+      offsetof(amc_config_t, shm), AMC_CONFIG_UNSIGNED },
     { "AMC_UCX_ERR_MODE_PEER", "0",
       "1: UCX endpoints use UCP_ERR_HANDLING_MODE_PEER, so that UCX reports peers it "
       "loses (keepalive: UCX_KEEPALIVE_INTERVAL) as dead. Costly here: shared-memory "
@@ -427,6 +432,10 @@ int amc_config_read(amc_config_t *cfg, const amc_log_t *log)
             amc_warn(log, "unused environment variable %.*s (see amc_info for the list)",
                      (int)(eq - *env), *env);
         }
+    }
+    if (cfg->shm > 1) {
+        amc_error(log, "AMC_SHM=%u: must be 0 or 1", cfg->shm);
+        return AMC_ERR_ARG;
     }
     if (cfg->ucx_err_mode_peer > 1) {
         amc_error(log, "invalid value %u for AMC_UCX_ERR_MODE_PEER: 0 or 1",

@@ -14,6 +14,16 @@ static unsigned long long amc_stat_endpoints(amc_context_t *ctx)
     return __atomic_load_n(&ctx->tp->eps_created, __ATOMIC_RELAXED);
 }
 
+static unsigned long long amc_stat_mailboxes_out(amc_context_t *ctx)
+{
+    return __atomic_load_n(&ctx->tp->mboxes_out, __ATOMIC_RELAXED);
+}
+
+static unsigned long long amc_stat_mailboxes_in(amc_context_t *ctx)
+{
+    return __atomic_load_n(&ctx->tp->mboxes_in, __ATOMIC_RELAXED);
+}
+
 static unsigned long long amc_stat_flow_peers(amc_context_t *ctx)
 {
     return amc_flow_peers(&ctx->flow);
@@ -33,6 +43,8 @@ static unsigned long long amc_stat_ranks(amc_context_t *ctx)
 static const amc_stat_entry_t amc_stat_table[] = {
     { "ranks",      amc_stat_ranks },
     { "endpoints",  amc_stat_endpoints },
+    { "mailboxes_out", amc_stat_mailboxes_out },
+    { "mailboxes_in",  amc_stat_mailboxes_in },
     { "flow_peers", amc_stat_flow_peers },
     { "flow_bytes", amc_stat_flow_bytes },
 };

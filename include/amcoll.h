@@ -86,7 +86,10 @@ double      amc_wtime(void);
 int         amc_set_idle_hook(void (*fn)(void *arg), void *arg);
 /* A counter of this process's library instance, by name: "ranks" (the job
  * size), "endpoints" (UCX endpoints this rank created: one per peer it has
- * sent to, made on the first message), "flow_peers" (peers this rank keeps
+ * sent to by UCX, made on the first such message), "mailboxes_out" and
+ * "mailboxes_in" (shared-memory mailbox rings this rank writes into, one
+ * per peer on its node it has sent to, and reads from; AMC_SHM),
+ * "flow_peers" (peers this rank keeps
  * flow-control state for: those it exchanged data with), "flow_bytes" (the
  * memory of that state). AMC_ERR_ARG for an unknown name or a NULL
  * argument, AMC_ERR_NOT_INITIALIZED outside amc_init .. amc_finalize.

@@ -152,6 +152,11 @@ int amc_pmix_boot_local_size(const amc_pmix_boot_t *boot)
     return boot->local_size;
 }
 
+const char *amc_pmix_boot_nspace(const amc_pmix_boot_t *boot)
+{
+    return boot->singleton ? "singleton" : boot->myproc.nspace;
+}
+
 int amc_pmix_boot_is_singleton(const amc_pmix_boot_t *boot)
 {
     return boot->singleton;

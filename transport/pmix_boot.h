@@ -20,6 +20,7 @@ int  amc_pmix_boot_rank(const amc_pmix_boot_t *boot);
 int  amc_pmix_boot_size(const amc_pmix_boot_t *boot);
 int  amc_pmix_boot_local_size(const amc_pmix_boot_t *boot);  /* ranks on this node */
 int  amc_pmix_boot_is_singleton(const amc_pmix_boot_t *boot);
+const char *amc_pmix_boot_nspace(const amc_pmix_boot_t *boot);  /* the job's name */
 
 /* Each rank's node from the launcher (PMIX_NODEID, job-level data every
  * rank reads alike) into map, which must be empty. A launcher that does not

@@ -53,7 +53,7 @@ void amc_proc_ident_self(amc_proc_ident_t *id)
     }
 }
 
-static int amc_proc_ident_same_kernel(const amc_proc_ident_t *a, const amc_proc_ident_t *b)
+int amc_proc_ident_same_kernel(const amc_proc_ident_t *a, const amc_proc_ident_t *b)
 {
     return (a->magic == AMC_PROC_IDENT_MAGIC) && (b->magic == AMC_PROC_IDENT_MAGIC) &&
            (a->boot_id[0] != '\0') && (a->pidns_ino != 0) &&

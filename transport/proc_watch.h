@@ -30,6 +30,9 @@ typedef struct amc_proc_watch amc_proc_watch_t;
 
 void amc_proc_ident_self(amc_proc_ident_t *id);
 
+/* Whether b runs in a's kernel and pid namespace (a's /proc shows b). */
+int  amc_proc_ident_same_kernel(const amc_proc_ident_t *a, const amc_proc_ident_t *b);
+
 /* Watches the n peers ids[i] (rank ranks[i]; the caller leaves itself
  * out) that share this process's kernel and pid namespace: the peers on
  * this node, whatever the size of the job. Never fails for want of pidfds:

@@ -85,6 +85,10 @@ struct amc_transport {
     /* Endpoints this rank created so far (atomic): one per peer it sent to,
      * on the first message (doc/design.md, "Scale"); amc_stat_get reads it. */
     unsigned long              eps_created;
+    /* Mailbox rings (transport/shm.h) this rank writes into and reads from
+     * so far (atomic): one per peer on its node, on first contact. */
+    unsigned long              mboxes_out;
+    unsigned long              mboxes_in;
 };
 
 static inline void amc_transport_set_recv(amc_transport_t *tp, amc_recv_cb_t cb, void *arg)

@@ -1,5 +1,6 @@
 #include "transport/ucx.h"
 #include "transport/proc_watch.h"
+#include "transport/shm.h"
 #include "base/clock.h"
 #include "base/status.h"
 
@@ -13,7 +14,13 @@
 #include <ucp/api/ucp.h>
 
 #define AMC_UCX_ADDR_KEY  "amc.ucx.wa"  /* the worker address, PMIX_GLOBAL */
-#define AMC_UCX_IDENT_KEY "amc.ucx.id"  /* amc_proc_ident_t, PMIX_LOCAL: the pid watch */
+#define AMC_UCX_IDENT_KEY "amc.ucx.id"  /* amc_ucx_local_t, PMIX_LOCAL: the pid watch, the mailbox */
+
+/* What a rank tells the peers on its node. */
+typedef struct amc_ucx_local {
+    amc_proc_ident_t ident;
+    amc_shm_addr_t   mbox;   /* magic 0: no mailboxes */
+} amc_ucx_local_t;
 
 /* The UCX active-message id all amcoll traffic uses. */
 #define AMC_UCX_AM_ID 0
@@ -26,6 +33,15 @@
 #define AMC_UCX_SLEEP_PIDFDS 64
 #define AMC_UCX_FIFO_ELEM_SIZE "256"
 
+/* With mailboxes, progress looks at UCX on one pass in AMC_UCX_POLL_EVERY
+ * (a power of 2) while UCX is quiet: an empty UCX pass costs a dozen empty
+ * mailbox looks, and a spinning receiver sees a mailbox message only
+ * between two of them. UCX is busy for AMC_UCX_HOT_PASSES passes after
+ * any of our UCX sends or fetches went on in the background or any UCX
+ * progress did something; every pass looks at it then. */
+#define AMC_UCX_POLL_EVERY 8u
+#define AMC_UCX_HOT_PASSES 256u
+
 /* How often the teardown's waits look for peers that died meanwhile. */
 #define AMC_UCX_TEARDOWN_CHECK_SEC 0.05
 
@@ -35,6 +51,8 @@ struct amc_ucx_transport;
  * (doc/design.md, "Scale"), never before. */
 typedef struct amc_ucx_peer {
     ucp_ep_h                  ep;       /* NULL until connected (atomic) */
+    amc_shm_out_t            *mbox;     /* its mailbox, if it has one for us (atomic) */
+    int                       mbox_tried; /* on first contact (conn_lock) */
     int                       rank;
     unsigned                  pending;  /* sends queued for it (conn_lock) */
     int                       connecting; /* a thread is making ep (conn_lock) */
@@ -79,8 +97,14 @@ typedef struct amc_ucx_transport {
     double           fin_timeout;
     int              published; /* the address is out: the teardown fences */
     amc_proc_watch_t *watch;    /* peers on this node, by pid */
+    amc_shm_t       *shm;       /* this rank's mailboxes; NULL: none (AMC_SHM=0, alone on the node) */
+    amc_sparse_t     mbox_addrs; /* rank -> amc_shm_addr_t of the peers on this node */
+    unsigned         hot;       /* passes left that look at UCX each time (racy: a pace) */
+    unsigned         passes;    /* progress passes (racy: a pace) */
     double           next_check; /* teardown: the next look for dead peers */
 } amc_ucx_transport_t;
+
+static void amc_ucx_free_mbox_addrs(amc_ucx_transport_t *self);
 
 /* Set while this thread is inside ucp_worker_progress or an AM callback: a
  * send made then comes from a handler or a completion, and must not wait
@@ -247,6 +271,7 @@ static int amc_ucx_post(amc_ucx_transport_t *self, ucp_ep_h ep, int dest, const 
                   ucs_status_string(UCS_PTR_STATUS(request)));
         return AMC_ERR_TRANSPORT;
     }
+    self->hot = AMC_UCX_HOT_PASSES;
     return AMC_INPROGRESS;
 }
 
@@ -280,6 +305,24 @@ static int amc_ucx_queue(amc_ucx_transport_t *self, amc_ucx_peer_t *peer, const 
     return AMC_INPROGRESS;
 }
 
+/* A peer on this node gets a mailbox on first contact: its address came
+ * with its identity at start-up, so this asks nobody and may run inside a
+ * handler. conn_lock held. */
+static void amc_ucx_mbox_connect(amc_ucx_transport_t *self, amc_ucx_peer_t *peer)
+{
+    const amc_shm_addr_t *addr;
+    amc_shm_out_t        *out;
+
+    peer->mbox_tried = 1;
+    if ((self->shm == NULL) || (peer->rank == self->super.rank)) {
+        return;
+    }
+    addr = amc_sparse_get(&self->mbox_addrs, peer->rank);
+    if ((addr != NULL) && (amc_shm_connect(self->shm, peer->rank, addr, &out) == AMC_SUCCESS)) {
+        __atomic_store_n(&peer->mbox, out, __ATOMIC_RELEASE);
+    }
+}
+
 /* First contact with dest: connect now, or, inside progress, queue the send
  * for amc_ucx_drain. A send that finds sends to dest queued, or another
  * thread connecting to it, is queued behind them. conn_lock is never held
@@ -291,6 +334,7 @@ static int amc_ucx_send_slow(amc_ucx_transport_t *self, int dest, const void *hd
                              amc_completion_t *comp)
 {
     amc_ucx_peer_t *peer;
+    amc_shm_out_t  *out;
     ucp_ep_h        ep;
     int             status;
 
@@ -304,6 +348,18 @@ static int amc_ucx_send_slow(amc_ucx_transport_t *self, int dest, const void *hd
         pthread_mutex_unlock(&self->conn_lock);
         amc_error(&self->log, "out of memory for the record of rank %d", dest);
         return AMC_ERR_NO_MEMORY;
+    }
+    if (!peer->mbox_tried) {
+        amc_ucx_mbox_connect(self, peer);
+    }
+    out = peer->mbox;
+    if ((out != NULL) && (mode == AMC_SEND_EAGER)) {
+        pthread_mutex_unlock(&self->conn_lock);
+        status = amc_shm_send(self->shm, out, hdr, hdr_len, data, len, comp);
+        if (status != AMC_SHM_TOO_BIG) {
+            return status;
+        }
+        pthread_mutex_lock(&self->conn_lock);
     }
     ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
     if ((ep == NULL) && (amc_ucx_in_progress || (peer->pending > 0) || peer->connecting)) {
@@ -386,7 +442,9 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
     amc_ucx_peer_t      *peer;
+    amc_shm_out_t       *out;
     ucp_ep_h             ep;
+    int                  status;
 
     if (self->closing) {
         /* a send completion in the teardown's flush advanced a pending
@@ -400,7 +458,17 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
         return AMC_SUCCESS;
     }
     peer = amc_sparse_get(&self->peers, dest);
-    ep   = (peer != NULL) ? __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE) : NULL;
+    if (peer == NULL) {
+        return amc_ucx_send_slow(self, dest, hdr, hdr_len, data, len, mode, comp);
+    }
+    out = __atomic_load_n(&peer->mbox, __ATOMIC_ACQUIRE);
+    if ((out != NULL) && (mode == AMC_SEND_EAGER)) {
+        status = amc_shm_send(self->shm, out, hdr, hdr_len, data, len, comp);
+        if (status != AMC_SHM_TOO_BIG) {
+            return status;
+        }
+    }
+    ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
     if (ep == NULL) {
         return amc_ucx_send_slow(self, dest, hdr, hdr_len, data, len, mode, comp);
     }
@@ -443,6 +511,7 @@ static int amc_ucx_fetch(amc_transport_t *tp, void *desc, void *buf, size_t len,
                   ucs_status_string(UCS_PTR_STATUS(request)));
         return AMC_ERR_TRANSPORT;
     }
+    self->hot = AMC_UCX_HOT_PASSES;
     return AMC_INPROGRESS;
 }
 
@@ -462,7 +531,17 @@ static int amc_ucx_progress(amc_transport_t *tp)
     unsigned             count;
 
     amc_ucx_in_progress = 1;
-    count = ucp_worker_progress(self->worker);
+    if (self->shm == NULL) {
+        count = ucp_worker_progress(self->worker);
+    } else {
+        count = (unsigned)amc_shm_progress(self->shm, self->closing);
+        if ((self->hot > 0) || ((++self->passes & (AMC_UCX_POLL_EVERY - 1)) == 0)) {
+            unsigned ucx = ucp_worker_progress(self->worker);
+
+            count    += ucx;
+            self->hot = (ucx > 0) ? AMC_UCX_HOT_PASSES : (self->hot - (self->hot > 0));
+        }
+    }
     amc_ucx_in_progress = 0;
     if (__atomic_load_n(&self->npending, __ATOMIC_ACQUIRE) > 0) {
         count += (unsigned)amc_ucx_drain(self);
@@ -474,35 +553,50 @@ static int amc_ucx_progress(amc_transport_t *tp)
 static void amc_ucx_sleep(amc_transport_t *tp, int timeout_ms)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
-    struct pollfd        pfd[1 + AMC_UCX_SLEEP_PIDFDS];
+    struct pollfd        pfd[2 + AMC_UCX_SLEEP_PIDFDS];
     int                  ranks[AMC_UCX_SLEEP_PIDFDS];
     ucs_status_t         status;
-    int                  held, npid;
+    int                  held, npid, nfd = 1;
 
     if (__atomic_load_n(&self->npending, __ATOMIC_ACQUIRE) > 0) {
         return; /* sends to make: the caller's next progress makes them */
+    }
+    /* announced before the last look at the mailboxes: a message written
+     * after it rings the bell (doc/design.md, "Mailboxes") */
+    if ((self->shm != NULL) && amc_shm_sleep_begin(self->shm)) {
+        goto out; /* a mailbox message: the caller progresses it */
     }
     held   = amc_ucx_enter(self);
     status = ucp_worker_arm(self->worker);
     amc_ucx_leave(self, held);
     if (status == UCS_ERR_BUSY) {
-        return; /* events are pending: the caller progresses them */
+        goto out; /* events are pending: the caller progresses them */
     }
     if (status != UCS_OK) {
         amc_error(&self->log, "ucp_worker_arm failed: %s", ucs_status_string(status));
-        return;
+        goto out;
     }
     /* a local peer's exit wakes us too: its pidfd becomes readable */
     pfd[0].fd      = self->efd;
     pfd[0].events  = POLLIN;
     pfd[0].revents = 0;
-    npid = amc_proc_watch_pollfds(self->watch, &tp->dead, pfd + 1, ranks, AMC_UCX_SLEEP_PIDFDS);
+    if (self->shm != NULL) {
+        pfd[1].fd      = amc_shm_bell_fd(self->shm);
+        pfd[1].events  = POLLIN;
+        pfd[1].revents = 0;
+        nfd            = 2;
+    }
+    npid = amc_proc_watch_pollfds(self->watch, &tp->dead, pfd + nfd, ranks, AMC_UCX_SLEEP_PIDFDS);
     if ((self->err_peer || amc_proc_watch_needs_polling(self->watch)) &&
         ((timeout_ms < 0) || (timeout_ms > AMC_UCX_DEAD_POLL_MSEC))) {
         timeout_ms = AMC_UCX_DEAD_POLL_MSEC;
     }
-    if ((poll(pfd, (nfds_t)(1 + npid), timeout_ms) > 0) && (npid > 0)) {
-        (void)amc_proc_watch_mark(pfd + 1, ranks, npid, &tp->dead);
+    if ((poll(pfd, (nfds_t)(nfd + npid), timeout_ms) > 0) && (npid > 0)) {
+        (void)amc_proc_watch_mark(pfd + nfd, ranks, npid, &tp->dead);
+    }
+out:
+    if (self->shm != NULL) {
+        amc_shm_sleep_end(self->shm);
     }
 }
 
@@ -570,6 +664,10 @@ static int amc_ucx_fence_progress(void *arg)
 {
     amc_ucx_transport_t *self = arg;
 
+    if (self->shm != NULL) {
+        /* drops what arrives, and frees the room our peers' last sends wait for */
+        (void)amc_shm_progress(self->shm, 1);
+    }
     ucp_worker_progress(self->worker);
     /* a peer that died will never join the fence */
     return amc_ucx_teardown_any_dead(self);
@@ -626,6 +724,21 @@ static void amc_ucx_flush_live(amc_ucx_transport_t *self, double deadline)
     }
 }
 
+/* Mailbox messages still queued for room: a peer alive still waits for
+ * them (its last collective), and it frees the room while it waits. */
+static void amc_ucx_flush_mbox(amc_ucx_transport_t *self, double deadline)
+{
+    while ((self->shm != NULL) && (amc_shm_queued(self->shm) > 0)) {
+        (void)amc_ucx_fence_progress(self);
+        if ((deadline > 0.0) && (amc_clock_sec() > deadline)) {
+            amc_warn(&self->log, "finalize: %u mailbox messages found no room within "
+                     "AMC_FINALIZE_TIMEOUT; going on without them", amc_shm_queued(self->shm));
+            break;
+        }
+        sched_yield();
+    }
+}
+
 /* Sends still queued for a connection at teardown: abandoned with their
  * collectives (nothing is sent once closing), and the records freed. */
 static void amc_ucx_free_peers(amc_ucx_transport_t *self)
@@ -673,6 +786,7 @@ static void amc_ucx_destroy(amc_transport_t *tp)
         self->next_check = 0.0;
         (void)amc_ucx_teardown_any_dead(self);
         amc_ucx_flush_live(self, deadline);
+        amc_ucx_flush_mbox(self, deadline);
         fenced = !amc_ucx_teardown_any_dead(self) &&
                  (amc_pmix_boot_fence(self->boot, amc_ucx_fence_progress, self, deadline) ==
                   AMC_SUCCESS);
@@ -688,6 +802,8 @@ static void amc_ucx_destroy(amc_transport_t *tp)
         ucp_cleanup(self->context);
     }
     amc_ucx_free_peers(self);
+    amc_shm_destroy(self->shm);
+    amc_ucx_free_mbox_addrs(self);
     pthread_mutex_destroy(&self->conn_lock);
     if (self->guarded) {
         pthread_mutex_destroy(&self->guard);
@@ -825,10 +941,44 @@ static void amc_ucx_pmix_dead(void *arg, int rank)
     }
 }
 
+/* Keeps a local peer's mailbox address for its first contact, if it has
+ * mailboxes and this rank can open them (same kernel and pid namespace). */
+static void amc_ucx_keep_mbox_addr(amc_ucx_transport_t *self, int rank,
+                                   const amc_ucx_local_t *me, const amc_ucx_local_t *peer)
+{
+    amc_shm_addr_t *addr;
+
+    if ((self->shm == NULL) || (peer->mbox.magic != AMC_SHM_MAGIC) ||
+        !amc_proc_ident_same_kernel(&me->ident, &peer->ident)) {
+        return;
+    }
+    addr = malloc(sizeof(*addr));
+    if (addr == NULL) {
+        return; /* UCX carries its messages */
+    }
+    *addr = peer->mbox;
+    if (amc_sparse_insert(&self->mbox_addrs, rank, addr) != addr) {
+        free(addr);
+    }
+}
+
+static void amc_ucx_free_mbox_addrs(amc_ucx_transport_t *self)
+{
+    int rank;
+
+    if (self->mbox_addrs.chunks == NULL) {
+        return;
+    }
+    for (rank = 0; rank < self->super.size; rank++) {
+        free(amc_sparse_get(&self->mbox_addrs, rank));
+    }
+    amc_sparse_cleanup(&self->mbox_addrs);
+}
+
 /* The peers on this node, by pid: their identities (PMIX_LOCAL, one per
- * rank on the node, whatever the size of the job). Without them the peers
- * are left to the other detectors. */
-static int amc_ucx_watch_local(amc_ucx_transport_t *self, const amc_proc_ident_t *me)
+ * rank on the node, whatever the size of the job), and their mailboxes.
+ * Without them the peers are left to the other detectors, and to UCX. */
+static int amc_ucx_watch_local(amc_ucx_transport_t *self, const amc_ucx_local_t *me)
 {
     amc_proc_ident_t *ids = NULL;
     int              *ranks = NULL, n = 0, m = 0, i, result;
@@ -837,7 +987,7 @@ static int amc_ucx_watch_local(amc_ucx_transport_t *self, const amc_proc_ident_t
 
     if (amc_pmix_boot_is_singleton(self->boot) ||
         (amc_pmix_boot_local_peers(self->boot, &ranks, &n) != AMC_SUCCESS)) {
-        return amc_proc_watch_create(me, NULL, NULL, 0, &self->watch);
+        return amc_proc_watch_create(&me->ident, NULL, NULL, 0, &self->watch);
     }
     ids = calloc((n > 0) ? (size_t)n : 1, sizeof(*ids));
     if (ids == NULL) {
@@ -852,13 +1002,14 @@ static int amc_ucx_watch_local(amc_ucx_transport_t *self, const amc_proc_ident_t
             AMC_SUCCESS) {
             continue; /* logged; that peer is not watched by pid */
         }
-        if (len == sizeof(ids[m])) {
-            memcpy(&ids[m], val, len);
+        if (len == sizeof(amc_ucx_local_t)) {
+            amc_ucx_keep_mbox_addr(self, ranks[i], me, val);
+            memcpy(&ids[m], &((const amc_ucx_local_t *)val)->ident, sizeof(ids[m]));
             ranks[m++] = ranks[i];
         }
         free(val);
     }
-    result = amc_proc_watch_create(me, ids, ranks, m, &self->watch);
+    result = amc_proc_watch_create(&me->ident, ids, ranks, m, &self->watch);
     free(ids);
     free(ranks);
     return result;
@@ -872,7 +1023,7 @@ static int amc_ucx_publish(amc_ucx_transport_t *self)
 {
     ucp_address_t    *addr;
     size_t            addr_len;
-    amc_proc_ident_t  me;
+    amc_ucx_local_t   me;
     ucs_status_t      status;
     double            t0, t1;
     int               result;
@@ -890,7 +1041,11 @@ static int amc_ucx_publish(amc_ucx_transport_t *self)
     memcpy(self->my_addr, addr, addr_len);
     self->my_addr_len = addr_len;
     ucp_worker_release_address(self->worker, addr);
-    amc_proc_ident_self(&me);
+    memset(&me, 0, sizeof(me));
+    amc_proc_ident_self(&me.ident);
+    if (self->shm != NULL) {
+        amc_shm_addr(self->shm, &me.mbox);
+    }
     t0     = amc_clock_sec();
     result = amc_pmix_boot_publish(self->boot, AMC_UCX_ADDR_KEY, self->my_addr, addr_len,
                                    AMC_UCX_IDENT_KEY, &me, sizeof(me));
@@ -908,6 +1063,23 @@ static int amc_ucx_publish(amc_ucx_transport_t *self)
               amc_proc_watch_count(self->watch), (amc_clock_sec() - t1) * 1e3);
     amc_pmix_boot_watch(self->boot, amc_ucx_pmix_dead, self);
     return AMC_SUCCESS;
+}
+
+/* The inbox for the other ranks of this node (AMC_SHM, and not alone on
+ * it); without one everything goes by UCX. */
+static void amc_ucx_init_mbox(amc_ucx_transport_t *self, const amc_ucx_params_t *params)
+{
+    int local = self->super.local_size;
+
+    if (!params->shm || (local <= 1) || amc_pmix_boot_is_singleton(self->boot) ||
+        (amc_sparse_init(&self->mbox_addrs, self->super.size) != AMC_SUCCESS)) {
+        return;
+    }
+    if (amc_shm_create(&self->super, (unsigned)(local - 1), amc_pmix_boot_nspace(self->boot),
+                       &self->log, &self->shm) != AMC_SUCCESS) {
+        self->shm = NULL;
+        amc_info(&self->log, "no mailboxes: UCX carries the messages on this node");
+    }
 }
 
 int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *params,
@@ -955,6 +1127,7 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *para
     if (status != AMC_SUCCESS) {
         goto err;
     }
+    amc_ucx_init_mbox(self, params);
     status = amc_ucx_publish(self);
     if (status != AMC_SUCCESS) {
         goto err;

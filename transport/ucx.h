@@ -27,6 +27,8 @@ typedef struct amc_ucx_params {
     int               err_mode_peer;
     /* AMC_FINALIZE_TIMEOUT: seconds the teardown may wait for peers; 0: no bound */
     double            finalize_timeout;
+    /* AMC_SHM: mailboxes for the peers on this node (transport/shm.h) */
+    int               shm;
 } amc_ucx_params_t;
 
 /* Takes ownership of boot: finalized when the transport is destroyed, or at

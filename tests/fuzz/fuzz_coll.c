@@ -7,7 +7,10 @@
  * (messages, send completions and pulls, so the delivery order is the
  * input's), start a rank's next call (so a bcast may arrive and be forwarded
  * before the call), test a rank, free a running request, or inject a forged
- * message into a rank's receive path. When the bytes run out every rank
+ * message into a rank's receive path, either straight or through an on-node
+ * mailbox (transport/shm.h): the forged bytes, under an honest control word
+ * or one the input garbles, are written into a real mailbox ring, and what
+ * the mailbox's reader accepts goes on to the rank. When the bytes run out every rank
  * starts what it has not, and the queue is drained in send order.
  *
  * What counts as a finding (abort(), besides ASan/UBSan/LeakSanitizer, which
@@ -21,7 +24,9 @@
  *     anything but AMC_ERR_PROTOCOL (a header reject is reported on the
  *     next test of any call of that rank), a wrong result, or a rendezvous
  *     descriptor neither fetched nor released;
- *   - no forged message at all: any call that does not succeed.
+ *   - no forged message at all: any call that does not succeed;
+ *   - a mailbox message handed on whose header or data lie outside the
+ *     mailbox's memory.
  * A forged message that passes the header check is a peer that lies: it may
  * make calls fail (AMC_ERR_PROTOCOL, a forged abort's status, truncation),
  * succeed with forged data, or strand an instance whose real message it
@@ -32,6 +37,7 @@
 #include "handlers/wire.h"
 #include "am_coll/comm.h"
 #include "am_coll/sched.h"
+#include "transport/shm.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -206,6 +212,114 @@ static void amc_fuzz_forge_header(amc_fuzz_in_t *in, amc_fuzz_world_t *w, int ds
     hdr->credits = (b < 0xf0) ? b % 8 : (uint32_t)amc_fuzz_bytes(in, 4);
 }
 
+/* A mailbox pair for the input's forged mailbox messages, made on the
+ * first: the writer's and the reader's stand-in transports (ranks 0 and 1
+ * of 2), and where what the reader accepts goes in the world. */
+typedef struct amc_fuzz_mbox {
+    amc_transport_t    tx, rx;
+    amc_shm_t         *txs, *rxs;
+    amc_shm_out_t     *out;
+    amc_fuzz_world_t  *w;
+    amc_fuzz_forged_t *forged;
+    int                src, dst, made;
+} amc_fuzz_mbox_t;
+
+static amc_fuzz_mbox_t amc_fuzz_mbox;
+
+static void amc_fuzz_finding(amc_fuzz_world_t *w, const char *what);
+static int  amc_fuzz_passes_header(const uint8_t *bytes, size_t len);
+
+static void amc_fuzz_mbox_recv(void *arg, const void *hdr, size_t hdr_len, const void *data,
+                               size_t len, void *desc)
+{
+    amc_fuzz_mbox_t *m = arg;
+
+    if ((desc != NULL) || !amc_shm_owns(m->rxs, hdr, hdr_len) ||
+        !amc_shm_owns(m->rxs, data, len)) {
+        amc_fuzz_finding(m->w, "a mailbox message handed on outside the mailbox");
+    }
+    if (amc_fake_inject_data(m->w->tw.fabric, m->src, m->dst, hdr, hdr_len, data, len,
+                             AMC_SEND_EAGER) == AMC_SUCCESS) {
+        m->forged->total++;
+        m->forged->past_header += amc_fuzz_passes_header(hdr, hdr_len);
+    }
+}
+
+static void amc_fuzz_mbox_free(void)
+{
+    amc_fuzz_mbox_t *m = &amc_fuzz_mbox;
+
+    if (m->made) {
+        amc_shm_destroy(m->txs);
+        amc_shm_destroy(m->rxs);
+        amc_peer_set_cleanup(&m->tx.dead);
+        amc_peer_set_cleanup(&m->rx.dead);
+    }
+    memset(m, 0, sizeof(*m));
+}
+
+static amc_fuzz_mbox_t *amc_fuzz_mbox_get(void)
+{
+    amc_fuzz_mbox_t *m = &amc_fuzz_mbox;
+    amc_log_t        log = { .level = AMC_LOG_ERROR - 1, .rank = 1 }; /* silent */
+    amc_shm_addr_t   addr;
+
+    if (m->made) {
+        return m;
+    }
+    memset(m, 0, sizeof(*m));
+    m->tx.rank     = 0;
+    m->rx.rank     = 1;
+    m->tx.size     = m->rx.size = 2;
+    m->rx.recv_cb  = amc_fuzz_mbox_recv;
+    m->rx.recv_arg = m;
+    if ((amc_peer_set_init(&m->tx.dead, 2) != AMC_SUCCESS) ||
+        (amc_peer_set_init(&m->rx.dead, 2) != AMC_SUCCESS) ||
+        (amc_shm_create(&m->tx, 1, "fuzz", &log, &m->txs) != AMC_SUCCESS)) {
+        abort(); /* the machine, not a finding */
+    }
+    if (amc_shm_create(&m->rx, 1, "fuzz", &log, &m->rxs) != AMC_SUCCESS) {
+        abort();
+    }
+    amc_shm_addr(m->rxs, &addr);
+    if (amc_shm_connect(m->txs, 1, &addr, &m->out) != AMC_SUCCESS) {
+        abort();
+    }
+    m->made = 1;
+    return m;
+}
+
+/* The forged message as a mailbox's cells: its control word honest, or
+ * garbled by the input (flags, lengths, position), then the header and the
+ * data where a reader looks for them; the reader runs at once. */
+static void amc_fuzz_forge_mbox(amc_fuzz_in_t *in, amc_fuzz_world_t *w, amc_fuzz_forged_t *forged,
+                                int src, int dst, const uint8_t *hdr, size_t hdr_len,
+                                const uint8_t *data, size_t len)
+{
+    static uint8_t   cells[8 + 48 + 8 + AMC_FUZZ_MAX_DATA];
+    amc_fuzz_mbox_t *m = amc_fuzz_mbox_get();
+    uint64_t         ctl = amc_shm_ctl_word(amc_shm_forge_position(m->out), hdr_len, len);
+    unsigned         b = amc_fuzz_byte(in);
+    size_t           off = 8 + ((hdr_len + 7) & ~(size_t)7), n;
+
+    if (b >= 0xc0) {
+        ctl ^= amc_fuzz_bytes(in, 8) << (b & 7) * 8; /* garbled */
+    }
+    m->w      = w;
+    m->forged = forged;
+    m->src    = src;
+    m->dst    = dst;
+    memset(cells, 0, sizeof(cells));
+    memcpy(cells, &ctl, sizeof(ctl));
+    memcpy(cells + 8, hdr, hdr_len);
+    memcpy(cells + off, data, len);
+    n = off + len;
+    AMC_FUZZ_TRACE("forge %d -> %d through a mailbox: control word 0x%016llx\n", src, dst,
+                   (unsigned long long)ctl);
+    (void)amc_shm_forge(m->out, cells, n);
+    (void)amc_shm_progress(m->rxs, 0);
+}
+
 /* Would the header handler pass it on to a kind's handler? */
 static int amc_fuzz_passes_header(const uint8_t *bytes, size_t len)
 {
@@ -265,6 +379,10 @@ static void amc_fuzz_forge(amc_fuzz_in_t *in, amc_fuzz_world_t *w, amc_fuzz_forg
     len = (len > sizeof(data)) ? sizeof(data) : len;
     for (i = 0; i < len; i++) {
         data[i] = (uint8_t)(in->left ? amc_fuzz_byte(in) : i);
+    }
+    if ((how & 0xc0) == 0x80) {
+        amc_fuzz_forge_mbox(in, w, forged, src, dst, bytes, hdr_len, data, len);
+        return;
     }
     if (how & 0x40) {
         mode = AMC_SEND_RNDV;
@@ -468,5 +586,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     amc_fuzz_verdict(&w, &forged);
     amc_fuzz_world_destroy(&w);
+    amc_fuzz_mbox_free();
     return 0;
 }

@@ -437,6 +437,7 @@ else
         run_one "comm lazy linear barrier N=$np" "$np" "$DEFAULT_TIMEOUT" lazy AMC_BARRIER_ALG=linear
         run_one "comm lazy dissemination barrier N=$np" "$np" "$DEFAULT_TIMEOUT" lazy \
             AMC_BARRIER_ALG=dissemination
+        run_one "comm lazy N=$np AMC_SHM=0 (UCX endpoints only)" "$np" "$DEFAULT_TIMEOUT" lazy AMC_SHM=0
         run_one "comm lazy N=$np" "$np" "$DEFAULT_TIMEOUT" lazy AMC_STATS=1
         if grep -q "^amcoll stats rank 0: ranks $np endpoints [0-9]" "$WORK/run.log"; then
             echo "PASS: stats line N=$np"
@@ -445,6 +446,29 @@ else
             echo "FAIL: stats line N=$np (no 'amcoll stats rank 0: ranks $np endpoints' with AMC_STATS=1)"
             failed=$((failed + 1))
             failed_list="$failed_list\n  stats line N=$np"
+        fi
+    done
+    # mailboxes (issue 31): used by default between ranks of a node, not
+    # with AMC_SHM=0, and nothing of ours left in /dev/shm after a normal
+    # exit or after every rank was SIGKILLed (the inboxes are memfds)
+    for np in 2 4; do
+        shm_before=$(ls -A "$SHM_DIR" 2>/dev/null | sort)
+        run_one "mailboxes used N=$np" "$np" "$DEFAULT_TIMEOUT" mbox
+        run_one "mailboxes off N=$np (AMC_SHM=0)" "$np" "$DEFAULT_TIMEOUT" mbox AMC_SHM=0
+        AMC_TIMEOUT=$DEFAULT_TIMEOUT timeout -k 10 "$RUN_LIMIT" "$MPIRUN" "${MPIRUN_ARGS[@]}" \
+            -x AMC_TIMEOUT -np "$np" "$BIN" mbox_kill </dev/null >"$WORK/kill.log" 2>&1
+        killed=$(grep -c "^mbox rank [0-9]*: AMC_SHM=1 mailboxes_out=[1-9]" "$WORK/kill.log")
+        sleep 1
+        left=$(comm -13 <(echo "$shm_before") <(ls -A "$SHM_DIR" 2>/dev/null | sort) | grep -v "^amc_test\." || true)
+        if [ "$killed" = "$np" ] && [ -z "$left" ]; then
+            echo "PASS: nothing left in $SHM_DIR after a normal exit and a SIGKILL of all $np ranks"
+            passed=$((passed + 1))
+        else
+            echo "FAIL: leftovers N=$np ($killed of $np ranks used mailboxes before the kill;" \
+                 "new in $SHM_DIR: ${left:-nothing})"
+            sed 's/^/    | /' "$WORK/kill.log" | tail -n 20
+            failed=$((failed + 1))
+            failed_list="$failed_list\n  leftovers N=$np"
         fi
     done
     BIN=$SAVED_BIN

@@ -35,6 +35,7 @@
 #include "amcoll.h"
 
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,14 @@ static unsigned long long ceil_log2(int n)
     return k;
 }
 
+/* The peers this rank connected to: a UCX endpoint, or on its node a
+ * mailbox (AMC_SHM), each made on the first message; a barrier's messages
+ * take one of the two ways to a peer, never both. */
+static unsigned long long peers_reached(void)
+{
+    return stat_of("endpoints") + stat_of("mailboxes_out");
+}
+
 /* The endpoints a barrier on n ranks makes at rank r: the dissemination
  * barrier's ceil(log2 n) partners, or the linear one's (AMC_BARRIER_ALG=
  * linear, also the automatic choice where ranks share cores): rank 0 all
@@ -341,49 +350,49 @@ static void ct_lazy(void)
     /* the script names the barrier; without a name (the run that checks
      * AMC_STATS) either pattern will do: at N = 5 and 8 every rank's own
      * count tells them apart (dissemination: ceil(log2 N) everywhere) */
-    eps = stat_of("endpoints");
-    CT_CHECK(eps == 0, "%llu endpoints after amc_init, want 0", eps);
+    eps = peers_reached();
+    CT_CHECK(eps == 0, "%llu peers connected after amc_init, want 0", eps);
     rc  = amc_barrier(world);
-    eps = stat_of("endpoints");
+    eps = peers_reached();
     if ((alg != NULL) && (alg[0] != '\0')) {
         linear = (strcmp(alg, "linear") == 0);
     } else {
         linear = (eps != k);
     }
     k = barrier_peers(linear, g_rank, g_size);
-    CT_CHECK((rc == AMC_SUCCESS) && (eps == k), "barrier (%s): %llu endpoints, want %llu (%s)",
+    CT_CHECK((rc == AMC_SUCCESS) && (eps == k), "barrier (%s): %llu peers connected, want %llu (%s)",
              amc_strerror(rc), eps, k, linear ? "linear" : "dissemination");
     CT_CHECK(stat_of("flow_peers") == 0, "flow state for %llu peers after a barrier",
              stat_of("flow_peers"));
     rc = amc_barrier(world);
-    CT_CHECK((rc == AMC_SUCCESS) && (stat_of("endpoints") == eps),
-             "a second barrier connected %llu more", stat_of("endpoints") - eps);
+    CT_CHECK((rc == AMC_SUCCESS) && (peers_reached() == eps),
+             "a second barrier connected %llu more", peers_reached() - eps);
     /* every rank alike: the largest count and the largest negated one */
     mine[0] = eps;
     mine[1] = ~eps;
     rc      = amc_allreduce(mine, ext, 2, AMC_UINT64, AMC_MAX, world);
     CT_CHECK((rc == AMC_SUCCESS) && (ext[0] == barrier_peers(linear, 0, g_size)) &&
              (~ext[1] == barrier_peers(linear, g_size - 1, g_size)),
-             "endpoints after a barrier over the ranks: %llu..%llu, want %llu..%llu", ~ext[1],
+             "peers connected after a barrier over the ranks: %llu..%llu, want %llu..%llu", ~ext[1],
              ext[0], barrier_peers(linear, g_size - 1, g_size), barrier_peers(linear, 0, g_size));
 
     rc = amc_comm_dup(world, &dup);
     CT_CHECK(rc == AMC_SUCCESS, "dup: %s", amc_strerror(rc));
-    eps = stat_of("endpoints");
+    eps = peers_reached();
     rc  = amc_barrier(dup);
-    CT_CHECK((rc == AMC_SUCCESS) && (stat_of("endpoints") == eps),
+    CT_CHECK((rc == AMC_SUCCESS) && (peers_reached() == eps),
              "a barrier on a dup (%s) connected %llu more", amc_strerror(rc),
-             stat_of("endpoints") - eps);
+             peers_reached() - eps);
 
     rc = amc_comm_split(world, g_rank % 2, g_rank, &half);
     CT_CHECK(rc == AMC_SUCCESS, "split: %s", amc_strerror(rc));
     if (rc == AMC_SUCCESS) {
         amc_comm_size(half, &hsize);
-        eps   = stat_of("endpoints");
+        eps   = peers_reached();
         rc    = amc_barrier(half);
-        after = stat_of("endpoints");
+        after = peers_reached();
         CT_CHECK((rc == AMC_SUCCESS) && (after <= eps + barrier_peers(linear, 0, hsize)),
-                 "a barrier on a split of %d (%s): %llu endpoints more", hsize,
+                 "a barrier on a split of %d (%s): %llu peers more", hsize,
                  amc_strerror(rc), after - eps);
         rc = amc_allreduce(&g_rank, &sum, 1, AMC_INT, AMC_SUM, half);
         for (r = g_rank % 2; r < g_size; r += 2) {
@@ -397,9 +406,83 @@ static void ct_lazy(void)
         amc_comm_free(&dup);
     }
     if (g_rank == 0) {
-        fprintf(stderr, "lazy N=%d: rank 0 made %llu endpoints (a %s barrier needs %llu; the "
-                "job has %d ranks)\n", g_size, stat_of("endpoints"),
+        fprintf(stderr, "lazy N=%d: rank 0 connected to %llu peers (a %s barrier needs %llu; the "
+                "job has %d ranks)\n", g_size, peers_reached(),
                 linear ? "linear" : "dissemination", k, g_size);
+    }
+}
+
+/* Lines of this process's maps naming a mailbox inbox (a memfd, so never a
+ * file in /dev/shm). */
+static int mbox_maps(void)
+{
+    char  line[512];
+    FILE *f = fopen("/proc/self/maps", "r");
+    int   n = 0;
+
+    if (f == NULL) {
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        n += (strstr(line, "/memfd:amc-mbox-") != NULL);
+    }
+    fclose(f);
+    return n;
+}
+
+/* The mailboxes at work (AMC_SHM, the default) or not (AMC_SHM=0): messages
+ * of every way (barrier, 8 B allreduce, a 1 KiB bcast in the mailbox, 64 KiB
+ * by UCX) give the right results, and the counters and the process's maps
+ * say which way they went. "mbox_kill": then every rank kills itself, for
+ * the script's look at /dev/shm. */
+static void ct_mbox(int kill_self)
+{
+    const char        *env = getenv("AMC_SHM");
+    int                on = (env == NULL) || (strcmp(env, "0") != 0);
+    static int         big[16384];
+    int                i, rc, x = g_rank + 1, sum = 0, bad = 0;
+    char               small[1024];
+    unsigned long long out, in;
+
+    rc = amc_barrier(amc_comm_world());
+    CT_CHECK(rc == AMC_SUCCESS, "barrier: %s", amc_strerror(rc));
+    rc = amc_allreduce(&x, &sum, 1, AMC_INT, AMC_SUM, amc_comm_world());
+    CT_CHECK((rc == AMC_SUCCESS) && (sum == g_size * (g_size + 1) / 2), "allreduce: %d (%s)", sum,
+             amc_strerror(rc));
+    for (i = 0; i < (int)sizeof(small); i++) {
+        small[i] = (g_rank == 0) ? (char)(i * 3) : 0;
+    }
+    for (i = 0; i < 16384; i++) {
+        big[i] = (g_rank == g_size - 1) ? i * 7 : -1;
+    }
+    rc = amc_bcast(small, sizeof(small), AMC_BYTE, 0, amc_comm_world());
+    CT_CHECK(rc == AMC_SUCCESS, "bcast 1 KiB: %s", amc_strerror(rc));
+    rc = amc_bcast(big, 16384, AMC_INT, g_size - 1, amc_comm_world());
+    CT_CHECK(rc == AMC_SUCCESS, "bcast 64 KiB: %s", amc_strerror(rc));
+    for (i = 0; i < (int)sizeof(small); i++) {
+        bad += (small[i] != (char)(i * 3));
+    }
+    for (i = 0; i < 16384; i++) {
+        bad += (big[i] != i * 7);
+    }
+    CT_CHECK(bad == 0, "%d bytes or ints wrong after the bcasts", bad);
+    out = stat_of("mailboxes_out");
+    in  = stat_of("mailboxes_in");
+    if (on && (g_size > 1)) {
+        CT_CHECK((out >= 1) && (in >= 1), "mailboxes on: %llu written, %llu read", out, in);
+        CT_CHECK(mbox_maps() >= 2, "mailboxes on: %d inboxes mapped (own and a peer's)",
+                 mbox_maps());
+    } else {
+        CT_CHECK((out == 0) && (in == 0) && (mbox_maps() == 0),
+                 "mailboxes off: %llu written, %llu read, %d mapped", out, in, mbox_maps());
+    }
+    fprintf(stderr, "mbox rank %d: AMC_SHM=%d mailboxes_out=%llu mailboxes_in=%llu "
+            "endpoints=%llu\n", g_rank, on, out, in, stat_of("endpoints"));
+    if (kill_self) {
+        rc = amc_barrier(amc_comm_world());
+        CT_CHECK(rc == AMC_SUCCESS, "barrier before the kill: %s", amc_strerror(rc));
+        fflush(stderr);
+        raise(SIGKILL);
     }
 }
 
@@ -436,6 +519,8 @@ int main(int argc, char **argv)
         }
         if (strcmp(sub, "lazy") == 0) {
             ct_lazy(); /* first: it counts from amc_init on */
+        } else if ((strcmp(sub, "mbox") == 0) || (strcmp(sub, "mbox_kill") == 0)) {
+            ct_mbox(strcmp(sub, "mbox_kill") == 0);
         } else if (strcmp(sub, "reproducer") == 0) {
             ct_reproducer();
         } else if (strcmp(sub, "random") == 0) {

@@ -1,0 +1,458 @@
+/*
+ * The on-node mailboxes (transport/shm.h) between two "ranks" in one
+ * process, each with its own inbox, opened through /proc/self/fd as a peer
+ * opens it: messages of every size arrive whole, in order and aligned, over
+ * many laps of the ring; a full ring queues sends and completes them in
+ * order once the receiver frees room, and drops them once the receiver is
+ * dead; a message too big for a mailbox is refused for the caller to send
+ * otherwise; forged control words (a length beyond the mailbox, unknown
+ * flags, a wrong sequence, a skip with a length, no header) are rejected
+ * with the writer marked failed and nothing delivered; a sleeper is woken
+ * by the bell on every one of many racing sends (a lost wake-up shows as a
+ * poll that waits its whole timeout); concurrent senders to one ring keep
+ * each sender's order with locks live.
+ */
+#define _GNU_SOURCE
+#include "tests/unit/harness.h"
+#include "transport/shm.h"
+#include "base/clock.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TEST_HDR 20
+
+typedef struct side {
+    amc_transport_t tp;
+    amc_shm_t      *shm;
+    amc_log_t       log;
+    /* what arrived */
+    unsigned long   got;
+    unsigned long   bad;     /* contents or alignment wrong */
+    uint32_t        next[4]; /* the next sequence number expected per sender thread */
+    size_t          last_len;
+} side_t;
+
+/* A message: a 20-byte header (sender thread, sequence, data length, a
+ * byte pattern seed) and data whose bytes follow from them. */
+static void make_msg(uint8_t *hdr, uint8_t *data, uint32_t thread, uint32_t seq, uint32_t len)
+{
+    uint32_t i;
+
+    memset(hdr, 0, TEST_HDR);
+    memcpy(hdr, &thread, 4);
+    memcpy(hdr + 4, &seq, 4);
+    memcpy(hdr + 8, &len, 4);
+    for (i = 0; i < len; i++) {
+        data[i] = (uint8_t)(seq * 31u + i * 7u + thread);
+    }
+}
+
+static void on_recv(void *arg, const void *hdr, size_t hdr_len, const void *data, size_t len,
+                    void *desc)
+{
+    side_t  *s = arg;
+    uint32_t thread, seq, want, i;
+    int      ok = (hdr_len == TEST_HDR) && (desc == NULL) && (((uintptr_t)data & 7u) == 0);
+
+    memcpy(&thread, hdr, 4);
+    memcpy(&seq, (const uint8_t *)hdr + 4, 4);
+    memcpy(&want, (const uint8_t *)hdr + 8, 4);
+    ok = ok && (thread < 4) && (want == len) && (seq == s->next[thread]);
+    for (i = 0; ok && (i < len); i++) {
+        ok = (((const uint8_t *)data)[i] == (uint8_t)(seq * 31u + i * 7u + thread));
+    }
+    if (thread < 4) {
+        s->next[thread] = seq + 1;
+    }
+    s->bad += !ok;
+    s->got++;
+    s->last_len = len;
+}
+
+static void side_init(side_t *s, int rank, int size)
+{
+    memset(s, 0, sizeof(*s));
+    s->log          = (amc_log_t){ .level = AMC_LOG_ERROR, .rank = rank };
+    s->tp.rank      = rank;
+    s->tp.size      = size;
+    s->tp.recv_cb   = on_recv;
+    s->tp.recv_arg  = s;
+    CHECK(amc_peer_set_init(&s->tp.dead, size) == AMC_SUCCESS, "dead set");
+    CHECK(amc_shm_create(&s->tp, (unsigned)(size - 1), "test", &s->log, &s->shm) == AMC_SUCCESS,
+          "inbox of rank %d", rank);
+}
+
+static void side_fini(side_t *s)
+{
+    amc_shm_destroy(s->shm);
+    amc_peer_set_cleanup(&s->tp.dead);
+}
+
+static amc_shm_out_t *connect_to(side_t *from, side_t *to)
+{
+    amc_shm_addr_t addr;
+    amc_shm_out_t *out = NULL;
+
+    amc_shm_addr(to->shm, &addr);
+    CHECK(amc_shm_connect(from->shm, to->tp.rank, &addr, &out) == AMC_SUCCESS,
+          "rank %d opens rank %d's inbox", from->tp.rank, to->tp.rank);
+    return out;
+}
+
+typedef struct pend_comp {
+    amc_completion_t comp;
+    unsigned long   *done;
+    uint32_t         seq;
+    uint32_t        *order_bad;
+    uint32_t        *last;
+    uint8_t          hdr[TEST_HDR];
+    uint8_t          data[2048];
+} pend_comp_t;
+
+static void pend_done(amc_completion_t *c, int status)
+{
+    pend_comp_t *p = amc_container_of(c, pend_comp_t, comp);
+
+    *p->order_bad += (status != AMC_SUCCESS) || (p->seq != *p->last + 1);
+    *p->last = p->seq;
+    (*p->done)++;
+}
+
+static void progress_of(void *arg)
+{
+    side_t *s = arg;
+
+    (void)amc_shm_progress(s->shm, 0);
+}
+
+/* Every length from 0 up to the largest, then a run of mixed lengths that
+ * wraps the ring many times, each received at once. */
+static void test_sizes_and_laps(void)
+{
+    side_t         a, b;
+    amc_shm_out_t *out;
+    uint8_t        hdr[TEST_HDR], data[4096];
+    size_t         max = amc_shm_max_message() - 24, len;
+    uint32_t       seq = 0;
+    int            i, rc;
+
+    side_init(&a, 0, 2);
+    side_init(&b, 1, 2);
+    out = connect_to(&a, &b);
+    for (len = 0; len <= max; len += (len < 80) ? 1 : 61) {
+        make_msg(hdr, data, 0, seq++, (uint32_t)len);
+        rc = amc_shm_send(a.shm, out, hdr, TEST_HDR, data, len, NULL);
+        CHECK(rc == AMC_SUCCESS, "send of %zu bytes: %d", len, rc);
+        CHECK(amc_shm_progress(b.shm, 0) >= 1, "the message of %zu bytes taken", len);
+        CHECK((b.got == seq) && (b.last_len == len), "%zu bytes arrived (got %lu)", len, b.got);
+    }
+    for (i = 0; i < 5000; i++) {
+        len = (size_t)((i * 37) % 300);
+        make_msg(hdr, data, 0, seq++, (uint32_t)len);
+        CHECK(amc_shm_send(a.shm, out, hdr, TEST_HDR, data, len, NULL) == AMC_SUCCESS, "lap %d", i);
+        if (i % 3 == 2) {
+            (void)amc_shm_progress(b.shm, 0);
+        }
+    }
+    (void)amc_shm_progress(b.shm, 0);
+    (void)amc_shm_progress(b.shm, 0);
+    CHECK(b.got == seq, "every message arrived: %lu of %u", b.got, seq);
+    CHECK(b.bad == 0, "%lu arrived wrong (contents, order or alignment)", b.bad);
+    make_msg(hdr, data, 0, seq, (uint32_t)sizeof(data));
+    CHECK(amc_shm_send(a.shm, out, hdr, TEST_HDR, data, amc_shm_max_message(), NULL) ==
+          AMC_SHM_TOO_BIG, "a message beyond the mailbox is the caller's to send otherwise");
+    CHECK(amc_shm_rings_out(a.shm) == 1 && amc_shm_rings_in(b.shm) == 1, "one ring each way used");
+    CHECK(amc_shm_rings_in(a.shm) == 0, "no ring into a rank nobody wrote to");
+    side_fini(&a);
+    side_fini(&b);
+}
+
+/* Sends that find the ring full wait in order and complete from progress;
+ * those still waiting when the receiver dies are dropped, completed. */
+static void test_full_ring(void)
+{
+    enum { N = 64 };
+    static pend_comp_t p[N];
+    side_t             a, b;
+    amc_shm_out_t     *out;
+    unsigned long      done = 0;
+    uint32_t           order_bad = 0, last = 0, i;
+    int                queued = 0, rc;
+
+    side_init(&a, 0, 2);
+    side_init(&b, 1, 2);
+    out = connect_to(&a, &b);
+    for (i = 0; i < N; i++) {
+        p[i].comp.fn    = pend_done;
+        p[i].done       = &done;
+        p[i].seq        = i + 1;
+        p[i].order_bad  = &order_bad;
+        p[i].last       = &last;
+        make_msg(p[i].hdr, p[i].data, 0, i, 1000);
+        rc = amc_shm_send(a.shm, out, p[i].hdr, TEST_HDR, p[i].data, 1000, &p[i].comp);
+        CHECK((rc == AMC_SUCCESS) || (rc == AMC_INPROGRESS), "send %u: %d", i, rc);
+        if (rc == AMC_SUCCESS) {
+            CHECK(queued == 0, "send %u went ahead of queued ones", i);
+            last = i + 1;
+            done++;
+        } else {
+            queued++;
+        }
+    }
+    CHECK(queued > N / 2, "the ring (8 KiB) held only a few 1 KiB messages: %d queued", queued);
+    CHECK(amc_shm_queued(a.shm) == (unsigned)queued, "queue count");
+    while ((b.got < N) && (amc_shm_progress(b.shm, 0) + amc_shm_progress(a.shm, 0) > 0)) {
+    }
+    CHECK(b.got == N && b.bad == 0, "all %d arrived in order (got %lu, bad %lu)", N, b.got, b.bad);
+    CHECK(done == N && order_bad == 0, "completions in order: %lu done, %u out of order", done,
+          order_bad);
+    CHECK(amc_shm_queued(a.shm) == 0, "nothing left queued");
+
+    /* the receiver dies with the ring full: the waiting sends are dropped */
+    done = 0;
+    last = 0;
+    queued = 0;
+    for (i = 0; i < N; i++) {
+        p[i].seq = i + 1;
+        make_msg(p[i].hdr, p[i].data, 0, N + i, 1000);
+        rc = amc_shm_send(a.shm, out, p[i].hdr, TEST_HDR, p[i].data, 1000, &p[i].comp);
+        if (rc == AMC_SUCCESS) {
+            last = i + 1;
+            done++;
+        } else {
+            queued++;
+        }
+    }
+    CHECK(queued > 0, "full again");
+    (void)amc_shm_progress(a.shm, 0);
+    CHECK(amc_shm_queued(a.shm) == (unsigned)queued, "a live receiver that reads nothing keeps them");
+    amc_peer_set_mark(&a.tp.dead, 1);
+    (void)amc_shm_progress(a.shm, 0);
+    CHECK(amc_shm_queued(a.shm) == 0 && done == N, "dropped once it is dead: %lu done", done);
+    side_fini(&a);
+    side_fini(&b);
+}
+
+/* A forged first word of a message is rejected, nothing reaches the
+ * handler, and the writer is treated as failed. */
+static void test_forged(void)
+{
+    static const struct {
+        const char *what;
+        uint64_t    w;     /* position filled in: the ring's next */
+    } cases[] = {
+        { "unknown flags", (1ull << 63) | (1ull << 57) | (20ull << 48) },
+        { "a length beyond the mailbox", (1ull << 63) | (20ull << 48) | (4000ull << 32) },
+        { "a length beyond the ring's end", (1ull << 63) | (20ull << 48) | (2000ull << 32) },
+        { "no header", (1ull << 63) | (8ull << 32) },
+        { "a skip with a length", (1ull << 63) | (1ull << 56) | (20ull << 48) },
+        { "no valid bit", (20ull << 48) | 5u },
+        { "wrong sequence", (1ull << 63) | (20ull << 48) | 77u },
+    };
+    uint8_t  hdr[TEST_HDR], data[64], bytes[64];
+    unsigned c;
+    int      k;
+
+    for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        side_t         a, b;
+        amc_shm_out_t *out;
+        uint64_t       w = cases[c].w;
+        char           err[512];
+
+        side_init(&a, 0, 2);
+        side_init(&b, 1, 2);
+        out = connect_to(&a, &b);
+        /* some real traffic first, so the ring is not at its start */
+        for (k = 0; k < 3; k++) {
+            make_msg(hdr, data, 0, (uint32_t)k, 40);
+            (void)amc_shm_send(a.shm, out, hdr, TEST_HDR, data, 40, NULL);
+        }
+        (void)amc_shm_progress(b.shm, 0);
+        if (c == 2) {
+            /* 50 messages of two cells: the next is at cell 100 of 128,
+             * and 2000 bytes (32 cells) would run past the end */
+            for (k = 3; k < 50; k++) {
+                make_msg(hdr, data, 0, (uint32_t)k, 40);
+                (void)amc_shm_send(a.shm, out, hdr, TEST_HDR, data, 40, NULL);
+            }
+            (void)amc_shm_progress(b.shm, 0);
+            (void)amc_shm_progress(b.shm, 0);
+            w |= 100u;
+        } else if ((w & 0xffffffffu) == 0) {
+            w |= 3u;
+        }
+        memset(bytes, 0xab, sizeof(bytes));
+        memcpy(bytes, &w, sizeof(w));
+        CHECK(amc_shm_forge(out, bytes, sizeof(bytes)) == AMC_SUCCESS, "forge");
+        {
+            unsigned long before = b.got;
+
+            b.log.level = AMC_LOG_ERROR;
+            amc_test_capture_stderr(progress_of, &b, err, sizeof(err));
+            CHECK(b.got == before, "%s: nothing delivered", cases[c].what);
+            CHECK(amc_peer_set_test(&b.tp.dead, 0), "%s: the writer is treated as failed",
+                  cases[c].what);
+            CHECK(strstr(err, "rejected mailbox message from rank 0") != NULL,
+                  "%s: a clear error (got \"%s\")", cases[c].what, err);
+        }
+        /* the library stays usable: later messages on that ring are ignored */
+        make_msg(hdr, data, 0, 999, 8);
+        (void)amc_shm_send(a.shm, out, hdr, TEST_HDR, data, 8, NULL);
+        CHECK(amc_shm_progress(b.shm, 0) == 0, "%s: the ring stays closed", cases[c].what);
+        CHECK(b.bad == 0, "%s: nothing wrong delivered", cases[c].what);
+        side_fini(&a);
+        side_fini(&b);
+    }
+}
+
+typedef struct waker {
+    side_t        *a;
+    amc_shm_out_t *out;
+    int            rounds;
+    volatile int   go;
+    volatile int   round;
+} waker_t;
+
+static void *waker_main(void *arg)
+{
+    waker_t *w = arg;
+    uint8_t  hdr[TEST_HDR], data[8];
+    int      r;
+
+    for (r = 0; r < w->rounds; r++) {
+        while (__atomic_load_n(&w->round, __ATOMIC_ACQUIRE) != r) {
+        }
+        /* a varying delay: before, during and after the sleeper's announcement */
+        for (volatile int spin = 0; spin < (r * 7919) % 20000; spin++) {
+        }
+        make_msg(hdr, data, 1, (uint32_t)r, 8);
+        while (amc_shm_send(w->a->shm, w->out, hdr, TEST_HDR, data, 8, NULL) != AMC_SUCCESS) {
+        }
+    }
+    return NULL;
+}
+
+/* The receiver announces its sleep, looks once more, and polls the bell
+ * with a long timeout; each of many sends at racing moments must wake it. */
+static void test_wakeup(void)
+{
+    side_t        a, b;
+    waker_t       w;
+    pthread_t     th;
+    struct pollfd pfd;
+    double        t0, worst = 0.0, dt;
+    int           r, slept = 0, rounds = amc_test_quick() ? 300 : 2000;
+
+    side_init(&a, 0, 2);
+    side_init(&b, 1, 2);
+    memset(&w, 0, sizeof(w));
+    w.a      = &a;
+    w.out    = connect_to(&a, &b);
+    w.rounds = rounds;
+    CHECK(pthread_create(&th, NULL, waker_main, &w) == 0, "thread");
+    for (r = 0; r < rounds; r++) {
+        unsigned long want = b.got + 1;
+
+        __atomic_store_n(&w.round, r, __ATOMIC_RELEASE);
+        t0 = amc_clock_sec();
+        while (b.got < want) {
+            if (!amc_shm_sleep_begin(b.shm)) {
+                pfd.fd      = amc_shm_bell_fd(b.shm);
+                pfd.events  = POLLIN;
+                pfd.revents = 0;
+                (void)poll(&pfd, 1, 3000);
+                slept++;
+            }
+            amc_shm_sleep_end(b.shm);
+            (void)amc_shm_progress(b.shm, 0);
+        }
+        dt = amc_clock_sec() - t0;
+        worst = (dt > worst) ? dt : worst;
+    }
+    pthread_join(th, NULL);
+    CHECK(worst < 1.5, "no lost wake-up: the longest wait was %.3f s of a 3 s poll", worst);
+    CHECK(slept > 0, "the receiver did sleep (%d times)", slept);
+    CHECK(b.bad == 0 && b.got == (unsigned long)rounds, "all %d arrived", rounds);
+    side_fini(&a);
+    side_fini(&b);
+}
+
+typedef struct sender {
+    side_t        *a;
+    amc_shm_out_t *out;
+    uint32_t       thread;
+    int            count;
+    unsigned long  queued;
+} sender_t;
+
+static void noop_done(amc_completion_t *c, int status)
+{
+    (void)c;
+    (void)status;
+}
+
+static void *sender_main(void *arg)
+{
+    sender_t        *s = arg;
+    amc_completion_t comp = { noop_done };
+    uint8_t          hdr[TEST_HDR], data[256];
+    int              i, rc;
+
+    for (i = 0; i < s->count; i++) {
+        make_msg(hdr, data, s->thread, (uint32_t)i, (uint32_t)(i % 200));
+        rc = amc_shm_send(s->a->shm, s->out, hdr, TEST_HDR, data, (size_t)(i % 200), &comp);
+        if (rc == AMC_INPROGRESS) {
+            /* the header is ours until it completes: wait for it */
+            while (amc_shm_queued(s->a->shm) > 0) {
+                (void)amc_shm_progress(s->a->shm, 0);
+            }
+            s->queued++;
+        }
+    }
+    return NULL;
+}
+
+/* Two threads send on one ring while the receiver reads: each thread's
+ * messages arrive whole and in its order. */
+static void test_threads(void)
+{
+    static const int live = 1;
+    side_t           a, b;
+    sender_t         s[2];
+    pthread_t        th[2];
+    amc_shm_out_t   *out;
+    int              t, count = amc_test_quick() ? 5000 : 40000;
+
+    side_init(&a, 0, 2);
+    side_init(&b, 1, 2);
+    a.tp.lock_live = &live;
+    b.tp.lock_live = &live;
+    out = connect_to(&a, &b);
+    for (t = 0; t < 2; t++) {
+        s[t] = (sender_t){ .a = &a, .out = out, .thread = (uint32_t)t + 2, .count = count };
+        CHECK(pthread_create(&th[t], NULL, sender_main, &s[t]) == 0, "thread");
+    }
+    while (b.got < (unsigned long)(2 * count)) {
+        (void)amc_shm_progress(b.shm, 0);
+    }
+    for (t = 0; t < 2; t++) {
+        pthread_join(th[t], NULL);
+    }
+    CHECK(b.bad == 0, "%lu of %d arrived wrong or out of a thread's order", b.bad, 2 * count);
+    side_fini(&a);
+    side_fini(&b);
+}
+
+int main(void)
+{
+    test_sizes_and_laps();
+    test_full_ring();
+    test_forged();
+    test_wakeup();
+    test_threads();
+    return amc_test_summary("test_shm");
+}

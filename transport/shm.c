@@ -1,0 +1,775 @@
+#define _GNU_SOURCE /* memfd_create, pipe2 */
+#include "transport/shm.h"
+#include "base/spinlock.h"
+#include "base/status.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define AMC_SHM_CELL      64u
+#define AMC_SHM_NCELLS    128u   /* cells per ring: 8 KiB */
+#define AMC_SHM_MAX_BYTES 2048u  /* one message's cells at most: a quarter of the ring */
+
+/* The control word, the first 8 bytes of a message's first cell, stored
+ * last with release: valid bit, flags, header length, data length, and
+ * the message's position (cells written before it, low 32 bits), which is
+ * its sequence number: a word left from an earlier lap names a position a
+ * multiple of the ring behind. The data follows the header at the next
+ * 8-byte boundary, so a handler reduces aligned words. */
+#define AMC_SHM_CTL_VALID     (1ull << 63)
+#define AMC_SHM_CTL_SKIP      (1ull << 56)  /* the rest of the ring is unused: go on at 0 */
+#define AMC_SHM_CTL_FLAGS     (0x7full << 56)
+#define AMC_SHM_CTL_HDR(_w)   ((size_t)(((_w) >> 48) & 0xff))
+#define AMC_SHM_CTL_LEN(_w)   ((size_t)(((_w) >> 32) & 0xffff))
+#define AMC_SHM_CTL_POS(_w)   ((uint32_t)(_w))
+#define AMC_SHM_ALIGN8(_n)    (((_n) + 7u) & ~(size_t)7u)
+
+/* Sends a receiver takes from one ring in one progress pass: others wait. */
+#define AMC_SHM_POLL_BATCH 32
+
+typedef struct amc_shm_inbox {
+    uint32_t nreg;       /* rings taken (senders fetch-and-add, once each) */
+    uint8_t  pad0[60];
+    uint32_t sleepers;   /* threads of the owner asleep or going to: ring the bell */
+    uint8_t  pad1[60];
+    int32_t  reg[];      /* ring i's writer: rank + 1, stored once it is ready */
+} amc_shm_inbox_t;
+
+typedef struct amc_shm_ring {
+    uint64_t tail;       /* cells the receiver freed (its store, release) */
+    uint8_t  pad[56];
+    uint8_t  cells[];    /* AMC_SHM_NCELLS x AMC_SHM_CELL */
+} amc_shm_ring_t;
+
+/* A send that found its ring full: copied when there is room, in order. */
+typedef struct amc_shm_pend {
+    struct amc_shm_pend *next;
+    const void          *hdr;
+    size_t               hdr_len;
+    const void          *data;
+    size_t               len;
+    amc_completion_t    *comp;
+} amc_shm_pend_t;
+
+struct amc_shm_out {
+    amc_shm_ring_t  *ring;       /* in the peer's inbox */
+    uint32_t        *sleepers;   /* the peer's */
+    void            *map;
+    size_t           map_len;
+    int              dest;
+    int32_t          pid;        /* the peer's, for its doorbell */
+    int32_t          bell_fd;    /* its number there */
+    int              fence;      /* a full fence before the look at sleepers */
+    int              bell;       /* our descriptor of it, opened on the first ring; -1 */
+    uint64_t         head;       /* cells written (only this side writes) */
+    uint64_t         tail_seen;  /* the receiver's tail as last read */
+    int              lock;       /* while threads may meet */
+    amc_shm_pend_t  *q_head, *q_tail;
+    amc_shm_out_t   *next;       /* every ring this rank writes */
+};
+
+typedef struct amc_shm_in {
+    amc_shm_ring_t *ring;
+    uint64_t        tail;        /* cells read; the next message's position */
+    int             src;
+    int             broken;      /* a malformed message: read no more */
+} amc_shm_in_t;
+
+struct amc_shm {
+    amc_transport_t *tp;
+    amc_log_t        log;
+    int              inbox_fd;
+    int              bell_r, bell_w;
+    int              barrier_ok; /* this process takes and makes expedited membarriers */
+    amc_shm_inbox_t *inbox;
+    size_t           inbox_len;
+    unsigned         nrings;
+    amc_shm_in_t    *in;         /* [nrings]; the first nin are in use */
+    unsigned         nin;
+    int              poll_lock;  /* one thread reads the inbox at a time */
+    amc_shm_out_t   *outs;       /* (conn_lock of the caller) */
+    unsigned         nout;
+    unsigned         nqueued;    /* sends waiting for room (atomic) */
+};
+
+/* The wake-up's two sides must not both miss: a sender stores its message
+ * then loads the sleepers word, a sleeper stores that word then loads the
+ * rings, and each side needs a full fence between its store and its load.
+ * On the sender's side that fence waits for the message's store to reach
+ * the receiver's cache (a third of the send's time, measured). So the
+ * sleeper, the rare side, makes it for both: membarrier(GLOBAL_EXPEDITED)
+ * runs a full barrier on every CPU running a process registered for it,
+ * and the sender then needs only a compiler barrier. A process that cannot
+ * register (old kernel, seccomp) says so in its address, and the senders
+ * to it (and it, as a sender) fence on every message. */
+static int amc_shm_membarrier_register(void)
+{
+#if defined(SYS_membarrier)
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+    return (cmds > 0) && (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
+           (cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) &&
+           (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0);
+#else
+    return 0;
+#endif
+}
+
+static size_t amc_shm_hdr_bytes(unsigned nrings)
+{
+    size_t reg = (size_t)nrings * sizeof(int32_t);
+
+    return sizeof(amc_shm_inbox_t) + ((reg + AMC_SHM_CELL - 1) / AMC_SHM_CELL) * AMC_SHM_CELL;
+}
+
+size_t amc_shm_ring_bytes(void)
+{
+    return sizeof(amc_shm_ring_t) + (size_t)AMC_SHM_NCELLS * AMC_SHM_CELL;
+}
+
+size_t amc_shm_inbox_bytes(unsigned nrings)
+{
+    return amc_shm_hdr_bytes(nrings) + (size_t)nrings * amc_shm_ring_bytes();
+}
+
+size_t amc_shm_max_message(void)
+{
+    return AMC_SHM_MAX_BYTES - sizeof(uint64_t);
+}
+
+static amc_shm_ring_t *amc_shm_ring_at(void *inbox, unsigned nrings, unsigned idx)
+{
+    return (amc_shm_ring_t *)((char *)inbox + amc_shm_hdr_bytes(nrings) +
+                              (size_t)idx * amc_shm_ring_bytes());
+}
+
+/* Taken only while threads may meet (tp->lock_live), read at each call:
+ * the context sets the flag after the transport exists. */
+static int amc_shm_lock(const amc_shm_t *shm, int *word)
+{
+    unsigned spins = 0;
+
+    if (!amc_lock_live(shm->tp->lock_live)) {
+        return 0;
+    }
+    while (__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(word, __ATOMIC_RELAXED)) {
+            if (++spins > 100) {
+                sched_yield();
+            } else {
+                amc_cpu_relax();
+            }
+        }
+    }
+    return 1;
+}
+
+static void amc_shm_unlock(int *word, int held)
+{
+    if (held) {
+        __atomic_store_n(word, 0, __ATOMIC_RELEASE);
+    }
+}
+
+int amc_shm_create(amc_transport_t *tp, unsigned nrings, const char *tag, const amc_log_t *log,
+                   amc_shm_t **shm_p)
+{
+    amc_shm_t *shm;
+    char       name[64];
+    int        fds[2];
+
+    if ((nrings == 0) || (nrings > (1u << 20))) {
+        return AMC_ERR_ARG;
+    }
+    shm = calloc(1, sizeof(*shm));
+    if (shm == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    shm->tp        = tp;
+    shm->log       = *log;
+    shm->nrings    = nrings;
+    shm->inbox_fd  = -1;
+    shm->bell_r    = -1;
+    shm->bell_w    = -1;
+    shm->inbox_len = amc_shm_inbox_bytes(nrings);
+    shm->in        = calloc(nrings, sizeof(*shm->in));
+    if (shm->in == NULL) {
+        goto err_free;
+    }
+    /* no name in any file system: gone with the last process that maps it */
+    snprintf(name, sizeof(name), "amc-mbox-%s-%d", tag, tp->rank);
+    shm->inbox_fd = memfd_create(name, MFD_CLOEXEC);
+    if (shm->inbox_fd < 0) {
+        amc_debug(&shm->log, "memfd_create: %s; no mailboxes", strerror(errno));
+        goto err_free;
+    }
+    /* peers open it through /proc as the same user; nobody else may */
+    if ((fchmod(shm->inbox_fd, S_IRUSR | S_IWUSR) != 0) ||
+        (ftruncate(shm->inbox_fd, (off_t)shm->inbox_len) != 0)) {
+        amc_debug(&shm->log, "sizing the inbox: %s; no mailboxes", strerror(errno));
+        goto err_close;
+    }
+    shm->inbox = mmap(NULL, shm->inbox_len, PROT_READ | PROT_WRITE, MAP_SHARED, shm->inbox_fd, 0);
+    if (shm->inbox == MAP_FAILED) {
+        shm->inbox = NULL;
+        amc_debug(&shm->log, "mapping the inbox: %s; no mailboxes", strerror(errno));
+        goto err_close;
+    }
+    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) {
+        amc_debug(&shm->log, "the doorbell pipe: %s; no mailboxes", strerror(errno));
+        goto err_unmap;
+    }
+    shm->bell_r     = fds[0];
+    shm->bell_w     = fds[1];
+    shm->barrier_ok = amc_shm_membarrier_register();
+    *shm_p          = shm;
+    return AMC_SUCCESS;
+
+err_unmap:
+    munmap(shm->inbox, shm->inbox_len);
+err_close:
+    close(shm->inbox_fd);
+err_free:
+    free(shm->in);
+    free(shm);
+    return AMC_ERR_TRANSPORT;
+}
+
+void amc_shm_addr(const amc_shm_t *shm, amc_shm_addr_t *addr)
+{
+    memset(addr, 0, sizeof(*addr));
+    addr->magic    = AMC_SHM_MAGIC;
+    addr->version  = AMC_SHM_VERSION;
+    addr->pid      = (int32_t)getpid();
+    addr->inbox_fd = shm->inbox_fd;
+    addr->bell_fd  = shm->bell_w;
+    addr->nrings   = shm->nrings;
+    addr->ncells   = AMC_SHM_NCELLS;
+    addr->flags    = shm->barrier_ok ? AMC_SHM_ADDR_MEMBARRIER : 0;
+}
+
+static int amc_shm_proc_open(int32_t pid, int32_t fd, int flags)
+{
+    char path[64];
+
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, (int)fd);
+    return open(path, flags | O_CLOEXEC);
+}
+
+int amc_shm_connect(amc_shm_t *shm, int dest, const amc_shm_addr_t *addr, amc_shm_out_t **out_p)
+{
+    amc_shm_inbox_t *inbox;
+    amc_shm_out_t   *out;
+    struct stat      st;
+    size_t           len;
+    uint32_t         idx;
+    int              fd;
+
+    if ((addr->magic != AMC_SHM_MAGIC) || (addr->version != AMC_SHM_VERSION) ||
+        (addr->ncells != AMC_SHM_NCELLS) || (addr->nrings == 0) ||
+        (addr->nrings > (1u << 20)) || (addr->pid <= 0) ||
+        (addr->flags & ~AMC_SHM_ADDR_MEMBARRIER)) {
+        amc_debug(&shm->log, "rank %d's mailbox address is not one this build reads", dest);
+        return AMC_ERR_TRANSPORT;
+    }
+    len = amc_shm_inbox_bytes(addr->nrings);
+    fd  = amc_shm_proc_open(addr->pid, addr->inbox_fd, O_RDWR);
+    if (fd < 0) {
+        amc_debug(&shm->log, "rank %d's inbox: %s; UCX carries its messages", dest,
+                  strerror(errno));
+        return AMC_ERR_TRANSPORT;
+    }
+    /* a shorter file would fault on access */
+    if ((fstat(fd, &st) != 0) || ((size_t)st.st_size < len)) {
+        close(fd);
+        amc_debug(&shm->log, "rank %d's inbox is smaller than it says", dest);
+        return AMC_ERR_TRANSPORT;
+    }
+    inbox = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (inbox == MAP_FAILED) {
+        amc_debug(&shm->log, "mapping rank %d's inbox: %s", dest, strerror(errno));
+        return AMC_ERR_TRANSPORT;
+    }
+    out = calloc(1, sizeof(*out));
+    if (out == NULL) {
+        munmap(inbox, len);
+        return AMC_ERR_NO_MEMORY;
+    }
+    /* once per pair: the only read-modify-write on the shared memory */
+    idx = __atomic_fetch_add(&inbox->nreg, 1, __ATOMIC_ACQ_REL);
+    if (idx >= addr->nrings) {
+        munmap(inbox, len);
+        free(out);
+        amc_debug(&shm->log, "rank %d's inbox has no ring left", dest);
+        return AMC_ERR_TRANSPORT;
+    }
+    out->ring     = amc_shm_ring_at(inbox, addr->nrings, idx);
+    out->sleepers = &inbox->sleepers;
+    out->map      = inbox;
+    out->map_len  = len;
+    out->dest     = dest;
+    out->pid      = addr->pid;
+    out->bell_fd  = addr->bell_fd;
+    out->bell     = -1;
+    out->fence    = !shm->barrier_ok || !(addr->flags & AMC_SHM_ADDR_MEMBARRIER);
+    __atomic_store_n(&inbox->reg[idx], (int32_t)shm->tp->rank + 1, __ATOMIC_RELEASE);
+    /* progress walks the list without the caller's lock */
+    out->next = shm->outs;
+    __atomic_store_n(&shm->outs, out, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&shm->nout, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&shm->tp->mboxes_out, 1, __ATOMIC_RELAXED);
+    *out_p = out;
+    return AMC_SUCCESS;
+}
+
+/* The receiver sleeps: a byte in its pipe wakes it. Rare, so the pipe is
+ * opened on the first need. */
+static void amc_shm_ring_bell(amc_shm_out_t *out)
+{
+    static const char one = 1;
+    int               fd  = __atomic_load_n(&out->bell, __ATOMIC_ACQUIRE);
+
+    if (fd < 0) {
+        int mine = amc_shm_proc_open(out->pid, out->bell_fd, O_WRONLY | O_NONBLOCK);
+        int none = -1;
+
+        if (mine < 0) {
+            return; /* it wakes by its own timeout */
+        }
+        if (!__atomic_compare_exchange_n(&out->bell, &none, mine, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE)) {
+            close(mine);
+        }
+        fd = __atomic_load_n(&out->bell, __ATOMIC_ACQUIRE);
+    }
+    /* a full pipe already wakes it */
+    (void)!write(fd, &one, 1);
+}
+
+static size_t amc_shm_cells(size_t hdr_len, size_t len)
+{
+    return (sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len) + len + AMC_SHM_CELL - 1) / AMC_SHM_CELL;
+}
+
+/* Copies one message into out's ring if it has room: 1, else 0. Lock held. */
+static int amc_shm_put(amc_shm_out_t *out, const void *hdr, size_t hdr_len, const void *data,
+                       size_t len)
+{
+    size_t    need = amc_shm_cells(hdr_len, len);
+    size_t    off  = (size_t)(out->head % AMC_SHM_NCELLS);
+    size_t    skip = (off + need > AMC_SHM_NCELLS) ? AMC_SHM_NCELLS - off : 0;
+    uint64_t *ctl;
+    uint8_t  *cell;
+
+    if (out->head + skip + need - out->tail_seen > AMC_SHM_NCELLS) {
+        out->tail_seen = __atomic_load_n(&out->ring->tail, __ATOMIC_ACQUIRE);
+        if (out->head + skip + need - out->tail_seen > AMC_SHM_NCELLS) {
+            return 0;
+        }
+    }
+    if (skip > 0) {
+        ctl = (uint64_t *)(out->ring->cells + off * AMC_SHM_CELL);
+        __atomic_store_n(ctl, AMC_SHM_CTL_VALID | AMC_SHM_CTL_SKIP | (uint32_t)out->head,
+                         __ATOMIC_RELEASE);
+        out->head += skip;
+        off = 0;
+    }
+    cell = out->ring->cells + off * AMC_SHM_CELL;
+    memcpy(cell + sizeof(uint64_t), hdr, hdr_len);
+    if (len > 0) {
+        memcpy(cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), data, len);
+    }
+    /* last: a sender that dies before it leaves nothing readable */
+    __atomic_store_n((uint64_t *)cell, amc_shm_ctl_word(out->head, hdr_len, len),
+                     __ATOMIC_RELEASE);
+    out->head += need;
+    return 1;
+}
+
+/* After a publication: a receiver that announced its sleep before it is
+ * woken (the fence pairs with the one in amc_shm_sleep_begin: either the
+ * sender sees the sleeper, or the sleeper sees the message). */
+static void amc_shm_notify(amc_shm_out_t *out)
+{
+    if (out->fence) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    } else {
+        __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the sleeper's membarrier fences the CPU */
+    }
+    if (__atomic_load_n(out->sleepers, __ATOMIC_RELAXED) != 0) {
+        amc_shm_ring_bell(out);
+    }
+}
+
+int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
+                 const void *data, size_t len, amc_completion_t *comp)
+{
+    amc_shm_pend_t *pend;
+    int             held, put;
+
+    if ((hdr_len > 0xff) || (sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len) + len > AMC_SHM_MAX_BYTES)) {
+        return AMC_SHM_TOO_BIG;
+    }
+    held = amc_shm_lock(shm, &out->lock);
+    put  = (out->q_head == NULL) && amc_shm_put(out, hdr, hdr_len, data, len);
+    if (put) {
+        amc_shm_unlock(&out->lock, held);
+        amc_shm_notify(out);
+        return AMC_SUCCESS;
+    }
+    /* full (or others wait already): in order behind them, from progress */
+    pend = malloc(sizeof(*pend));
+    if (pend == NULL) {
+        amc_shm_unlock(&out->lock, held);
+        amc_error(&shm->log, "out of memory queueing a message to rank %d", out->dest);
+        return AMC_ERR_NO_MEMORY;
+    }
+    pend->next    = NULL;
+    pend->hdr     = hdr;
+    pend->hdr_len = hdr_len;
+    pend->data    = data;
+    pend->len     = len;
+    pend->comp    = comp;
+    if (out->q_tail != NULL) {
+        out->q_tail->next = pend;
+    } else {
+        out->q_head = pend;
+    }
+    out->q_tail = pend;
+    __atomic_add_fetch(&shm->nqueued, 1, __ATOMIC_RELEASE);
+    amc_shm_unlock(&out->lock, held);
+    return AMC_INPROGRESS;
+}
+
+/* Queued sends that fit now; to a peer that died, dropped (as a send to a
+ * dead rank is). Completions run with no lock held: they may send. */
+static int amc_shm_drain(amc_shm_t *shm)
+{
+    amc_shm_out_t  *out;
+    amc_shm_pend_t *pend;
+    int             n = 0, held, dead, put;
+
+    for (out = __atomic_load_n(&shm->outs, __ATOMIC_ACQUIRE); out != NULL; out = out->next) {
+        for (;;) {
+            held = amc_shm_lock(shm, &out->lock);
+            pend = out->q_head;
+            if (pend == NULL) {
+                amc_shm_unlock(&out->lock, held);
+                break;
+            }
+            dead = amc_peer_set_test(&shm->tp->dead, out->dest);
+            put  = !dead && amc_shm_put(out, pend->hdr, pend->hdr_len, pend->data, pend->len);
+            if (!dead && !put) {
+                amc_shm_unlock(&out->lock, held);
+                break;
+            }
+            out->q_head = pend->next;
+            if (out->q_head == NULL) {
+                out->q_tail = NULL;
+            }
+            __atomic_sub_fetch(&shm->nqueued, 1, __ATOMIC_RELEASE);
+            amc_shm_unlock(&out->lock, held);
+            if (put) {
+                amc_shm_notify(out);
+            }
+            pend->comp->fn(pend->comp, AMC_SUCCESS);
+            free(pend);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Rings whose writers registered since the last look. */
+static void amc_shm_adopt(amc_shm_t *shm)
+{
+    uint32_t n = __atomic_load_n(&shm->inbox->nreg, __ATOMIC_ACQUIRE);
+    int32_t  who;
+
+    if (n > shm->nrings) {
+        n = shm->nrings;  /* writers turned away */
+    }
+    while (shm->nin < n) {
+        who = __atomic_load_n(&shm->inbox->reg[shm->nin], __ATOMIC_ACQUIRE);
+        if (who == 0) {
+            return;        /* taken, not ready yet */
+        }
+        shm->in[shm->nin].ring   = amc_shm_ring_at(shm->inbox, shm->nrings, shm->nin);
+        shm->in[shm->nin].tail   = 0;
+        shm->in[shm->nin].src    = who - 1;
+        shm->in[shm->nin].broken = (who < 1) || (who > shm->tp->size) ||
+                                   (who - 1 == shm->tp->rank);
+        if (shm->in[shm->nin].broken) {
+            amc_error(&shm->log, "rejected mailbox: a writer registered as rank %d of %d",
+                      who - 1, shm->tp->size);
+        }
+        shm->nin++;
+        __atomic_add_fetch(&shm->tp->mboxes_in, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* Why the word at in's tail is not the next message, or NULL if it is. A
+ * word left from an earlier lap (or cleared) means nothing came yet:
+ * *empty is set. */
+static const char *amc_shm_check(const amc_shm_in_t *in, uint64_t w, int *empty)
+{
+    uint32_t expect = (uint32_t)in->tail;
+    uint32_t behind = expect - AMC_SHM_CTL_POS(w);
+    size_t   off    = (size_t)(in->tail % AMC_SHM_NCELLS);
+
+    *empty = 0;
+    if ((w == 0) || ((w & AMC_SHM_CTL_VALID) && (behind != 0) &&
+                     (behind % AMC_SHM_NCELLS == 0) && (behind <= (1u << 31)))) {
+        *empty = 1;
+        return NULL;
+    }
+    if (!(w & AMC_SHM_CTL_VALID) || (behind != 0)) {
+        return "wrong sequence";
+    }
+    if ((w & AMC_SHM_CTL_FLAGS) & ~AMC_SHM_CTL_SKIP) {
+        return "unknown flags";
+    }
+    if (w & AMC_SHM_CTL_SKIP) {
+        return ((AMC_SHM_CTL_HDR(w) | AMC_SHM_CTL_LEN(w)) != 0) ? "a skip with a length" : NULL;
+    }
+    if (AMC_SHM_CTL_HDR(w) == 0) {
+        return "no header";
+    }
+    if ((sizeof(uint64_t) + AMC_SHM_ALIGN8(AMC_SHM_CTL_HDR(w)) + AMC_SHM_CTL_LEN(w) >
+         AMC_SHM_MAX_BYTES) ||
+        (off + amc_shm_cells(AMC_SHM_CTL_HDR(w), AMC_SHM_CTL_LEN(w)) > AMC_SHM_NCELLS)) {
+        return "a length beyond the mailbox";
+    }
+    return NULL;
+}
+
+/* Takes up to AMC_SHM_POLL_BATCH messages from one ring. */
+static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
+{
+    amc_transport_t *tp = shm->tp;
+    const char      *why;
+    uint8_t         *cell;
+    uint64_t         w;
+    size_t           hdr_len, len, cells, i;
+    int              n = 0, empty;
+
+    while (!in->broken && (n < AMC_SHM_POLL_BATCH)) {
+        cell = in->ring->cells + (size_t)(in->tail % AMC_SHM_NCELLS) * AMC_SHM_CELL;
+        w    = __atomic_load_n((uint64_t *)cell, __ATOMIC_ACQUIRE);
+        if (AMC_SHM_CTL_POS(w) != (uint32_t)in->tail) {
+            /* the common look at an empty ring: its word is from an earlier lap */
+            if ((w == 0) || ((w & AMC_SHM_CTL_VALID) &&
+                             (((uint32_t)in->tail - AMC_SHM_CTL_POS(w)) % AMC_SHM_NCELLS == 0) &&
+                             (((uint32_t)in->tail - AMC_SHM_CTL_POS(w)) <= (1u << 31)))) {
+                break;
+            }
+        }
+        why = amc_shm_check(in, w, &empty);
+        if (empty) {
+            break;
+        }
+        if (why != NULL) {
+            /* where its next message starts is unknown now: the ring is
+             * closed, and its writer treated as failed (clear errors on
+             * its collectives, no hang) */
+            in->broken = 1;
+            amc_error(&shm->log, "rejected mailbox message from rank %d (control word "
+                      "0x%016llx at cell %llu): %s; rank %d is treated as failed", in->src,
+                      (unsigned long long)w, (unsigned long long)in->tail, why, in->src);
+            (void)amc_peer_set_mark(&tp->dead, in->src);
+            break;
+        }
+        if (w & AMC_SHM_CTL_SKIP) {
+            in->tail += AMC_SHM_NCELLS - (in->tail % AMC_SHM_NCELLS);
+        } else {
+            hdr_len = AMC_SHM_CTL_HDR(w);
+            len     = AMC_SHM_CTL_LEN(w);
+            if (!closing) {
+                tp->recv_cb(tp->recv_arg, cell + sizeof(uint64_t), hdr_len,
+                            cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), len, NULL);
+            }
+            /* a later lap's reader must never take payload for a control word */
+            cells = amc_shm_cells(hdr_len, len);
+            for (i = 1; i < cells; i++) {
+                *(uint64_t *)(cell + i * AMC_SHM_CELL) = 0;
+            }
+            in->tail += cells;
+        }
+        __atomic_store_n(&in->ring->tail, in->tail, __ATOMIC_RELEASE);
+        n++;
+    }
+    return n;
+}
+
+int amc_shm_progress(amc_shm_t *shm, int closing)
+{
+    unsigned i;
+    int      n = 0, held;
+
+    if (__atomic_load_n(&shm->nqueued, __ATOMIC_ACQUIRE) > 0) {
+        n += amc_shm_drain(shm);
+    }
+    if (amc_lock_live(shm->tp->lock_live)) {
+        /* another thread reads the inbox: it runs what is there */
+        if (__atomic_exchange_n(&shm->poll_lock, 1, __ATOMIC_ACQUIRE)) {
+            return n;
+        }
+        held = 1;
+    } else {
+        held = 0;
+    }
+    if (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_RELAXED) != shm->nin) {
+        amc_shm_adopt(shm);
+    }
+    for (i = 0; i < shm->nin; i++) {
+        n += amc_shm_read(shm, &shm->in[i], closing);
+    }
+    amc_shm_unlock(&shm->poll_lock, held);
+    return n;
+}
+
+/* Whether a message or a new writer waits (no lock: a hint for the sleeper). */
+static int amc_shm_pending(amc_shm_t *shm)
+{
+    const amc_shm_in_t *in;
+    const char         *why;
+    uint64_t            w;
+    unsigned            i;
+    int                 empty;
+
+    if (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_ACQUIRE) != shm->nin) {
+        return 1;
+    }
+    for (i = 0; i < shm->nin; i++) {
+        in = &shm->in[i];
+        if (in->broken) {
+            continue;
+        }
+        w   = __atomic_load_n((uint64_t *)(in->ring->cells +
+                                           (size_t)(in->tail % AMC_SHM_NCELLS) * AMC_SHM_CELL),
+                              __ATOMIC_ACQUIRE);
+        why = amc_shm_check(in, w, &empty);
+        if (!empty || (why != NULL)) {
+            return 1;
+        }
+    }
+    return __atomic_load_n(&shm->nqueued, __ATOMIC_ACQUIRE) > 0;
+}
+
+int amc_shm_sleep_begin(amc_shm_t *shm)
+{
+    /* a locked add: a full barrier before the look at the rings */
+    __atomic_add_fetch(&shm->inbox->sleepers, 1, __ATOMIC_SEQ_CST);
+#if defined(SYS_membarrier)
+    if (shm->barrier_ok &&
+        (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0)) {
+        shm->barrier_ok = 0; /* not seen: registered, queried; sleep lightly */
+        return 1;
+    }
+#endif
+    return amc_shm_pending(shm);
+}
+
+void amc_shm_sleep_end(amc_shm_t *shm)
+{
+    char buf[64];
+
+    __atomic_sub_fetch(&shm->inbox->sleepers, 1, __ATOMIC_SEQ_CST);
+    while (read(shm->bell_r, buf, sizeof(buf)) > 0) {
+    }
+}
+
+int amc_shm_bell_fd(const amc_shm_t *shm)
+{
+    return shm->bell_r;
+}
+
+unsigned amc_shm_queued(const amc_shm_t *shm)
+{
+    return __atomic_load_n(&shm->nqueued, __ATOMIC_ACQUIRE);
+}
+
+unsigned amc_shm_rings_out(const amc_shm_t *shm)
+{
+    return (shm != NULL) ? __atomic_load_n(&shm->nout, __ATOMIC_RELAXED) : 0;
+}
+
+unsigned amc_shm_rings_in(const amc_shm_t *shm)
+{
+    return (shm != NULL) ? shm->nin : 0;
+}
+
+int amc_shm_forge(amc_shm_out_t *out, const void *bytes, size_t n)
+{
+    size_t   off  = (size_t)(out->head % AMC_SHM_NCELLS);
+    size_t   room = (AMC_SHM_NCELLS - off) * AMC_SHM_CELL;
+    uint8_t *cell = out->ring->cells + off * AMC_SHM_CELL;
+    uint64_t w    = 0;
+
+    if (n > room) {
+        n = room;
+    }
+    if (n > sizeof(w)) {
+        memcpy(cell + sizeof(w), (const uint8_t *)bytes + sizeof(w), n - sizeof(w));
+    }
+    memcpy(&w, bytes, (n < sizeof(w)) ? n : sizeof(w));
+    __atomic_store_n((uint64_t *)cell, w, __ATOMIC_RELEASE);
+    out->head += (n + AMC_SHM_CELL - 1) / AMC_SHM_CELL;
+    amc_shm_notify(out);
+    return AMC_SUCCESS;
+}
+
+uint64_t amc_shm_forge_position(const amc_shm_out_t *out)
+{
+    return out->head;
+}
+
+int amc_shm_owns(const amc_shm_t *shm, const void *p, size_t len)
+{
+    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)shm->inbox;
+
+    return (a >= lo) && (len <= shm->inbox_len) && (a - lo <= shm->inbox_len - len);
+}
+
+uint64_t amc_shm_ctl_word(uint64_t position, size_t hdr_len, size_t len)
+{
+    return AMC_SHM_CTL_VALID | ((uint64_t)(hdr_len & 0xff) << 48) |
+           ((uint64_t)(len & 0xffff) << 32) | (uint32_t)position;
+}
+
+void amc_shm_destroy(amc_shm_t *shm)
+{
+    amc_shm_out_t  *out;
+    amc_shm_pend_t *pend;
+
+    if (shm == NULL) {
+        return;
+    }
+    while ((out = shm->outs) != NULL) {
+        shm->outs = out->next;
+        while ((pend = out->q_head) != NULL) {
+            out->q_head = pend->next;
+            free(pend);  /* abandoned with their collectives, as UCX's queue is */
+        }
+        if (out->bell >= 0) {
+            close(out->bell);
+        }
+        munmap(out->map, out->map_len);
+        free(out);
+    }
+    munmap(shm->inbox, shm->inbox_len);
+    close(shm->inbox_fd);
+    close(shm->bell_r);
+    close(shm->bell_w);
+    free(shm->in);
+    free(shm);
+}

@@ -1,0 +1,114 @@
+/*
+ * Mailboxes between ranks on one node: per (sender, receiver) pair a ring of
+ * 64-byte cells in shared memory that one sender writes and one receiver
+ * reads. A message is copied into the next cells and published by one
+ * release store of its control word, last; the receiver runs the arrival
+ * handler on the cells in place. No atomic read-modify-write per message
+ * (UCX's shared-memory FIFO claims each element with a compare-and-swap on
+ * the receiver's head): doc/design.md, "Mailboxes".
+ *
+ * Each rank owns one inbox, a memfd holding a ring for every other rank of
+ * its node; pages are touched, so paid for, only by the senders that write.
+ * Peers open it through /proc/PID/fd/N (same user, same kernel and pid
+ * namespace): it has no name in any file system, so nothing is left behind
+ * whatever kills the job. A pipe is the inbox's doorbell, rung by a sender
+ * only while the receiver sleeps.
+ *
+ * The UCX transport uses this for eager messages to peers on its node that
+ * fit a mailbox (transport/ucx.c); everything else goes by UCX.
+ */
+#ifndef AMC_SHM_H
+#define AMC_SHM_H
+
+#include "base/log.h"
+#include "transport/transport.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AMC_SHM_MAGIC   0x414d4d42u /* "AMMB" */
+#define AMC_SHM_VERSION 1u
+
+/* What a rank publishes (PMIX_LOCAL) so that the peers on its node can
+ * write to it. */
+typedef struct amc_shm_addr {
+    uint32_t magic;
+    uint32_t version;
+    int32_t  pid;
+    int32_t  inbox_fd;   /* the inbox memfd, opened as /proc/pid/fd/inbox_fd */
+    int32_t  bell_fd;    /* the doorbell pipe's write end, likewise */
+    uint32_t nrings;     /* rings in the inbox: writers it takes */
+    uint32_t ncells;     /* cells per ring */
+    uint32_t flags;      /* AMC_SHM_ADDR_* */
+} amc_shm_addr_t;
+
+/* The owner's sleep makes the senders' fence (membarrier): they skip theirs. */
+#define AMC_SHM_ADDR_MEMBARRIER 1u
+
+typedef struct amc_shm     amc_shm_t;      /* this rank's inbox and the rings it writes */
+typedef struct amc_shm_out amc_shm_out_t;  /* one ring this rank writes, to one peer */
+
+/* amc_shm_send's answer when a message does not fit a mailbox: the caller
+ * sends it another way. */
+#define AMC_SHM_TOO_BIG 1
+
+/* The inbox of tp's rank, with a ring for each of nrings writers (the
+ * ranks on its node but itself). Messages reach tp->recv_cb; dead peers
+ * are read from tp->dead, and locks are taken while tp->lock_live says
+ * threads may meet. tag names the memfd (seen in /proc/PID/maps). */
+int  amc_shm_create(amc_transport_t *tp, unsigned nrings, const char *tag,
+                    const amc_log_t *log, amc_shm_t **shm_p);
+void amc_shm_destroy(amc_shm_t *shm);
+
+void amc_shm_addr(const amc_shm_t *shm, amc_shm_addr_t *addr);
+
+/* Maps dest's inbox (published as addr) and takes a ring in it. Any
+ * failure (another user, another pid namespace, a full inbox, a bad
+ * address) is logged at debug level: the caller talks to dest by UCX. */
+int  amc_shm_connect(amc_shm_t *shm, int dest, const amc_shm_addr_t *addr,
+                     amc_shm_out_t **out_p);
+
+/* An eager message to out's peer: AMC_SUCCESS (copied: hdr and data may be
+ * reused), AMC_INPROGRESS (the ring is full: queued, comp is called from a
+ * later progress once it is copied), or AMC_SHM_TOO_BIG. Never blocks. */
+int  amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
+                  const void *data, size_t len, amc_completion_t *comp);
+
+/* Runs the handlers of the messages waiting in the inbox and copies queued
+ * sends into rings that have room; returns how many it did. closing: the
+ * messages are dropped unread (teardown). */
+int  amc_shm_progress(amc_shm_t *shm, int closing);
+
+/* Sleeping: begin() announces the sleeper and returns non-zero if a message
+ * came meanwhile (then do not sleep, and call end() all the same); while
+ * announced, a sender rings bell_fd (readable). end() withdraws. */
+int  amc_shm_sleep_begin(amc_shm_t *shm);
+void amc_shm_sleep_end(amc_shm_t *shm);
+int  amc_shm_bell_fd(const amc_shm_t *shm);
+
+/* Sends queued for rings that were full (teardown waits for them). */
+unsigned amc_shm_queued(const amc_shm_t *shm);
+
+/* The largest header and data a mailbox message carries, and the memory:
+ * the inbox's size (each ring's pages are touched only once its writer
+ * writes) and one ring's. */
+size_t amc_shm_max_message(void);
+size_t amc_shm_ring_bytes(void);
+size_t amc_shm_inbox_bytes(unsigned nrings);
+
+/* Rings this rank writes and reads so far (amc_stat_get, amc_info). */
+unsigned amc_shm_rings_out(const amc_shm_t *shm);
+unsigned amc_shm_rings_in(const amc_shm_t *shm);
+
+/* For the fuzz target and the unit tests: forge the raw cells of the ring
+ * out writes, as a broken or hostile peer would: n bytes at the ring's
+ * next free cell (a control word first), published as they are. */
+int  amc_shm_forge(amc_shm_out_t *out, const void *bytes, size_t n);
+/* The position the ring's next message has (its honest control word's low
+ * 32 bits), and whether [p, p + len) lies inside shm's inbox. */
+uint64_t amc_shm_forge_position(const amc_shm_out_t *out);
+int  amc_shm_owns(const amc_shm_t *shm, const void *p, size_t len);
+/* The control word of an honest message (for forging a dishonest one). */
+uint64_t amc_shm_ctl_word(uint64_t position, size_t hdr_len, size_t len);
+
+#endif
