@@ -6,6 +6,7 @@
  * (one per peer it sent to, not one per rank of the job). */
 #include "am_coll/config.h"
 #include "am_coll/tuning.h"
+#include "transport/shm.h"
 #include "amcoll.h"
 
 #include <stdio.h>
@@ -13,8 +14,9 @@
 
 static int amc_info_stats(int argc, char **argv)
 {
-    static const char *names[] = { "ranks", "endpoints", "flow_peers", "flow_bytes" };
-    unsigned long long v[4] = { 0, 0, 0, 0 };
+    static const char *names[] = { "ranks", "endpoints", "mailboxes_out", "mailboxes_in",
+                                   "flow_peers", "flow_bytes" };
+    unsigned long long v[6] = { 0, 0, 0, 0, 0, 0 };
     size_t             i;
     int                rank = 0, status;
 
@@ -25,12 +27,12 @@ static int amc_info_stats(int argc, char **argv)
     }
     amc_comm_rank(AMC_COMM_WORLD, &rank);
     status = amc_barrier(AMC_COMM_WORLD);
-    for (i = 0; (status == AMC_SUCCESS) && (i < 4); i++) {
+    for (i = 0; (status == AMC_SUCCESS) && (i < 6); i++) {
         status = amc_stat_get(names[i], &v[i]);
     }
     if (status == AMC_SUCCESS) {
         printf("amc_info rank %d after amc_init and one barrier:", rank);
-        for (i = 0; i < 4; i++) {
+        for (i = 0; i < 6; i++) {
             printf(" %s %llu", names[i], v[i]);
         }
         printf("\n");
@@ -61,6 +63,12 @@ int main(int argc, char **argv)
     printf("# amcoll %d.%d configuration (AMC_* environment variables)\n",
            AMC_VERSION_MAJOR, AMC_VERSION_MINOR);
     amc_config_print(stdout, &cfg);
+    /* the mailboxes' fixed memory (doc/design.md, "Mailboxes") */
+    printf("#\n# mailboxes (AMC_SHM=1): a ring per (sender, receiver) pair of a node, %zu bytes "
+           "(touched only once its sender writes);\n# an inbox of L-1 rings on a node of L "
+           "ranks: %zu bytes at L=2, %zu at L=32; messages up to %zu bytes of header and data\n",
+           amc_shm_ring_bytes(), amc_shm_inbox_bytes(1), amc_shm_inbox_bytes(31),
+           amc_shm_max_message());
     tstatus = amc_tuning_load(&tuning, cfg.tuning_file, (int)cfg.tuning_builtin,
                               &log); /* logs what is wrong */
     if (tstatus == AMC_SUCCESS) {

@@ -53,7 +53,9 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     ctx->cfg       = *cfg;
     amc_alg_resolve(&ctx->cfg, ctx->alg_forced);
     if (ctx->cfg.wait.spin_count == AMC_SPIN_AUTO) {
-        ctx->cfg.wait.spin_count = amc_wait_spin_auto(tp->local_size);
+        /* the automatic spin is a time: passes of this transport's cost */
+        ctx->cfg.wait.spin_count = amc_wait_spin_auto(tp->local_size) *
+                                   ((tp->pass_scale > 0) ? tp->pass_scale : 1);
     }
     if (!amc_node_oversubscribed(tp->local_size)) {
         ctx->cfg.oversub_linear_max_ranks = 0;

@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -47,6 +48,73 @@ static long probe_maps(void)
     }
     fclose(f);
     return n;
+}
+
+/* AMC_PROBE_SMAPS=1: the resident KiB after the barrier by what holds it
+ * (a mapping's file's base name, [heap], [anon], a memfd), one line per kind:
+ * "smaps N n rank r KIND rss_kib private_dirty_kib". What grows with N shows
+ * where the memory that follows the job's size sits; the private dirty
+ * part is what this process alone costs (RSS also counts the pages of
+ * shared libraries it happened to touch). */
+static void probe_smaps(int size, int rank)
+{
+    enum { KINDS = 64 };
+    char  line[4096], kind[KINDS][96], cur[96] = "[anon]";
+    long  kib[KINDS], dirty[KINDS], v;
+    int   nk = 0, i;
+    FILE *f = fopen("/proc/self/smaps", "r");
+
+    while ((f != NULL) && (fgets(line, sizeof(line), f) != NULL)) {
+        char *path, *slash;
+
+        if ((sscanf(line, "Rss: %ld kB", &v) == 1) ||
+            (sscanf(line, "Private_Dirty: %ld kB", &v) == 1)) {
+            for (i = 0; (i < nk) && (strcmp(kind[i], cur) != 0); i++) {
+            }
+            if ((i == nk) && (nk < KINDS)) {
+                snprintf(kind[nk], sizeof(kind[nk]), "%s", cur);
+                kib[nk]     = 0;
+                dirty[nk++] = 0;
+            }
+            if (i < nk) {
+                if (line[0] == 'R') {
+                    kib[i] += v;
+                } else {
+                    dirty[i] += v;
+                }
+            }
+            continue;
+        }
+        /* a mapping's header line: "start-end perms offset dev inode [path]" */
+        {
+            unsigned long lo, hi;
+            char          perms[8];
+
+            if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3) {
+                continue;
+            }
+        }
+        path = strchr(line, '/');
+        if (path == NULL) {
+            path = strchr(line, '[');
+        }
+        if (path == NULL) {
+            snprintf(cur, sizeof(cur), "[anon]");
+            continue;
+        }
+        path[strcspn(path, "\n")] = '\0';
+        slash = strrchr(path, '/');
+        snprintf(cur, sizeof(cur), "%s", (slash != NULL) ? slash + 1 : path);
+        cur[strcspn(cur, " ")] = '\0';
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    for (i = 0; i < nk; i++) {
+        if (kib[i] > 0) {
+            printf("smaps N %d rank %d %s %ld %ld\n", size, rank, kind[i], kib[i], dirty[i]);
+        }
+    }
 }
 
 static long long probe_endpoints(void)
@@ -96,6 +164,9 @@ int main(int argc, char **argv)
            "eps_init %lld rss_barrier_kib %ld maps_barrier %ld eps_barrier %lld rc %d\n",
            size, rank, (t1 - t0) * 1e3, (t2 - t1) * 1e3, rss0, maps0, eps0, rss1, maps1, eps1,
            rc);
+    if (getenv("AMC_PROBE_SMAPS") != NULL) {
+        probe_smaps(size, rank);
+    }
     fflush(stdout);
     rc |= amc_finalize();
     return (rc == AMC_SUCCESS) ? 0 : 1;

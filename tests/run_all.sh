@@ -64,9 +64,9 @@ AMC_BUILD_DIR=build-tsan ./build.sh --disable-shared CFLAGS="-fsanitize=thread -
     { echo "run_all: ThreadSanitizer build failed"; failed=$((failed + 1)); }
 if [ -f build-tsan/Makefile ]; then
     ( cd build-tsan && UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS=second_deadlock_stack=1 \
-        make -j1 check TESTS="tests/unit/test_threads" ); rc=$?
+        make -j1 check TESTS="tests/unit/test_threads tests/unit/test_shm" ); rc=$?
     tally build-tsan/test-suite.log
-    [ $rc -eq 0 ] || tail -n 60 build-tsan/tests/unit/test_threads.log
+    [ $rc -eq 0 ] || tail -n 60 build-tsan/tests/unit/test_threads.log build-tsan/tests/unit/test_shm.log
 fi
 
 step "fuzz target (libFuzzer, ASan + UBSan): forged messages beside legitimate collectives, 60 s"
@@ -98,13 +98,15 @@ step "make distcheck (tarball builds, tests pass from a read-only source tree)"
 # included), and the tests that read files from the source tree pass from a
 # read-only one: the layer check, the GOAL files, the integration and shim
 # scripts at small rank counts. The other unit tests ran twice above (plain
-# and sanitized) on the same code.
+# and sanitized) on the same code. AMC_SHM=0: the integration and shim runs
+# here send everything through UCX, the way the runs above do not (the
+# on-node mailboxes are on by default).
 distcheck_tests="tests/check_layers.sh tests/unit/test_config tests/unit/test_coll tests/unit/test_goal_parse"
 distcheck_tests+=" tests/integration/run_integration.sh tests/mpi/run_mpi_shim.sh"
 if ( cd build && AMCTEST_NPROCS="1 2 4" AMCTEST_FEW_NPROCS="2" AMCTEST_COLL_FULL_NPROCS="2" \
          AMCTEST_COLL_NPROCS="1 2 4" AMCTEST_COLL_VARIANT_NPROCS="4" AMCTEST_THREADS_NPROCS="2" \
          AMCTEST_COMM_NPROCS="2" AMCTEST_REL_NPROCS="2" AMCTEST_REL_FLOOD_NPROCS="2" AMCTEST_PEER_NPROCS="2" \
-         AMCTEST_SHIM_NPROCS="2 4" AMCTEST_GOAL_NPROCS="2" \
+         AMCTEST_SHIM_NPROCS="2 4" AMCTEST_GOAL_NPROCS="2" AMC_SHM=0 \
          make distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror TESTS="$distcheck_tests" \
              >distcheck.log 2>&1 ); then
     echo "PASS: distcheck"

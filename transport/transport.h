@@ -85,6 +85,10 @@ struct amc_transport {
     /* Endpoints this rank created so far (atomic): one per peer it sent to,
      * on the first message (doc/design.md, "Scale"); amc_stat_get reads it. */
     unsigned long              eps_created;
+    /* Progress passes that cost what one pass of UCX alone costs (0: 1):
+     * the automatic spin of the waits (AMC_SPIN_COUNT) is that many times
+     * longer in passes, the same in time. */
+    unsigned                   pass_scale;
     /* Mailbox rings (transport/shm.h) this rank writes into and reads from
      * so far (atomic): one per peer on its node, on first contact. */
     unsigned long              mboxes_out;

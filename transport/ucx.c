@@ -1079,7 +1079,9 @@ static void amc_ucx_init_mbox(amc_ucx_transport_t *self, const amc_ucx_params_t 
                        &self->log, &self->shm) != AMC_SUCCESS) {
         self->shm = NULL;
         amc_info(&self->log, "no mailboxes: UCX carries the messages on this node");
+        return;
     }
+    self->super.pass_scale = AMC_UCX_POLL_EVERY;
 }
 
 int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *params,
