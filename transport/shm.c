@@ -1,5 +1,6 @@
 #define _GNU_SOURCE /* memfd_create, pipe2 */
 #include "transport/shm.h"
+#include "transport/send_queue.h"
 #include "base/spinlock.h"
 #include "base/status.h"
 
@@ -49,15 +50,6 @@ typedef struct amc_shm_ring {
     uint8_t  cells[];    /* AMC_SHM_NCELLS x AMC_SHM_CELL */
 } amc_shm_ring_t;
 
-/* A send that found its ring full: copied when there is room, in order. */
-typedef struct amc_shm_pend {
-    struct amc_shm_pend *next;
-    const void          *hdr;
-    size_t               hdr_len;
-    const void          *data;
-    size_t               len;
-    amc_completion_t    *comp;
-} amc_shm_pend_t;
 
 struct amc_shm_out {
     amc_shm_ring_t  *ring;       /* in the peer's inbox */
@@ -72,7 +64,7 @@ struct amc_shm_out {
     uint64_t         head;       /* cells written (only this side writes) */
     uint64_t         tail_seen;  /* the receiver's tail as last read */
     int              lock;       /* while threads may meet */
-    amc_shm_pend_t  *q_head, *q_tail;
+    amc_send_queue_t q;          /* sends waiting for room, in order (lock) */
     amc_shm_out_t   *next;       /* every ring this rank writes */
 };
 
@@ -413,38 +405,24 @@ static void amc_shm_notify(amc_shm_out_t *out)
 int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
                  const void *data, size_t len, amc_completion_t *comp)
 {
-    amc_shm_pend_t *pend;
-    int             held, put;
+    int held, put;
 
     if ((hdr_len > 0xff) || (sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len) + len > AMC_SHM_MAX_BYTES)) {
         return AMC_SHM_TOO_BIG;
     }
     held = amc_shm_lock(shm, &out->lock);
-    put  = (out->q_head == NULL) && amc_shm_put(out, hdr, hdr_len, data, len);
+    put  = (out->q.head == NULL) && amc_shm_put(out, hdr, hdr_len, data, len);
     if (put) {
         amc_shm_unlock(&out->lock, held);
         amc_shm_notify(out);
         return AMC_SUCCESS;
     }
     /* full (or others wait already): in order behind them, from progress */
-    pend = malloc(sizeof(*pend));
-    if (pend == NULL) {
+    if (amc_send_queue_push(&out->q, out, hdr, hdr_len, data, len, AMC_SEND_EAGER, comp) == NULL) {
         amc_shm_unlock(&out->lock, held);
         amc_error(&shm->log, "out of memory queueing a message to rank %d", out->dest);
         return AMC_ERR_NO_MEMORY;
     }
-    pend->next    = NULL;
-    pend->hdr     = hdr;
-    pend->hdr_len = hdr_len;
-    pend->data    = data;
-    pend->len     = len;
-    pend->comp    = comp;
-    if (out->q_tail != NULL) {
-        out->q_tail->next = pend;
-    } else {
-        out->q_head = pend;
-    }
-    out->q_tail = pend;
     __atomic_add_fetch(&shm->nqueued, 1, __ATOMIC_RELEASE);
     amc_shm_unlock(&out->lock, held);
     return AMC_INPROGRESS;
@@ -454,14 +432,14 @@ int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr
  * dead rank is). Completions run with no lock held: they may send. */
 static int amc_shm_drain(amc_shm_t *shm)
 {
-    amc_shm_out_t  *out;
-    amc_shm_pend_t *pend;
-    int             n = 0, held, dead, put;
+    amc_shm_out_t   *out;
+    amc_send_pend_t *pend;
+    int              n = 0, held, dead, put;
 
     for (out = __atomic_load_n(&shm->outs, __ATOMIC_ACQUIRE); out != NULL; out = out->next) {
         for (;;) {
             held = amc_shm_lock(shm, &out->lock);
-            pend = out->q_head;
+            pend = out->q.head;
             if (pend == NULL) {
                 amc_shm_unlock(&out->lock, held);
                 break;
@@ -472,10 +450,7 @@ static int amc_shm_drain(amc_shm_t *shm)
                 amc_shm_unlock(&out->lock, held);
                 break;
             }
-            out->q_head = pend->next;
-            if (out->q_head == NULL) {
-                out->q_tail = NULL;
-            }
+            (void)amc_send_queue_pop(&out->q);
             __atomic_sub_fetch(&shm->nqueued, 1, __ATOMIC_RELEASE);
             amc_shm_unlock(&out->lock, held);
             if (put) {
@@ -748,18 +723,14 @@ uint64_t amc_shm_ctl_word(uint64_t position, size_t hdr_len, size_t len)
 
 void amc_shm_destroy(amc_shm_t *shm)
 {
-    amc_shm_out_t  *out;
-    amc_shm_pend_t *pend;
+    amc_shm_out_t *out;
 
     if (shm == NULL) {
         return;
     }
     while ((out = shm->outs) != NULL) {
         shm->outs = out->next;
-        while ((pend = out->q_head) != NULL) {
-            out->q_head = pend->next;
-            free(pend);  /* abandoned with their collectives, as UCX's queue is */
-        }
+        amc_send_queue_drop(&out->q); /* abandoned with their collectives, as UCX's are */
         if (out->bell >= 0) {
             close(out->bell);
         }

@@ -1,5 +1,6 @@
 #include "transport/ucx.h"
 #include "transport/proc_watch.h"
+#include "transport/send_queue.h"
 #include "transport/shm.h"
 #include "base/clock.h"
 #include "base/status.h"
@@ -60,21 +61,11 @@ typedef struct amc_ucx_peer {
     struct amc_ucx_peer      *next;     /* every peer record, for teardown */
 } amc_ucx_peer_t;
 
-/* A send made inside ucp_worker_progress (a handler or a completion that
- * advanced a collective) to a peer not yet connected: connecting asks PMIx,
- * which a handler must not wait for, so it goes from the progress path
- * right after (amc_ucx_drain). The caller's header and data stay valid
- * until its completion, as for any send. */
-typedef struct amc_ucx_pending {
-    struct amc_ucx_pending *next;
-    amc_ucx_peer_t         *peer;
-    const void             *hdr;
-    size_t                  hdr_len;
-    const void             *data;
-    size_t                  len;
-    unsigned                mode;
-    amc_completion_t       *comp;
-} amc_ucx_pending_t;
+/* Sends made inside ucp_worker_progress (a handler or a completion that
+ * advanced a collective) to a peer not yet connected wait in a queue
+ * (transport/send_queue.h; `to` is the peer's record): connecting asks
+ * PMIx, which a handler must not wait for, so they go from the progress
+ * path right after (amc_ucx_drain). */
 
 typedef struct amc_ucx_transport {
     amc_transport_t  super;
@@ -86,7 +77,7 @@ typedef struct amc_ucx_transport {
     amc_sparse_t     peers;     /* rank -> amc_ucx_peer_t, filled on first contact */
     amc_ucx_peer_t  *peer_list; /* every record (conn_lock) */
     pthread_mutex_t  conn_lock; /* making records and endpoints, the pending queue */
-    amc_ucx_pending_t *pend_head, *pend_tail;
+    amc_send_queue_t pend;      /* sends waiting for a connection (conn_lock) */
     int              npending;  /* atomic: the sleep looks at it without the lock */
     void            *my_addr;   /* this worker's address: the endpoint to self */
     size_t           my_addr_len;
@@ -280,26 +271,10 @@ static int amc_ucx_queue(amc_ucx_transport_t *self, amc_ucx_peer_t *peer, const 
                          size_t hdr_len, const void *data, size_t len, unsigned mode,
                          amc_completion_t *comp)
 {
-    amc_ucx_pending_t *pend = malloc(sizeof(*pend));
-
-    if (pend == NULL) {
+    if (amc_send_queue_push(&self->pend, peer, hdr, hdr_len, data, len, mode, comp) == NULL) {
         amc_error(&self->log, "out of memory queueing a send to rank %d", peer->rank);
         return AMC_ERR_NO_MEMORY;
     }
-    pend->next    = NULL;
-    pend->peer    = peer;
-    pend->hdr     = hdr;
-    pend->hdr_len = hdr_len;
-    pend->data    = data;
-    pend->len     = len;
-    pend->mode    = mode;
-    pend->comp    = comp;
-    if (self->pend_tail != NULL) {
-        self->pend_tail->next = pend;
-    } else {
-        self->pend_head = pend;
-    }
-    self->pend_tail = pend;
     peer->pending++;
     __atomic_add_fetch(&self->npending, 1, __ATOMIC_RELEASE);
     return AMC_INPROGRESS;
@@ -387,26 +362,23 @@ static int amc_ucx_send_slow(amc_ucx_transport_t *self, int dest, const void *hd
  * Returns how many it made. */
 static int amc_ucx_drain(amc_ucx_transport_t *self)
 {
-    amc_ucx_pending_t *pend;
-    amc_ucx_peer_t    *peer;
-    ucp_ep_h           ep;
-    int                n = 0, status, connect;
+    amc_send_pend_t *pend;
+    amc_ucx_peer_t  *peer;
+    ucp_ep_h         ep;
+    int              n = 0, status, connect;
 
     while (__atomic_load_n(&self->npending, __ATOMIC_ACQUIRE) > 0) {
         pthread_mutex_lock(&self->conn_lock);
-        pend = self->pend_head;
-        if ((pend == NULL) || pend->peer->connecting) {
+        pend = self->pend.head;
+        if ((pend == NULL) || ((amc_ucx_peer_t *)pend->to)->connecting) {
             /* empty, or another thread is connecting that peer: later */
             pthread_mutex_unlock(&self->conn_lock);
             break;
         }
-        peer    = pend->peer;
+        peer    = pend->to;
         connect = (__atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE) == NULL);
         peer->connecting = connect;
-        self->pend_head  = pend->next;
-        if (self->pend_head == NULL) {
-            self->pend_tail = NULL;
-        }
+        (void)amc_send_queue_pop(&self->pend);
         peer->pending--;
         __atomic_sub_fetch(&self->npending, 1, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&self->conn_lock);
@@ -743,14 +715,9 @@ static void amc_ucx_flush_mbox(amc_ucx_transport_t *self, double deadline)
  * collectives (nothing is sent once closing), and the records freed. */
 static void amc_ucx_free_peers(amc_ucx_transport_t *self)
 {
-    amc_ucx_pending_t *pend;
-    amc_ucx_peer_t    *peer;
+    amc_ucx_peer_t *peer;
 
-    while ((pend = self->pend_head) != NULL) {
-        self->pend_head = pend->next;
-        free(pend);
-    }
-    self->pend_tail = NULL;
+    amc_send_queue_drop(&self->pend);
     while ((peer = self->peer_list) != NULL) {
         self->peer_list = peer->next;
         free(peer);
