@@ -487,7 +487,7 @@ static void amc_shm_adopt(amc_shm_t *shm)
             amc_error(&shm->log, "rejected mailbox: a writer registered as rank %d of %d",
                       who - 1, shm->tp->size);
         }
-        shm->nin++;
+        __atomic_store_n(&shm->nin, shm->nin + 1, __ATOMIC_RELEASE); /* amc_shm_rings_in */
         __atomic_add_fetch(&shm->tp->mboxes_in, 1, __ATOMIC_RELAXED);
     }
 }
@@ -612,32 +612,38 @@ int amc_shm_progress(amc_shm_t *shm, int closing)
     return n;
 }
 
-/* Whether a message or a new writer waits (no lock: a hint for the sleeper). */
+/* Whether a message or a new writer waits. The rings' read state belongs
+ * to whoever holds the poll lock: a thread that reads them now runs what
+ * came, so its sleeper need not sleep. */
 static int amc_shm_pending(amc_shm_t *shm)
 {
     const amc_shm_in_t *in;
     const char         *why;
     uint64_t            w;
     unsigned            i;
-    int                 empty;
+    int                 empty, held = 0, found = 0;
 
-    if (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_ACQUIRE) != shm->nin) {
-        return 1;
+    if (amc_lock_live(shm->tp->lock_live)) {
+        if (__atomic_exchange_n(&shm->poll_lock, 1, __ATOMIC_ACQUIRE)) {
+            return 1;
+        }
+        held = 1;
     }
-    for (i = 0; i < shm->nin; i++) {
+    found = (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_ACQUIRE) != shm->nin) ||
+            (__atomic_load_n(&shm->nqueued, __ATOMIC_ACQUIRE) > 0);
+    for (i = 0; !found && (i < shm->nin); i++) {
         in = &shm->in[i];
         if (in->broken) {
             continue;
         }
-        w   = __atomic_load_n((uint64_t *)(in->ring->cells +
-                                           (size_t)(in->tail % AMC_SHM_NCELLS) * AMC_SHM_CELL),
-                              __ATOMIC_ACQUIRE);
-        why = amc_shm_check(in, w, &empty);
-        if (!empty || (why != NULL)) {
-            return 1;
-        }
+        w = __atomic_load_n((uint64_t *)(in->ring->cells +
+                                         (size_t)(in->tail % AMC_SHM_NCELLS) * AMC_SHM_CELL),
+                            __ATOMIC_ACQUIRE);
+        why   = amc_shm_check(in, w, &empty);
+        found = !empty || (why != NULL);
     }
-    return __atomic_load_n(&shm->nqueued, __ATOMIC_ACQUIRE) > 0;
+    amc_shm_unlock(&shm->poll_lock, held);
+    return found;
 }
 
 int amc_shm_sleep_begin(amc_shm_t *shm)
@@ -680,7 +686,7 @@ unsigned amc_shm_rings_out(const amc_shm_t *shm)
 
 unsigned amc_shm_rings_in(const amc_shm_t *shm)
 {
-    return (shm != NULL) ? shm->nin : 0;
+    return (shm != NULL) ? __atomic_load_n(&shm->nin, __ATOMIC_ACQUIRE) : 0;
 }
 
 int amc_shm_forge(amc_shm_out_t *out, const void *bytes, size_t n)
@@ -701,6 +707,11 @@ int amc_shm_forge(amc_shm_out_t *out, const void *bytes, size_t n)
     out->head += (n + AMC_SHM_CELL - 1) / AMC_SHM_CELL;
     amc_shm_notify(out);
     return AMC_SUCCESS;
+}
+
+void amc_shm_without_membarrier(amc_shm_t *shm)
+{
+    shm->barrier_ok = 0;
 }
 
 uint64_t amc_shm_forge_position(const amc_shm_out_t *out)

@@ -108,6 +108,10 @@ int  amc_shm_forge(amc_shm_out_t *out, const void *bytes, size_t n);
  * 32 bits), and whether [p, p + len) lies inside shm's inbox. */
 uint64_t amc_shm_forge_position(const amc_shm_out_t *out);
 int  amc_shm_owns(const amc_shm_t *shm, const void *p, size_t len);
+/* For the unit tests: shm behaves as a process that cannot register for
+ * membarrier (senders to it and from it fence on every message). Before
+ * any connect. */
+void amc_shm_without_membarrier(amc_shm_t *shm);
 /* The control word of an honest message (for forging a dishonest one). */
 uint64_t amc_shm_ctl_word(uint64_t position, size_t hdr_len, size_t len);
 
