@@ -31,6 +31,16 @@
 #endif
 #endif
 
+/* A spinning wait's pause: lets the sibling hyperthread run. */
+static inline void amc_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 static inline int amc_lock_live(const int *live)
 {
     return (live != NULL) && __atomic_load_n(live, __ATOMIC_ACQUIRE);
@@ -74,15 +84,6 @@ static inline void amc_spin_unlock(amc_spinlock_t *l)
 }
 
 #else
-
-static inline void amc_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
 
 typedef struct {
     int        locked;
