@@ -114,6 +114,13 @@ static void amc_barrier_fill_header(struct amc_comm *comm, amc_coll_slot_t *slot
     hdr.flags  = 0;
     hdr.round  = (uint32_t)round;
     hdr.root   = -1;
+    if (slot->barrier.oneway != AMC_CTRL_BOTH) {
+        /* a rooted one at N=2 (am_coll/ctrl_coll.c): its root, and what it is */
+        hdr.root = slot->barrier.root;
+        hdr.alg  = (slot->barrier.oneway == AMC_CTRL_SENDS)  ? AMC_CTRL_MSG_EAGER
+                   : (slot->barrier.oneway == AMC_CTRL_ASKS) ? AMC_CTRL_MSG_ASK
+                                                             : AMC_CTRL_MSG_ANSWER;
+    }
     hdr.src    = (uint32_t)comm->rank;
     hdr.cid    = comm->cid;
     hdr.seq    = slot->seq;
@@ -154,6 +161,15 @@ void amc_barrier_advance(struct amc_comm *comm, amc_coll_slot_t *slot,
 
     if ((b->cur_val == comm->nrounds) && (b->coll != 0) && !b->reduced) {
         amc_ctrl_coll_finish(comm, slot);
+        if ((b->oneway == AMC_CTRL_HEARS) &&
+            (amc_coll_slot_small(&comm->ctrl, slot)->in_alg == AMC_CTRL_MSG_ASK)) {
+            /* consumed a message that came without a token: its sender's
+             * call waits for this answer */
+            amc_barrier_fill_header(comm, slot, 0);
+            *first = 0;
+            *count = 1;
+            b->send_posted++;
+        }
     }
     if ((b->cur_val == comm->nrounds) && (b->send_complete == b->send_posted)) {
         if (slot->req != NULL) {
@@ -174,8 +190,17 @@ static const char *amc_barrier_check_msg(const struct amc_comm *comm, const amc_
         if (len != 0) {
             return "a barrier message carries no data";
         }
-    } else if (!amc_ctrl_coll_is(hdr->coll) || (comm->ctrl.pay == 0)) {
+    } else if (!amc_ctrl_coll_is(hdr->coll) || (comm->ctrl.pay == 0) ||
+               (amc_ctrl_coll_rooted(hdr->coll) && (comm->size != 2))) {
         return "not a collective that runs on the barrier's rounds of this communicator";
+    } else if (amc_ctrl_coll_rooted(hdr->coll)) {
+        if (hdr->alg > AMC_CTRL_MSG_ANSWER) {
+            return "unknown message of a rooted collective on the barrier's rounds";
+        }
+        if (((hdr->alg == AMC_CTRL_MSG_ANSWER) != (len == 0)) || (len > AMC_CTRL_PAY_MAX)) {
+            return "a rooted collective's message on the barrier's rounds carries 1 to 64 "
+                   "bytes, its answer none";
+        }
     } else if ((len == 0) || (len > AMC_CTRL_PAY_MAX)) {
         return "a round message of a small collective carries 1 to 64 bytes";
     }
@@ -279,8 +304,12 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, co
         if (hdr->coll != 0) {
             /* kept until the round is reduced: the message is the
              * transport's only until this handler returns */
-            memcpy(amc_coll_slot_in(ctrl, slot, (int)hdr->round), data, len);
+            if (len > 0) { /* a rooted one's answer carries nothing */
+                memcpy(amc_coll_slot_in(ctrl, slot, (int)hdr->round), data, len);
+            }
             amc_coll_slot_small(ctrl, slot)->in_len[hdr->round] = (uint8_t)len;
+            amc_coll_slot_small(ctrl, slot)->in_root            = hdr->root;
+            amc_coll_slot_small(ctrl, slot)->in_alg             = hdr->alg;
             if ((hdr->flags & AMC_WIRE_FLAG_ABORT) && (slot->status == AMC_SUCCESS)) {
                 slot->status = amc_coll_notice_status(hdr);
             }
@@ -477,6 +506,20 @@ int amc_barrier_enter(amc_comm_t comm, struct amc_request *req, const amc_coll_a
     slot->barrier.coll = coll;
     if (red != NULL) {
         amc_ctrl_coll_load(comm, slot, red);
+        if (slot->barrier.oneway == AMC_CTRL_SENDS) {
+            /* on a token nothing comes back: round 0 needs no arrival.
+             * Something that came is a peer whose call sends too */
+            if ((slot->barrier.bitvec & 2) && (slot->status == AMC_SUCCESS)) {
+                amc_error(&comm->ctx->log, "%s seq %llu on communicator 0x%llx: rank %d sent "
+                          "this rank data where this rank's call sends (roots differ)",
+                          amc_coll_name(coll), (unsigned long long)slot->seq,
+                          (unsigned long long)comm->cid, comm->rank ^ 1);
+                slot->status = AMC_ERR_PROTOCOL;
+            }
+            amc_coll_slot_set_bit(slot, 1);
+        } else if (slot->barrier.oneway == AMC_CTRL_HEARS) {
+            slot->barrier.rounds_sent = comm->nrounds; /* nothing to send but an answer */
+        }
     }
     /* bit 0: the local rank reached the barrier, the first synchronization point */
     amc_coll_slot_set_bit(slot, 0);

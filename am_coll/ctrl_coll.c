@@ -24,6 +24,18 @@
  * r+1 bits are its rank's; it sends the live ones whose bit r differs and
  * reduces the partner's into the others, the lower group's on the left.
  *
+ * At N=2 the rooted ones and the scans are one message (the root's to the
+ * other for bcast and scatter, the other's to the root for reduce and
+ * gather, rank 0's to rank 1 for scan and exscan), flow-controlled as the
+ * engine's data messages are: with an eager token the sender's round 0
+ * needs no arrival (its bit is set at the entry), so its call ends once the
+ * message is out, as on the engine, and the receiver gives the token back
+ * once it consumed the message; without one the message asks for an
+ * answer, which the sender's call waits for, so a sender that runs ahead
+ * makes its peer hold at most AMC_EAGER_TOKENS of them (doc/design.md,
+ * "Back-pressure"). The receiver sends nothing else. The message names the
+ * root; a receiver whose call names another fails with AMC_ERR_PROTOCOL.
+ *
  * A message whose length differs from this rank's call (the ranks' counts
  * or datatypes differ) is not used: the instance's status becomes
  * AMC_ERR_TRUNCATE, and its later messages carry that status, so every rank
@@ -34,6 +46,8 @@
 #include "am_coll/ctrl_coll.h"
 #include "am_coll/barrier.h"
 #include "am_coll/comm.h"
+#include "am_coll/context.h"
+#include "am_coll/flow.h"
 #include "base/status.h"
 
 #include <string.h>
@@ -49,6 +63,13 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
     }
     if (max > AMC_CTRL_PAY_MAX) {
         max = AMC_CTRL_PAY_MAX;
+    }
+    if (amc_ctrl_coll_rooted(args->coll)) {
+        /* one message of the call's bytes (one block of a gather or a scatter) */
+        return (comm->size == 2) && (bytes <= max) &&
+               (((args->coll != AMC_COLL_REDUCE) && (args->coll != AMC_COLL_SCAN) &&
+                 (args->coll != AMC_COLL_EXSCAN)) ||
+                (amc_op_kernel(args->op, args->dt) != NULL));
     }
     if ((args->coll == AMC_COLL_ALLTOALL) || (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK)) {
         /* N/2 blocks in every round (in the first of a reduce_scatter_block) */
@@ -123,6 +144,99 @@ static void amc_ctrl_coll_halve(struct amc_comm *comm, amc_coll_slot_t *slot, in
     }
 }
 
+/* A rooted one's entry: the sender's message into out[0] (and whether it
+ * goes on a token); what a rank's own data gives its result at once (the
+ * root's own block of a gather or a scatter, rank 0's scan); what the
+ * receiver's result needs later. */
+static void amc_ctrl_coll_load_rooted(struct amc_comm *comm, amc_coll_slot_t *slot,
+                                      const amc_coll_args_t *args)
+{
+    amc_barrier_slot_t *b     = &slot->barrier;
+    amc_coll_small_t   *sm    = amc_coll_slot_small(&comm->ctrl, slot);
+    size_t              bytes = args->count * args->dt_size;
+    int                 root  = (args->root >= 0) ? args->root : 0;
+    uint8_t            *recv  = args->recvbuf;
+    const uint8_t      *in    = (args->sendbuf != NULL) ? args->sendbuf : args->recvbuf;
+
+    b->root = (int8_t)root;
+    sm->own = in;
+    if (!amc_ctrl_coll_sends(args->coll, comm->rank, root)) {
+        b->oneway = AMC_CTRL_HEARS;
+        return;
+    }
+    switch (args->coll) {
+    case AMC_COLL_BCAST:
+        in = args->recvbuf; /* the one buffer */
+        break;
+    case AMC_COLL_SCATTER:
+        in = (const uint8_t *)args->sendbuf + (size_t)(root ^ 1) * bytes;
+        if (recv != NULL) { /* else in place: its block stays in sendbuf */
+            memcpy(recv, (const uint8_t *)args->sendbuf + (size_t)root * bytes, bytes);
+        }
+        break;
+    case AMC_COLL_SCAN:
+        if (args->sendbuf != NULL) {
+            memcpy(recv, args->sendbuf, bytes); /* rank 0's result is its own */
+        }
+        break;
+    default: /* reduce and gather (not the root), exscan (rank 0): the input */
+        break;
+    }
+    memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), in, bytes);
+    b->oneway = amc_flow_take(&comm->ctx->flow, amc_comm_peer(comm, comm->rank ^ 1))
+                    ? AMC_CTRL_SENDS : AMC_CTRL_ASKS;
+}
+
+/* A rooted one's receiver, once the message arrived: its result. */
+static void amc_ctrl_coll_finish_rooted(struct amc_comm *comm, amc_coll_slot_t *slot)
+{
+    amc_barrier_slot_t *b       = &slot->barrier;
+    amc_coll_small_t   *sm      = amc_coll_slot_small(&comm->ctrl, slot);
+    const uint8_t      *theirs  = amc_coll_slot_in(&comm->ctrl, slot, 0);
+    uint8_t            *recv    = sm->recvbuf;
+    uint8_t             tmp[AMC_CTRL_PAY_MAX];
+    int                 partner = comm->rank ^ 1;
+
+    if ((sm->in_len[0] != b->bytes) || (sm->in_root != b->root) ||
+        (sm->in_alg == AMC_CTRL_MSG_ANSWER)) {
+        if (slot->status == AMC_SUCCESS) {
+            amc_error(&comm->ctx->log,
+                      "%s seq %llu on communicator 0x%llx: rank %d sent %u bytes for root %d, "
+                      "this rank's call takes %u from it for root %d (count, datatype or root "
+                      "differ)", amc_coll_name(b->coll), (unsigned long long)slot->seq,
+                      (unsigned long long)comm->cid, partner, (unsigned)sm->in_len[0],
+                      (int)sm->in_root, (unsigned)b->bytes, (int)b->root);
+            slot->status = (sm->in_len[0] != b->bytes) ? AMC_ERR_TRUNCATE : AMC_ERR_PROTOCOL;
+        }
+        return;
+    }
+    switch (b->coll) {
+    case AMC_COLL_GATHER:
+        if ((const void *)recv != sm->own) { /* else in place: its block is there */
+            memcpy(recv + (size_t)comm->rank * b->bytes, sm->own, b->bytes);
+        }
+        memcpy(recv + (size_t)partner * b->bytes, theirs, b->bytes);
+        break;
+    case AMC_COLL_REDUCE:
+    case AMC_COLL_SCAN:
+        /* MPI's order: the lower rank's operand on the left */
+        if (partner < comm->rank) {
+            if ((const void *)recv != sm->own) {
+                memcpy(recv, sm->own, b->bytes);
+            }
+            sm->kernel(theirs, recv, sm->count);
+        } else {
+            memcpy(tmp, theirs, b->bytes);
+            sm->kernel(sm->own, tmp, sm->count);
+            memcpy(recv, tmp, b->bytes);
+        }
+        break;
+    default: /* bcast, scatter, exscan: the sender's data is the result */
+        memcpy(recv, theirs, b->bytes);
+        break;
+    }
+}
+
 void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
                         const amc_coll_args_t *args)
 {
@@ -137,11 +251,17 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
     }
     b->bytes   = (uint16_t)bytes;
     b->half    = (uint8_t)(comm->size / 2);
+    b->oneway  = AMC_CTRL_BOTH;
     sm->count   = args->count;
     sm->kernel  = ((args->coll == AMC_COLL_ALLREDUCE) ||
-                   (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK))
+                   (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
+                   (args->coll == AMC_COLL_REDUCE) || (args->coll == AMC_COLL_SCAN))
                       ? amc_op_kernel(args->op, args->dt) : NULL;
     sm->recvbuf = args->recvbuf;
+    if (amc_ctrl_coll_rooted(args->coll)) {
+        amc_ctrl_coll_load_rooted(comm, slot, args);
+        return;
+    }
     if (args->coll == AMC_COLL_ALLTOALL) {
         memcpy(amc_coll_slot_work(&comm->ctrl, slot), in, (size_t)comm->size * bytes);
         amc_ctrl_coll_move(comm, slot, 0, 0);
@@ -219,11 +339,28 @@ void amc_ctrl_coll_finish(struct amc_comm *comm, amc_coll_slot_t *slot)
     amc_barrier_slot_t *b = &slot->barrier;
 
     b->reduced = 1;
+    if ((b->oneway == AMC_CTRL_ASKS) && (slot->status == AMC_SUCCESS) &&
+        (amc_coll_slot_small(&comm->ctrl, slot)->in_alg != AMC_CTRL_MSG_ANSWER)) {
+        amc_error(&comm->ctx->log, "%s seq %llu on communicator 0x%llx: rank %d sent this rank "
+                  "data where this rank's call sends (roots differ)", amc_coll_name(b->coll),
+                  (unsigned long long)slot->seq, (unsigned long long)comm->cid, comm->rank ^ 1);
+        slot->status = AMC_ERR_PROTOCOL;
+    }
+    if ((b->oneway == AMC_CTRL_HEARS) && (amc_coll_slot_small(&comm->ctrl, slot)->in_alg ==
+                                          AMC_CTRL_MSG_EAGER)) {
+        /* consumed (or dropped with a failed instance): the sender's token back */
+        amc_flow_release(&comm->ctx->flow, amc_comm_peer(comm, comm->rank ^ 1));
+    }
     /* a request that timed out gave its buffer back; one freed while it ran
      * finishes unobserved, writing its result as the schedules' do (and as
      * MPI's freed point-to-point requests); a failed instance's buffer holds
      * nothing of use either way */
-    if (((slot->req != NULL) || slot->freed) && (slot->status == AMC_SUCCESS)) {
+    if (((slot->req == NULL) && !slot->freed) || (slot->status != AMC_SUCCESS)) {
+        return;
+    }
+    if (b->oneway == AMC_CTRL_HEARS) {
+        amc_ctrl_coll_finish_rooted(comm, slot);
+    } else if (b->oneway == AMC_CTRL_BOTH) {
         amc_ctrl_coll_join(comm, slot, comm->nrounds - 1,
                            amc_coll_slot_small(&comm->ctrl, slot)->recvbuf);
     }

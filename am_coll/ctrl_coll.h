@@ -6,7 +6,9 @@
  * half of the group gathered so far (allgather), the N/2 blocks bound for
  * the partner's half (alltoall, the hypercube exchange), or the partial
  * sums of the blocks the partner's half keeps (reduce_scatter_block,
- * recursive halving). The barrier's state machine (am_coll/barrier.c)
+ * recursive halving); at N=2 also the rooted ones and the scans, one
+ * message each way it is needed (the data one way, on a token, or asking
+ * for an answer without one). The barrier's state machine (am_coll/barrier.c)
  * runs them; this module decides when they apply, enters them, and does
  * what their rounds need of the data. No schedule, no instance, no
  * allocation: everything lives in the slot.
@@ -27,11 +29,34 @@ static inline int amc_ctrl_coll_size_ok(int size)
     return (size > 1) && ((size & (size - 1)) == 0) && (size <= (1 << 30));
 }
 
+/* The rooted ones, and scan and exscan: at N=2 one message from the rank
+ * that holds the data to the one that needs it (the root's to the other
+ * for bcast and scatter, the other's to the root for reduce and gather,
+ * rank 0's to rank 1 for the scans), whatever the algorithm. */
+static inline int amc_ctrl_coll_rooted(unsigned coll)
+{
+    return (coll == AMC_COLL_BCAST) || (coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_GATHER) ||
+           (coll == AMC_COLL_SCATTER) || (coll == AMC_COLL_SCAN) || (coll == AMC_COLL_EXSCAN);
+}
+
+/* Whether rank (of 2) sends a rooted one's message. */
+static inline int amc_ctrl_coll_sends(unsigned coll, int rank, int root)
+{
+    switch (coll) {
+    case AMC_COLL_BCAST:
+    case AMC_COLL_SCATTER: return rank == root;
+    case AMC_COLL_REDUCE:
+    case AMC_COLL_GATHER:  return rank != root;
+    default:               return rank == 0; /* scan, exscan */
+    }
+}
+
 /* Whether the wire's coll is one of them. */
 static inline int amc_ctrl_coll_is(unsigned coll)
 {
     return (coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_ALLGATHER) ||
-           (coll == AMC_COLL_ALLTOALL) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK);
+           (coll == AMC_COLL_ALLTOALL) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
+           amc_ctrl_coll_rooted(coll);
 }
 
 /* The pattern coll runs on the rounds, for messages that name it. */
@@ -39,6 +64,7 @@ static inline const char *amc_ctrl_coll_alg(unsigned coll)
 {
     return (coll == AMC_COLL_ALLTOALL)               ? "hypercube exchange"
            : (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ? "recursive_halving"
+           : amc_ctrl_coll_rooted(coll)              ? "one message at N=2"
                                                      : "recursive_doubling";
 }
 
@@ -47,6 +73,9 @@ static inline const char *amc_ctrl_coll_alg(unsigned coll)
  * reduce_scatter_block. */
 static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int round)
 {
+    if (b->oneway == AMC_CTRL_HEARS) {
+        return 0; /* its only message is an answer */
+    }
     switch (b->coll) {
     case AMC_COLL_ALLGATHER:            return (size_t)b->bytes << round;
     case AMC_COLL_ALLTOALL:             return (size_t)b->bytes * b->half;

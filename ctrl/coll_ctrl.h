@@ -61,7 +61,25 @@ typedef struct amc_barrier_slot {
     uint16_t         bytes;          /* bytes per rank (per block for allgather and
                                       * alltoall); 0 until the local rank entered */
     uint8_t          half;           /* alltoall: N/2, the blocks of every round */
+    int8_t           root;           /* a rooted one's root (0 or 1: they run at N=2 only) */
+    uint8_t          oneway;         /* a rooted one's part: AMC_CTRL_* */
 } amc_barrier_slot_t;
+
+/* amc_barrier_slot_t.oneway: at N=2 a rooted collective is one message,
+ * from the rank that holds the data to the one that needs it. */
+enum {
+    AMC_CTRL_BOTH  = 0, /* the symmetric exchanges */
+    AMC_CTRL_SENDS = 1, /* this rank sends with an eager token: it hears nothing */
+    AMC_CTRL_ASKS  = 2, /* this rank sends without a token: it waits for the answer */
+    AMC_CTRL_HEARS = 3  /* this rank receives (and answers a message that asks) */
+};
+
+/* The wire's alg of a rooted one's messages (the barrier's rounds carry 0). */
+enum {
+    AMC_CTRL_MSG_EAGER  = 0, /* the data, on a token the receiver gives back */
+    AMC_CTRL_MSG_ASK    = 1, /* the data without a token: answer once it is consumed */
+    AMC_CTRL_MSG_ANSWER = 2  /* no data: the receiver consumed it */
+};
 
 /* The rest of a small collective's call, at the start of the slot's
  * payload (amc_coll_slot_small): the barrier never touches it, so its
@@ -71,6 +89,9 @@ typedef struct amc_coll_small {
     amc_ctrl_kernel_t kernel;        /* allreduce's op for the datatype, else NULL */
     size_t            count;
     void             *recvbuf;
+    const void       *own;           /* a rooted one's input, kept for its result */
+    int32_t           in_root;       /* the root the message named */
+    uint8_t           in_alg;        /* its AMC_CTRL_MSG_* */
 } amc_coll_small_t;
 
 #define AMC_CTRL_SMALL_BYTES ((sizeof(amc_coll_small_t) + 15) & ~(size_t)15)

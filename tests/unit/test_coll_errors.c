@@ -306,15 +306,19 @@ static void test_bcast_stalled_inner_rank(uint64_t seed)
 /* Tokens: a bcast root runs K calls ahead of a late rank. With T tokens the
  * late rank receives at most T eager messages before it calls (the memory it
  * must hold); the rest wait at the root, and everything completes once it
- * calls. */
-static void test_tokens_bound_early_memory(uint64_t seed)
+ * calls. E ints a call: 2 (8 bytes) runs on the control structure at N=2,
+ * whose messages live in the receiver's slot, and there the bound is that
+ * the root finishes at most T calls before the late rank's: the others
+ * asked for an answer. 24 (96 bytes) runs on the engine. */
+static void test_tokens_bound_early_memory(uint64_t seed, int ctrl)
 {
-    enum { K = 20, T = 4 };
+    enum { K = 20, T = 4, EMAX = 24 };
     amc_test_world_t w;
     amc_config_t     cfg, defaults;
     amc_test_rng_t   rng;
     amc_request_t    reqs[2][K];
-    int              buf[2][K][2], rank, k, flag, left = 2 * K, guard, done[2][K];
+    int              buf[2][K][EMAX], rank, k, i, flag, left = 2 * K, guard, done[2][K];
+    int              e = ctrl ? 2 : EMAX, early_done = 0;
     size_t           count;
 
     CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
@@ -325,24 +329,37 @@ static void test_tokens_bound_early_memory(uint64_t seed)
     CHECK(amc_test_world_create(&w, 2, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
     amc_test_rng_seed(&rng, seed);
     memset(done, 0, sizeof(done));
+    memset(buf, 0, sizeof(buf));
     for (k = 0; k < K; k++) {
-        buf[0][k][0] = k;
-        buf[0][k][1] = -k;
-        buf[1][k][0] = buf[1][k][1] = 7777;
-        CHECK(amc_ibcast(buf[0][k], 2, AMC_INT, 0, amc_test_world_comm(&w, 0), &reqs[0][k]) ==
-              AMC_SUCCESS, "root ibcast %d", k);
+        for (i = 0; i < e; i++) {
+            buf[0][k][i] = k * 100 - i;
+            buf[1][k][i] = 7777;
+        }
+        CHECK(amc_ibcast(buf[0][k], (size_t)e, AMC_INT, 0, amc_test_world_comm(&w, 0),
+                         &reqs[0][k]) == AMC_SUCCESS, "root ibcast %d", k);
     }
     while ((count = amc_fake_deliverable(w.fabric)) > 0) {
         amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, count));
     }
-    CHECK(amc_fake_eager_data(w.fabric, 1) <= T,
-          "the late rank received %lu eager messages with %d tokens",
-          amc_fake_eager_data(w.fabric, 1), T);
-    CHECK(amc_fake_eager_data(w.fabric, 1) > 0, "small data still goes eagerly first");
+    if (ctrl) {
+        for (k = 0; k < K; k++) {
+            CHECK(amc_test(&reqs[0][k], &flag) == AMC_SUCCESS, "test");
+            done[0][k] = flag;
+            early_done += flag;
+            left -= flag;
+        }
+        CHECK((early_done <= T) && (early_done > 0),
+              "the root finished %d calls before the late rank's with %d tokens", early_done, T);
+    } else {
+        CHECK(amc_fake_eager_data(w.fabric, 1) <= T,
+              "the late rank received %lu eager messages with %d tokens",
+              amc_fake_eager_data(w.fabric, 1), T);
+        CHECK(amc_fake_eager_data(w.fabric, 1) > 0, "small data still goes eagerly first");
+    }
 
     for (k = 0; k < K; k++) {
-        CHECK(amc_ibcast(buf[1][k], 2, AMC_INT, 0, amc_test_world_comm(&w, 1), &reqs[1][k]) ==
-              AMC_SUCCESS, "late ibcast %d", k);
+        CHECK(amc_ibcast(buf[1][k], (size_t)e, AMC_INT, 0, amc_test_world_comm(&w, 1),
+                         &reqs[1][k]) == AMC_SUCCESS, "late ibcast %d", k);
     }
     for (guard = 0; (left > 0) && (guard < 100000); guard++) {
         for (rank = 0; rank < 2; rank++) {
@@ -430,7 +447,8 @@ int main(void)
             test_alltoallv_bruck_disagreement(seed, kind, 1);
         }
         test_bcast_stalled_inner_rank(seed);
-        test_tokens_bound_early_memory(seed);
+        test_tokens_bound_early_memory(seed, 0);
+        test_tokens_bound_early_memory(seed, 1);
     }
     test_bad_arguments();
     return amc_test_summary("test_coll_errors");

@@ -9,6 +9,14 @@
  *  - allgather and alltoall: every block size whose rounds (N/2 blocks)
  *    fit in 64 bytes, in place or not, the same orders: every rank holds
  *    the right blocks in rank order; one byte more takes the engine;
+ *  - bcast, reduce, gather, scatter, scan and exscan at N=2 (one message
+ *    from the rank with the data to the one that needs it): every root,
+ *    1 to 64 bytes, in place or not, the two ranks entering and the
+ *    messages arriving in random orders, with eager tokens and with none
+ *    (every message then asks for an answer): results right, the
+ *    receiver's buffer alone written, no schedule built, tokens conserved;
+ *    a sender with a token finishes before the receiver calls, one without
+ *    waits for it; 65 bytes and N = 4 take the engine;
  *  - AMC_FAST_MAX=0, 65 bytes, a user op and N = 3 take the engine;
  *  - up to 12 instances outstanding at once, completed out of order;
  *  - ranks whose counts differ, a rank on the engine, a rank in a barrier
@@ -455,6 +463,222 @@ static void test_engine_cases(void)
     amc_test_world_destroy(&w);
 }
 
+/* One rooted call at N=2 on both ranks, entered and delivered in a random
+ * order; checks the results against a reference. tokens: AMC_EAGER_TOKENS. */
+static void rooted_case(int coll, int root, amc_datatype_t dt, size_t count, int in_place,
+                        unsigned tokens, int n, int want_ctrl)
+{
+    static const char *names[] = { [AMC_COLL_BCAST] = "bcast", [AMC_COLL_REDUCE] = "reduce",
+                                   [AMC_COLL_GATHER] = "gather", [AMC_COLL_SCATTER] = "scatter",
+                                   [AMC_COLL_SCAN] = "scan", [AMC_COLL_EXSCAN] = "exscan" };
+    uint8_t          in[4][ROW], out[4][ROW], want[4][ROW];
+    amc_test_world_t w;
+    amc_config_t     cfg;
+    amc_request_t    reqs[4];
+    size_t           size = dt_size(dt), bytes = count * size, nd;
+    int              status[4], order[4], rank, i, k, flag, early = -1;
+    const char      *name = names[coll];
+
+    CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
+    cfg.log_level    = -1;
+    cfg.fast_max     = 64;
+    cfg.eager_tokens = tokens;
+    CHECK(amc_test_world_create(&w, n, AMC_FAKE_COMPLETE_LATER, &cfg) == AMC_SUCCESS, "world");
+    for (rank = 0; rank < n; rank++) {
+        for (k = 0; k < ROW; k++) {
+            in[rank][k]  = (uint8_t)amc_test_rng_next(&rng);
+            out[rank][k] = (uint8_t)(0xa0 + rank);
+        }
+        memcpy(want[rank], out[rank], ROW);
+    }
+    /* the reference, from the inputs */
+    for (rank = 0; rank < n; rank++) {
+        switch (coll) {
+        case AMC_COLL_BCAST:
+            memcpy(want[rank], in[root], bytes);
+            break;
+        case AMC_COLL_GATHER:
+            if (rank == root) {
+                for (k = 0; k < n; k++) {
+                    memcpy(want[rank] + (size_t)k * bytes, in[k], bytes);
+                }
+            }
+            break;
+        case AMC_COLL_SCATTER:
+            memcpy(want[rank], in[root] + (size_t)rank * bytes, bytes);
+            break;
+        case AMC_COLL_REDUCE:
+        case AMC_COLL_SCAN:
+        case AMC_COLL_EXSCAN:
+            nd = (coll == AMC_COLL_REDUCE) ? (size_t)n : (size_t)rank + (coll == AMC_COLL_SCAN);
+            if (((coll == AMC_COLL_REDUCE) && (rank != root)) || (nd == 0)) {
+                break;
+            }
+            memcpy(want[rank], in[0], bytes);
+            for (k = 1; k < (int)nd; k++) {
+                amc_op_kernel(AMC_SUM, dt)(in[k], want[rank], count);
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    /* in place: the input where MPI puts it */
+    if (in_place) {
+        for (rank = 0; rank < n; rank++) {
+            if (coll == AMC_COLL_GATHER && rank == root) {
+                memcpy(out[rank] + (size_t)rank * bytes, in[rank], bytes);
+            } else if ((coll == AMC_COLL_REDUCE && rank == root) || (coll == AMC_COLL_SCAN) ||
+                       (coll == AMC_COLL_EXSCAN)) {
+                memcpy(out[rank], in[rank], bytes);
+                if ((coll == AMC_COLL_EXSCAN) && (rank == 0)) {
+                    memcpy(want[0], in[0], bytes); /* rank 0 keeps its input */
+                }
+            } else if ((coll == AMC_COLL_SCATTER) && (rank == root)) {
+                memcpy(want[rank], out[rank], ROW); /* its block stays in sendbuf */
+            }
+        }
+    }
+    if (coll == AMC_COLL_BCAST) {
+        memcpy(out[root], in[root], bytes);
+        memcpy(want[root], out[root], ROW);
+    }
+    for (rank = 0; rank < n; rank++) {
+        order[rank]  = rank;
+        status[rank] = AMC_SUCCESS;
+    }
+    if (amc_test_rng_below(&rng, 2)) {
+        order[0] = 1;
+        order[1] = 0;
+    }
+    for (i = 0; i < n; i++) {
+        amc_comm_t  c  = amc_test_world_comm(&w, order[i]);
+        int         r  = order[i];
+        const void *sb = in[r];
+        void       *rb = out[r];
+        int         ip = in_place && ((coll == AMC_COLL_SCAN) || (coll == AMC_COLL_EXSCAN) ||
+                                      (r == root));
+        int         rc;
+
+        switch (coll) {
+        case AMC_COLL_BCAST:
+            rc = amc_ibcast(rb, count, dt, root, c, &reqs[r]);
+            break;
+        case AMC_COLL_REDUCE:
+            rc = amc_ireduce(ip ? AMC_IN_PLACE : sb, rb, count, dt, AMC_SUM, root, c, &reqs[r]);
+            break;
+        case AMC_COLL_GATHER:
+            rc = amc_igather(ip ? AMC_IN_PLACE : sb, rb, count, dt, root, c, &reqs[r]);
+            break;
+        case AMC_COLL_SCATTER:
+            rc = amc_iscatter(sb, ip ? AMC_IN_PLACE : rb, count, dt, root, c, &reqs[r]);
+            break;
+        case AMC_COLL_SCAN:
+            rc = amc_iscan(ip ? AMC_IN_PLACE : sb, rb, count, dt, AMC_SUM, c, &reqs[r]);
+            break;
+        default:
+            rc = amc_iexscan(ip ? AMC_IN_PLACE : sb, rb, count, dt, AMC_SUM, c, &reqs[r]);
+            break;
+        }
+        CHECK(rc == AMC_SUCCESS, "%s start rank %d", name, r);
+        if ((i == 0) && want_ctrl) {
+            /* the first to call, alone: a sender on a token is done at once
+             * once its send completed, a receiver or a sender without one is not */
+            while (amc_fake_deliverable(w.fabric) > 0) {
+                amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, amc_fake_deliverable(w.fabric)));
+            }
+            flag      = 0;
+            status[r] = amc_test(&reqs[r], &flag);
+            CHECK(status[r] == AMC_SUCCESS, "%s test", name);
+            early = flag;
+        }
+    }
+    {
+        int guard = 0, pending;
+
+        do {
+            pending = 0;
+            if (amc_fake_deliverable(w.fabric) > 0) {
+                amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, amc_fake_deliverable(w.fabric)));
+            }
+            for (rank = 0; rank < n; rank++) {
+                if (reqs[rank] != AMC_REQUEST_NULL) {
+                    flag   = 0;
+                    status[rank] = amc_test(&reqs[rank], &flag);
+                    pending += !flag && (status[rank] == AMC_SUCCESS);
+                }
+            }
+        } while (pending && (++guard < 100000));
+        CHECK(!pending, "%s root %d %zu B in place %d tokens %u: hangs", name, root, bytes,
+              in_place, tokens);
+    }
+    for (rank = 0; rank < n; rank++) {
+        CHECK(status[rank] == AMC_SUCCESS, "%s rank %d: %s", name, rank, amc_strerror(status[rank]));
+        if ((coll == AMC_COLL_SCATTER) && in_place && (rank == root)) {
+            continue; /* nothing of its buffer is written */
+        }
+        if ((coll == AMC_COLL_EXSCAN) && (rank == 0) && !in_place) {
+            CHECK(memcmp(out[0], want[0], ROW) == 0, "exscan: rank 0's buffer was written");
+            continue;
+        }
+        CHECK(memcmp(out[rank], want[rank], ROW) == 0,
+              "%s root %d %s x %zu in place %d tokens %u N=%d: rank %d's result (or bytes past it)",
+              name, root, amc_datatype_name(dt), count, in_place, tokens, n, rank);
+    }
+    CHECK(no_schedule(&w) == want_ctrl, "%s %zu B N=%d: %s", name, bytes, n,
+          want_ctrl ? "a schedule was built: the engine ran" : "the engine did not run");
+    if (want_ctrl && (early >= 0)) {
+        int first = order[0], sends = amc_test_world_comm(&w, first)->rank ==
+            ((coll == AMC_COLL_BCAST || coll == AMC_COLL_SCATTER) ? root
+             : (coll == AMC_COLL_REDUCE || coll == AMC_COLL_GATHER) ? (root ^ 1) : 0);
+
+        CHECK(early == (sends && (tokens > 0)), "%s: the first caller (rank %d, %s, %u tokens) "
+              "was %sdone before the other called", name, first, sends ? "sender" : "receiver",
+              tokens, early ? "" : "not ");
+    }
+    while (amc_fake_deliverable(w.fabric) > 0) {
+        amc_fake_deliver(w.fabric, 0);
+    }
+    if (tokens > 0) {
+        CHECK(amc_flow_tokens(&w.ctx[0]->flow, 1) + amc_flow_owed(&w.ctx[1]->flow, 0) == tokens &&
+              amc_flow_tokens(&w.ctx[1]->flow, 0) + amc_flow_owed(&w.ctx[0]->flow, 1) == tokens,
+              "%s: tokens conserved", name);
+    }
+    amc_test_world_destroy(&w);
+}
+
+static void test_rooted(unsigned long *cases)
+{
+    static const int            colls[] = { AMC_COLL_BCAST, AMC_COLL_REDUCE, AMC_COLL_GATHER,
+                                            AMC_COLL_SCATTER, AMC_COLL_SCAN, AMC_COLL_EXSCAN };
+    static const amc_datatype_t dts[]   = { AMC_UINT8, AMC_INT32, AMC_DOUBLE };
+    static const unsigned       toks[]  = { 64, 0 };
+    unsigned                    c, d, t;
+    int                         root, ip;
+    size_t                      count;
+
+    for (c = 0; c < sizeof(colls) / sizeof(colls[0]); c++) {
+        for (d = 0; d < sizeof(dts) / sizeof(dts[0]); d++) {
+            for (t = 0; t < 2; t++) {
+                for (root = 0; root < 2; root++) {
+                    for (ip = 0; ip < 2; ip++) {
+                        for (count = 1; count * dt_size(dts[d]) <= MAX_BYTES;
+                             count = count * 2 + (count == 1)) {
+                            rooted_case(colls[c], root, dts[d], count, ip, toks[t], 2, 1);
+                            (*cases)++;
+                        }
+                        rooted_case(colls[c], root, dts[d], MAX_BYTES / dt_size(dts[d]), ip,
+                                    toks[t], 2, 1);
+                    }
+                }
+            }
+        }
+        /* one byte past what a message carries, and N = 4: the engine */
+        rooted_case(colls[c], 1, AMC_UINT8, MAX_BYTES + 1, 0, 64, 2, 0);
+        rooted_case(colls[c], 1, AMC_INT32, 2, 0, 64, 4, 0);
+    }
+}
+
 /* 65 bytes: one past the most a round message carries. */
 static void test_too_big(void)
 {
@@ -668,6 +892,7 @@ int main(void)
     int           n;
 
     amc_test_rng_seed(&rng, 20261125);
+    test_rooted(&cases);
     for (n = 2; n <= MAX_N; n *= 2) {
         if (amc_test_quick() && (n > 4)) {
             break;
@@ -684,7 +909,7 @@ int main(void)
         alltoall_alg = "";
         rsb_alg      = "";
     }
-    printf("%lu allreduce, allgather, alltoall and reduce_scatter_block cases\n", cases);
+    printf("%lu allreduce, allgather, alltoall, reduce_scatter_block and rooted (N=2) cases\n", cases);
     test_engine_cases();
     test_too_big();
     test_outstanding(2);
