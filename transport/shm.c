@@ -497,19 +497,26 @@ static void amc_shm_adopt(amc_shm_t *shm)
     }
 }
 
+/* Whether w, the word at in's tail, says nothing came yet: cleared, or
+ * left from an earlier lap (a position a multiple of the ring behind). */
+static inline int amc_shm_nothing_yet(const amc_shm_in_t *in, uint64_t w)
+{
+    uint32_t behind = (uint32_t)in->tail - AMC_SHM_CTL_POS(w);
+
+    return (w == 0) || ((w & AMC_SHM_CTL_VALID) && (behind != 0) &&
+                        (behind % AMC_SHM_NCELLS == 0) && (behind <= (1u << 31)));
+}
+
 /* Why the word at in's tail is not the next message, or NULL if it is. A
  * word left from an earlier lap (or cleared) means nothing came yet:
  * *empty is set. */
-static const char *amc_shm_check(const amc_shm_in_t *in, uint64_t w, int *empty)
+static inline const char *amc_shm_check(const amc_shm_in_t *in, uint64_t w, int *empty)
 {
-    uint32_t expect = (uint32_t)in->tail;
-    uint32_t behind = expect - AMC_SHM_CTL_POS(w);
+    uint32_t behind = (uint32_t)in->tail - AMC_SHM_CTL_POS(w);
     size_t   off    = (size_t)(in->tail % AMC_SHM_NCELLS);
 
-    *empty = 0;
-    if ((w == 0) || ((w & AMC_SHM_CTL_VALID) && (behind != 0) &&
-                     (behind % AMC_SHM_NCELLS == 0) && (behind <= (1u << 31)))) {
-        *empty = 1;
+    *empty = amc_shm_nothing_yet(in, w);
+    if (*empty) {
         return NULL;
     }
     if (!(w & AMC_SHM_CTL_VALID) || (behind != 0)) {
@@ -545,14 +552,6 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
     while (!in->broken && (n < AMC_SHM_POLL_BATCH)) {
         cell = in->ring->cells + (size_t)(in->tail % AMC_SHM_NCELLS) * AMC_SHM_CELL;
         w    = __atomic_load_n((uint64_t *)cell, __ATOMIC_ACQUIRE);
-        if (AMC_SHM_CTL_POS(w) != (uint32_t)in->tail) {
-            /* the common look at an empty ring: its word is from an earlier lap */
-            if ((w == 0) || ((w & AMC_SHM_CTL_VALID) &&
-                             (((uint32_t)in->tail - AMC_SHM_CTL_POS(w)) % AMC_SHM_NCELLS == 0) &&
-                             (((uint32_t)in->tail - AMC_SHM_CTL_POS(w)) <= (1u << 31)))) {
-                break;
-            }
-        }
         why = amc_shm_check(in, w, &empty);
         if (empty) {
             break;

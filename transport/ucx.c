@@ -1038,7 +1038,7 @@ static void amc_ucx_init_mbox(amc_ucx_transport_t *self, const amc_ucx_params_t 
 {
     int local = self->super.local_size;
 
-    if (!params->shm || (local <= 1) || amc_pmix_boot_is_singleton(self->boot) ||
+    if (!params->shm || (local <= 1) ||
         (amc_sparse_init(&self->mbox_addrs, self->super.size) != AMC_SUCCESS)) {
         return;
     }

@@ -350,6 +350,16 @@ static void *waker_main(void *arg)
     return NULL;
 }
 
+/* An announced sleeper's wait on its bell, 3 s at most (a lost wake-up
+ * waits it all). Returns 1: one sleep. */
+static int bell_wait(side_t *s)
+{
+    struct pollfd pfd = { .fd = amc_shm_bell_fd(s->shm), .events = POLLIN, .revents = 0 };
+
+    (void)poll(&pfd, 1, 3000);
+    return 1;
+}
+
 /* The receiver announces its sleep, looks once more, and polls the bell
  * with a long timeout; each send must wake it. order 1: every message is
  * out before the announcement (the look after it must see it); 2: after
@@ -359,7 +369,6 @@ static void test_wakeup(int fence, int order)
     side_t        a, b;
     waker_t       w;
     pthread_t     th;
-    struct pollfd pfd;
     double        t0, worst = 0.0, dt;
     int           r, slept = 0, missed = 0, rounds = amc_test_quick() ? 300 : 2000;
 
@@ -385,11 +394,7 @@ static void test_wakeup(int fence, int order)
             /* announced first, with nothing to see; then the go */
             CHECK(!amc_shm_sleep_begin(b.shm), "round %d: nothing pending yet", r);
             __atomic_store_n(&w.round, r, __ATOMIC_RELEASE);
-            pfd.fd      = amc_shm_bell_fd(b.shm);
-            pfd.events  = POLLIN;
-            pfd.revents = 0;
-            (void)poll(&pfd, 1, 3000);
-            slept++;
+            slept += bell_wait(&b);
             amc_shm_sleep_end(b.shm);
         } else if (order == 1) {
             /* the message is out before the announcement: the look after it sees it */
@@ -407,11 +412,7 @@ static void test_wakeup(int fence, int order)
                 break;
             }
             if (!amc_shm_sleep_begin(b.shm)) {
-                pfd.fd      = amc_shm_bell_fd(b.shm);
-                pfd.events  = POLLIN;
-                pfd.revents = 0;
-                (void)poll(&pfd, 1, 3000);
-                slept++;
+                slept += bell_wait(&b);
             }
             amc_shm_sleep_end(b.shm);
         }
