@@ -3,9 +3,11 @@
 # if any is missing. Needs root (or sudo) only when something must be installed.
 set -euo pipefail
 
-# clang: the fuzz target (tests/fuzz/build.sh, libFuzzer) needs it
+# clang: the fuzz target (tests/fuzz/build.sh, libFuzzer) needs it;
+# slurm-wlm, munge, iproute2: the emulated cluster (tests/cluster/)
 packages=(build-essential autoconf automake libtool pkg-config clang
-          libucx-dev ucx-utils libpmix-dev openmpi-bin libopenmpi-dev gnuplot-nox)
+          libucx-dev ucx-utils libpmix-dev openmpi-bin libopenmpi-dev gnuplot-nox
+          slurm-wlm munge iproute2)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -310,6 +310,7 @@ static int amc_alg_linear_ok(const amc_config_t *cfg, size_t bytes, int size, in
  * large-message choices below were measured. */
 static int amc_alg_few_shared(const amc_config_t *cfg, int size, int nodes)
 {
+    /* nodes: on more than one */
     return !nodes && (size <= AMC_ALG_SHARED_MAX_RANKS) &&
            ((size <= (int)cfg->linear_max_ranks) || (size <= (int)cfg->oversub_linear_max_ranks));
 }
@@ -338,8 +339,11 @@ static int amc_alg_scan_chain(const amc_config_t *cfg, size_t bytes, int size, i
  * right after finds its peers waiting rather than late. */
 int amc_alg_barrier_linear_pays(const amc_config_t *cfg, int size, const amc_topo_t *topo)
 {
+    int apart = (topo != NULL) && (topo->nnodes > 1);
+
     return !amc_topo_spans(topo) && (size >= 3) &&
-           ((size <= (int)cfg->linear_max_ranks) || (size <= (int)cfg->oversub_linear_max_ranks));
+           ((size <= (int)cfg->linear_max_ranks) ||
+            (!apart && (size <= (int)cfg->oversub_linear_max_ranks)));
 }
 
 /* Allreduce past the linear bound there: the ring's 2(N-1) steps each need
@@ -474,8 +478,11 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
     /* a communicator across nodes: the node-aware algorithms for what is
      * latency-bound (small messages), the flat ones for bandwidth */
     int    nodes = amc_topo_spans(args->topo);
+    /* on more than one node (spanning or one member each): the crowding of
+     * a node is not every member's, so the rule on it is off */
+    int    apart = (args->topo != NULL) && (args->topo->nnodes > 1);
 
-    int    linear = amc_alg_linear_ok(cfg, bytes, size, nodes);
+    int    linear = amc_alg_linear_ok(cfg, bytes, size, apart);
     size_t vtotal;
 
     switch (args->coll) {
@@ -487,7 +494,7 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
         return amc_alg_barrier_lanes_pay(cfg, args->topo) ? &amc_alg_table[AMC_ALG_I_BARRIER_LANES]
                                                           : NULL;
     case AMC_COLL_BCAST:
-        if (linear || amc_alg_few_shared(cfg, size, nodes)) {
+        if (linear || amc_alg_few_shared(cfg, size, apart)) {
             /* past the linear bound too: the pipeline's segments each need
              * the inner ranks scheduled (N = 4 / 8, 1 MiB: 192-224 / 211-301
              * us linear against 386-447 / 861-874 pipelined) */
@@ -506,8 +513,8 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
         if (linear) {
             return &amc_alg_table[AMC_ALG_I_ALLREDUCE_LINEAR];
         }
-        if (amc_alg_allreduce_shared(cfg, args, bytes, size, nodes) != NULL) {
-            return amc_alg_allreduce_shared(cfg, args, bytes, size, nodes);
+        if (amc_alg_allreduce_shared(cfg, args, bytes, size, apart) != NULL) {
+            return amc_alg_allreduce_shared(cfg, args, bytes, size, apart);
         }
         if (args->commutative && (bytes >= cfg->allreduce_ring_min) &&
             (args->count >= (size_t)size)) {
@@ -521,14 +528,14 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
          * exchanges are already log2(members) inside and log2(nodes) across */
         return &amc_alg_table[AMC_ALG_I_ALLREDUCE_RECDBL];
     case AMC_COLL_ALLGATHER:
-        if (amc_alg_allgather_doubling_ok(cfg, bytes, size, nodes)) {
+        if (amc_alg_allgather_doubling_ok(cfg, bytes, size, apart)) {
             return &amc_alg_table[AMC_ALG_I_ALLGATHER_RECDBL];
         }
         /* past the linear bound too where ranks share cores (N = 4 / 8,
          * 1 MiB: 763-788 / 4052-4556 us linear against 1001-1094 /
          * 4736-5637 ring) */
-        if (amc_alg_allgather_linear_ok(cfg, bytes, (size_t)size * bytes, size, nodes) ||
-            amc_alg_few_shared(cfg, size, nodes)) {
+        if (amc_alg_allgather_linear_ok(cfg, bytes, (size_t)size * bytes, size, apart) ||
+            amc_alg_few_shared(cfg, size, apart)) {
             return &amc_alg_table[AMC_ALG_I_ALLGATHER_LINEAR];
         }
         return &amc_alg_table[((size_t)size * bytes <= cfg->allgather_bruck_max)
@@ -551,14 +558,14 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
         return &amc_alg_table[AMC_ALG_I_ALLTOALLV_LINEAR];
     case AMC_COLL_ALLGATHERV:
         vtotal = amc_alg_vtotal(args, size);
-        return (amc_alg_allgather_linear_ok(cfg, vtotal / (size_t)size, vtotal, size, nodes) ||
-                amc_alg_few_shared(cfg, size, nodes))
+        return (amc_alg_allgather_linear_ok(cfg, vtotal / (size_t)size, vtotal, size, apart) ||
+                amc_alg_few_shared(cfg, size, apart))
                    ? &amc_alg_table[AMC_ALG_I_ALLGATHERV_LINEAR] : NULL;
     case AMC_COLL_SCAN:
-        return &amc_alg_table[amc_alg_scan_chain(cfg, bytes, size, nodes)
+        return &amc_alg_table[amc_alg_scan_chain(cfg, bytes, size, apart)
                                   ? AMC_ALG_I_SCAN_LINEAR : AMC_ALG_I_SCAN_DOUBLING];
     case AMC_COLL_EXSCAN:
-        return &amc_alg_table[amc_alg_scan_chain(cfg, bytes, size, nodes)
+        return &amc_alg_table[amc_alg_scan_chain(cfg, bytes, size, apart)
                                   ? AMC_ALG_I_EXSCAN_LINEAR : AMC_ALG_I_EXSCAN_DOUBLING];
     default:
         return NULL;

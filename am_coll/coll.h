@@ -242,6 +242,10 @@ void amc_coll_issue_sends(amc_coll_inst_t *inst);
 void amc_coll_notify_abort(struct amc_comm *comm, uint64_t seq, uint8_t coll, int32_t root,
                            int status);
 
+/* Tells every live rank of the job that transport rank dead is dead
+ * (AMC_WIRE_DEAD): for deaths this rank found itself (am_coll/peer_watch.c). */
+void amc_coll_notify_dead(struct amc_context *ctx, int dead);
+
 /* At the context's destruction, after the transport's: notices whose sends
  * never completed (a transport that dropped them) are freed. */
 void amc_coll_notices_free(struct amc_context *ctx);

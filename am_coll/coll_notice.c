@@ -12,6 +12,13 @@
  * and sent by the next amc_context_flush, once no lock is held (defer.h).
  * A rank that receives one does not pass it on: the rank that gave up told
  * everyone itself.
+ *
+ * Death notices: a rank that finds a peer dead by its own means (the pid of
+ * a peer on its node, UCX's error on an endpoint to another node, PMIx)
+ * tells every live rank of the job once (AMC_WIRE_DEAD, the dead transport
+ * rank in hdr.root). A rank on another node with no endpoint to the dead
+ * one would otherwise wait for its message for ever; one that hears it
+ * marks the rank dead as if it had seen it, and does not pass it on.
  */
 #include "am_coll/coll.h"
 #include "am_coll/comm.h"
@@ -87,6 +94,35 @@ static void amc_coll_notice_send(amc_defer_op_t *op, amc_transport_t *tp)
     amc_coll_notice_put(notice, done + 1);
 }
 
+/* Sends hdr to the notice's ndest ranks from the next flush, tracked until
+ * every send completes: a transport torn down with them pending never
+ * completes them (amc_coll_notices_free). */
+static void amc_coll_notice_post(amc_context_t *ctx, amc_coll_notice_t *notice,
+                                 const amc_wire_hdr_t *hdr)
+{
+    notice->wire_len = amc_wire_pack(hdr, &notice->wire);
+    notice->comp.fn  = amc_coll_notice_on_complete;
+    notice->left     = (uint32_t)notice->ndest + 1;
+    notice->ctx      = ctx;
+    amc_spin_lock(&ctx->notice_lock);
+    notice->next = ctx->notices;
+    notice->prev = &ctx->notices;
+    if (notice->next != NULL) {
+        notice->next->prev = &notice->next;
+    }
+    ctx->notices = notice;
+    amc_spin_unlock(&ctx->notice_lock);
+    if (amc_defer_call(&ctx->defer, &notice->op, amc_coll_notice_send) != AMC_SUCCESS) {
+        amc_coll_notice_put(notice, notice->left); /* finalizing: nobody is left to tell */
+    }
+}
+
+static amc_coll_notice_t *amc_coll_notice_new(int ndest)
+{
+    /* off the common path: a malloc under the lock is acceptable here */
+    return malloc(sizeof(amc_coll_notice_t) + (size_t)ndest * sizeof(int));
+}
+
 void amc_coll_notify_abort(amc_comm_t comm, uint64_t seq, uint8_t coll, int32_t root,
                            int status)
 {
@@ -97,8 +133,7 @@ void amc_coll_notify_abort(amc_comm_t comm, uint64_t seq, uint8_t coll, int32_t 
     if (comm->size <= 1) {
         return;
     }
-    /* off the common path: a malloc under the lock is acceptable here */
-    notice = malloc(sizeof(*notice) + (size_t)(comm->size - 1) * sizeof(notice->dest[0]));
+    notice = amc_coll_notice_new(comm->size - 1);
     if (notice == NULL) {
         amc_error(&comm->ctx->log, "out of memory for the abort notice of %s seq %llu: peers "
                   "waiting for this rank's part wait until AMC_TIMEOUT",
@@ -106,37 +141,47 @@ void amc_coll_notify_abort(amc_comm_t comm, uint64_t seq, uint8_t coll, int32_t 
         return;
     }
     memset(&hdr, 0, sizeof(hdr));
-    hdr.kind         = AMC_WIRE_COLL;
-    hdr.coll         = coll;
-    hdr.src          = (uint32_t)comm->rank;
-    hdr.cid          = comm->cid;
-    hdr.seq          = seq;
-    hdr.root         = root;
-    hdr.flags        = AMC_WIRE_FLAG_ABORT;
-    hdr.status       = (uint8_t)status;
-    notice->wire_len = amc_wire_pack(&hdr, &notice->wire);
-    notice->comp.fn  = amc_coll_notice_on_complete;
+    hdr.kind   = AMC_WIRE_COLL;
+    hdr.coll   = coll;
+    hdr.src    = (uint32_t)comm->rank;
+    hdr.cid    = comm->cid;
+    hdr.seq    = seq;
+    hdr.root   = root;
+    hdr.flags  = AMC_WIRE_FLAG_ABORT;
+    hdr.status = (uint8_t)status;
     for (i = 0; i < comm->size; i++) {
         if (i != comm->rank) {
             notice->dest[n++] = amc_comm_peer(comm, i);
         }
     }
     notice->ndest = n;
-    notice->left  = (uint32_t)n + 1;
-    notice->ctx   = comm->ctx;
-    /* tracked until its sends complete: a transport torn down with them
-     * pending never completes them (amc_coll_notices_free) */
-    amc_spin_lock(&comm->ctx->notice_lock);
-    notice->next = comm->ctx->notices;
-    notice->prev = &comm->ctx->notices;
-    if (notice->next != NULL) {
-        notice->next->prev = &notice->next;
+    amc_coll_notice_post(comm->ctx, notice, &hdr);
+}
+
+void amc_coll_notify_dead(amc_context_t *ctx, int dead)
+{
+    amc_transport_t   *tp = ctx->tp;
+    amc_coll_notice_t *notice;
+    amc_wire_hdr_t     hdr;
+    int                r, n = 0;
+
+    notice = amc_coll_notice_new(tp->size);
+    if (notice == NULL) {
+        amc_error(&ctx->log, "out of memory for the notice of rank %d's death: peers that "
+                  "cannot see it wait for it until AMC_TIMEOUT", dead);
+        return;
     }
-    comm->ctx->notices = notice;
-    amc_spin_unlock(&comm->ctx->notice_lock);
-    if (amc_defer_call(&comm->ctx->defer, &notice->op, amc_coll_notice_send) != AMC_SUCCESS) {
-        amc_coll_notice_put(notice, notice->left); /* finalizing: nobody is left to tell */
+    memset(&hdr, 0, sizeof(hdr));
+    hdr.kind = AMC_WIRE_DEAD;
+    hdr.src  = (uint32_t)tp->rank; /* no communicator: transport ranks */
+    hdr.root = dead;
+    for (r = 0; r < tp->size; r++) {
+        if ((r != tp->rank) && !amc_peer_set_test(&tp->dead, r)) {
+            notice->dest[n++] = r;
+        }
     }
+    notice->ndest = n;
+    amc_coll_notice_post(ctx, notice, &hdr);
 }
 
 int amc_coll_notice_status(const amc_wire_hdr_t *hdr)

@@ -293,11 +293,12 @@ static const amc_config_entry_t amc_config_table[] = {
       "shared-memory mailboxes (a ring per pair of ranks, made on first contact; "
       "doc/design.md, Mailboxes), everything else through UCX. 0: everything through UCX.",
       offsetof(amc_config_t, shm), AMC_CONFIG_UNSIGNED },
-    { "AMC_UCX_ERR_MODE_PEER", "0",
-      "1: UCX endpoints use UCP_ERR_HANDLING_MODE_PEER, so that UCX reports peers it "
-      "loses (keepalive: UCX_KEEPALIVE_INTERVAL) as dead. Costly here: shared-memory "
-      "transports lack it, and traffic moves to TCP unless UCX_MM_ERROR_HANDLING=y. "
-      "Peers on this node are watched by process id either way.",
+    { "AMC_UCX_ERR_MODE_PEER", "2",
+      "Which UCX endpoints use UCP_ERR_HANDLING_MODE_PEER, so that UCX reports the "
+      "peers it loses (a closed connection; keepalive: UCX_KEEPALIVE_INTERVAL) as dead: "
+      "2 those to other nodes (PMIX_LOCAL_PEERS says which), 1 every one, 0 none. On "
+      "this node it is costly (shared-memory transports lack it, and traffic moves to "
+      "TCP unless UCX_MM_ERROR_HANDLING=y), and peers there are watched by process id.",
       offsetof(amc_config_t, ucx_err_mode_peer), AMC_CONFIG_UNSIGNED },
     { "AMC_TIMELINE", "",
       "Record a timeline of every scheduled collective's acts (start, end, peer, bytes, "
@@ -437,8 +438,8 @@ int amc_config_read(amc_config_t *cfg, const amc_log_t *log)
         amc_error(log, "AMC_SHM=%u: must be 0 or 1", cfg->shm);
         return AMC_ERR_ARG;
     }
-    if (cfg->ucx_err_mode_peer > 1) {
-        amc_error(log, "invalid value %u for AMC_UCX_ERR_MODE_PEER: 0 or 1",
+    if (cfg->ucx_err_mode_peer > 2) {
+        amc_error(log, "invalid value %u for AMC_UCX_ERR_MODE_PEER: 0, 1 or 2",
                   cfg->ucx_err_mode_peer);
         status = AMC_ERR_ARG;
     }

@@ -57,7 +57,11 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
         ctx->cfg.wait.spin_count = amc_wait_spin_auto(tp->local_size) *
                                    ((tp->pass_scale > 0) ? tp->pass_scale : 1);
     }
-    if (!amc_node_oversubscribed(tp->local_size)) {
+    /* every rank must choose alike: where the launcher says the job spans
+     * nodes but not which, no rank takes its own node's crowding (ranks per
+     * core, which differ between nodes) for the job's */
+    if (!amc_node_oversubscribed(tp->local_size) ||
+        ((tp->nodes.nruns == 0) && (tp->local_size < tp->size))) {
         ctx->cfg.oversub_linear_max_ranks = 0;
     }
     ctx->log.level = cfg->log_level;
@@ -86,9 +90,16 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     if (status != AMC_SUCCESS) {
         goto err_tuning;
     }
+    status = amc_peer_set_init(&ctx->dead_told, tp->size);
+    if (status == AMC_SUCCESS) {
+        status = amc_peer_set_init(&ctx->dead_passed, tp->size);
+    }
+    if (status != AMC_SUCCESS) {
+        goto err_dead_sets;
+    }
     status = amc_comm_create_world(ctx, &world);
     if (status != AMC_SUCCESS) {
-        goto err_flow;
+        goto err_dead_sets;
     }
     ctx->world = world;
     status     = amc_timeline_context_init(ctx);
@@ -107,7 +118,9 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
 err_world:
     amc_comm_destroy(world);
     amc_context_free_list(ctx->tomb_head);
-err_flow:
+err_dead_sets:
+    amc_peer_set_cleanup(&ctx->dead_passed);
+    amc_peer_set_cleanup(&ctx->dead_told);
     amc_flow_cleanup(&ctx->flow);
 err_tuning:
     amc_tuning_free(&ctx->tuning);
@@ -153,6 +166,8 @@ void amc_context_destroy(amc_context_t *ctx)
     }
     amc_request_free_list(ctx); /* after the communicators: teardown drops requests into it */
     amc_timeline_context_fini(ctx);
+    amc_peer_set_cleanup(&ctx->dead_passed);
+    amc_peer_set_cleanup(&ctx->dead_told);
     amc_flow_cleanup(&ctx->flow);
     amc_tuning_free(&ctx->tuning);
     amc_spinlock_destroy(&ctx->notice_lock);

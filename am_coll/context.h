@@ -65,6 +65,8 @@ typedef struct amc_context {
     unsigned         dead_next;
     int              pending_err;  /* an error no communicator could take */
     unsigned         dead_seen;    /* tp->dead's count when last applied (peer_watch.c) */
+    amc_peer_set_t   dead_told;    /* deaths a peer's notice told this rank of (dispatch.c) */
+    amc_peer_set_t   dead_passed;  /* deaths this rank told the job of (peer_watch.c) */
     uint64_t         peer_check_next; /* usec: the idle paths' next look for dead peers */
     amc_flow_t       flow;         /* eager tokens per peer */
     amc_defer_queue_t defer;       /* transport calls decided on under a lock */

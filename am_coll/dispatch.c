@@ -88,6 +88,27 @@ static void amc_dispatch_credit(void *arg, const amc_wire_hdr_t *hdr, const void
     amc_flow_give(&ctx->flow, (int)hdr->src, hdr->credits);
 }
 
+/* A peer found rank hdr->root dead: marked as if this rank had seen it,
+ * told first so that it is not passed on again (peer_watch.c). */
+static void amc_dispatch_dead(void *arg, const amc_wire_hdr_t *hdr, const void *data,
+                              size_t len, void *desc)
+{
+    amc_context_t   *ctx = arg;
+    amc_transport_t *tp  = ctx->tp;
+
+    (void)data;
+    if ((hdr->src >= (uint32_t)tp->size) || (hdr->root < 0) || (hdr->root >= tp->size) ||
+        (hdr->root == tp->rank) || (hdr->src == (uint32_t)hdr->root) || (len != 0) ||
+        (desc != NULL)) {
+        amc_dispatch_reject(ctx, "bad death notice", hdr, desc);
+        return;
+    }
+    (void)amc_peer_set_mark(&ctx->dead_told, hdr->root);
+    if (amc_peer_set_mark(&tp->dead, hdr->root)) {
+        amc_info(&ctx->log, "rank %d says rank %d died", (int)hdr->src, (int)hdr->root);
+    }
+}
+
 static void amc_dispatch_flush(void *arg)
 {
     amc_context_flush(arg);
@@ -99,6 +120,7 @@ void amc_dispatch_init(amc_context_t *ctx)
     amc_am_register(&ctx->am, AMC_WIRE_BARRIER, amc_dispatch_comm_msg, ctx);
     amc_am_register(&ctx->am, AMC_WIRE_COLL, amc_dispatch_comm_msg, ctx);
     amc_am_register(&ctx->am, AMC_WIRE_CREDIT, amc_dispatch_credit, ctx);
+    amc_am_register(&ctx->am, AMC_WIRE_DEAD, amc_dispatch_dead, ctx);
 }
 
 void amc_dispatch_replay(amc_context_t *ctx, struct amc_comm *comm, const void *hdr_bytes,

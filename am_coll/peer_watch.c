@@ -1,4 +1,5 @@
 #include "am_coll/peer_watch.h"
+#include "am_coll/coll.h"
 #include "am_coll/comm.h"
 #include "base/clock.h"
 
@@ -36,6 +37,25 @@ static void amc_peer_watch_log(struct amc_comm *comm)
               comm->dead_rank, (unsigned long long)comm->cid, amc_comm_peer(comm, comm->dead_rank));
 }
 
+/* Deaths this rank found itself and has not told the job of yet: told now
+ * (am_coll/coll_notice.c). Not under a lock: the notices go at the flush. */
+static void amc_peer_watch_pass_on(amc_context_t *ctx)
+{
+    amc_transport_t *tp = ctx->tp;
+    int              r, told = 0;
+
+    for (r = 0; r < tp->size; r++) {
+        if (amc_peer_set_test(&tp->dead, r) && !amc_peer_set_test(&ctx->dead_told, r) &&
+            amc_peer_set_mark(&ctx->dead_passed, r)) {
+            amc_coll_notify_dead(ctx, r);
+            told = 1;
+        }
+    }
+    if (told) {
+        amc_context_flush(ctx);
+    }
+}
+
 void amc_peer_watch_apply(amc_context_t *ctx)
 {
     struct amc_comm *comm, *broken[16];
@@ -66,6 +86,7 @@ void amc_peer_watch_apply(amc_context_t *ctx)
     if (more > 0) {
         amc_error(&ctx->log, "and %u more communicators with a dead rank", more);
     }
+    amc_peer_watch_pass_on(ctx);
 }
 
 void amc_peer_watch_poll(amc_context_t *ctx)

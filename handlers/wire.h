@@ -19,6 +19,8 @@ enum {
     AMC_WIRE_BARRIER = 1,  /* the dissemination barrier's own fast path */
     AMC_WIRE_COLL    = 2,  /* a step of a scheduled collective (am_coll/sched.h) */
     AMC_WIRE_CREDIT  = 3,  /* eager tokens given back (am_coll/flow.h); src is the transport rank */
+    AMC_WIRE_DEAD    = 4,  /* transport rank root is dead, says transport rank src
+                            * (am_coll/coll_notice.c) */
     AMC_WIRE_KINDS         /* the dispatch table's size (handlers/am_handler.h) */
 };
 

@@ -37,6 +37,17 @@ tally build/test-suite.log
 [ -f build/tests/integration/run_integration.sh.log ] && cat build/tests/integration/run_integration.sh.log | grep -E "^(PASS|FAIL):|integration:" || true
 [ $rc -eq 0 ] || { echo "---- failing test logs"; grep -l -E "^(FAIL|ERROR)" build/tests/*/*.trs 2>/dev/null | sed 's/\.trs$/.log/' | xargs -r tail -n 40; }
 
+step "across hosts: an emulated two-node cluster (Slurm's srun, mpirun --hostfile)"
+# tests/cluster/: namespaces for nodes, Slurm and munge from Debian, the
+# programs the step above built
+( cd build && bash ../tests/cluster/run_cluster.sh ) >build/cluster.log 2>&1; rc=$?
+grep -E "^(PASS|FAIL):|^    \|" build/cluster.log
+p=$(sed -n 's/^cluster: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' build/cluster.log)
+f=$(sed -n 's/^cluster: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' build/cluster.log)
+passed=$((passed + ${p:-0}))
+failed=$((failed + ${f:-1}))
+[ $rc -eq 0 ] || [ -n "$f" ] || tail -n 30 build/cluster.log
+
 step "unit tests under AddressSanitizer + UBSan, control-structure locks on"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
 AMC_BUILD_DIR=build-asan ./build.sh --disable-shared CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" ||

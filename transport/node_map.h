@@ -29,4 +29,37 @@ int  amc_node_map_node(const amc_node_map_t *map, int rank);
 
 void amc_node_map_free(amc_node_map_t *map);
 
+/* Fills map, which must be empty, from each rank's node id (>= 0), in any
+ * placement: a cyclic one is a run per rank. *nnodes_p: how many distinct
+ * ids. AMC_ERR_ARG (nranks < 1, an id < 0) or AMC_ERR_NO_MEMORY leave the
+ * map empty. */
+int  amc_node_map_from_ids(amc_node_map_t *map, const int *node_of_rank, int nranks,
+                           int *nnodes_p);
+
+/* The host names of a comma-separated list (PMIx_Resolve_nodes), blanks
+ * around a name dropped and empty entries skipped, so that "n1,,n2 ," is
+ * two hosts: names[n] point into buf, one allocation the list owns. */
+typedef struct amc_node_list {
+    int    n;
+    char **names;
+    char  *buf;
+} amc_node_list_t;
+
+int  amc_node_list_parse(amc_node_list_t *list, const char *text);  /* or AMC_ERR_NO_MEMORY */
+void amc_node_list_free(amc_node_list_t *list);
+
+/* node_of_rank[r] = h for the host h whose ranks (host_ranks[h], of
+ * host_nranks[h]) hold r: NULL once every rank of nranks is on exactly one
+ * host, else why not ("is out of range", "is listed twice", "is on no
+ * host") with the rank in *rank_p. A launcher's answer is checked, not
+ * trusted: a gap or an overlap would split the job differently on
+ * different ranks. */
+const char *amc_node_ids_from_hosts(int *node_of_rank, int nranks, const int *const *host_ranks,
+                                    const int *host_nranks, int nhosts, int *rank_p);
+
+/* node_of_rank[r] = the order in which names[r] first appears among the
+ * ranks (rank 0's host is node 0): the same on every rank that reads the
+ * same names. AMC_SUCCESS or AMC_ERR_NO_MEMORY. */
+int  amc_node_ids_from_names(int *node_of_rank, const char *const *names, int nranks);
+
 #endif

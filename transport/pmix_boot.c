@@ -5,6 +5,7 @@
 
 #include <pmix.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,34 +108,187 @@ err_free:
     return status;
 }
 
-void amc_pmix_boot_node_map(amc_pmix_boot_t *boot, amc_node_map_t *map)
+/* Source 1, PMIX_NODEID of every rank (ORTE, PRRTE). Job-level data every
+ * rank holds alike: no modex, no fence. */
+static int amc_pmix_boot_ids_from_nodeid(amc_pmix_boot_t *boot, int *node_of_rank)
 {
     pmix_proc_t   peer;
     pmix_value_t *value;
     pmix_status_t rc;
-    int           r, node;
+    int           r;
 
-    for (r = 0; !boot->singleton && (r < boot->size); r++) {
+    for (r = 0; r < boot->size; r++) {
         value = NULL;
         PMIX_LOAD_PROCID(&peer, boot->myproc.nspace, (pmix_rank_t)r);
         rc = PMIx_Get(&peer, PMIX_NODEID, NULL, 0, &value);
-        if ((rc != PMIX_SUCCESS) || (value == NULL) || (value->type != PMIX_UINT32)) {
-            amc_debug(&boot->log, "no PMIX_NODEID for rank %d (%s): treating the job as one "
-                      "node", r, PMIx_Error_string(rc));
+        if ((rc != PMIX_SUCCESS) || (value == NULL) || (value->type != PMIX_UINT32) ||
+            (value->data.uint32 > INT32_MAX)) {
+            amc_debug(&boot->log, "no PMIX_NODEID for rank %d (%s)", r,
+                      (rc != PMIX_SUCCESS) ? PMIx_Error_string(rc) : "not a uint32 below 2^31");
             if (value != NULL) {
                 PMIX_VALUE_RELEASE(value);
             }
-            amc_node_map_free(map);
-            return;
+            return AMC_ERR_TRANSPORT;
         }
-        node = (int)value->data.uint32;
+        node_of_rank[r] = (int)value->data.uint32;
         PMIX_VALUE_RELEASE(value);
-        if (amc_node_map_add(map, r, node) != AMC_SUCCESS) {
-            amc_warn(&boot->log, "no memory for the node map: treating the job as one node");
-            amc_node_map_free(map);
-            return;
+    }
+    return AMC_SUCCESS;
+}
+
+/* Source 2, the job's node list and each node's ranks (Slurm's plugin,
+ * which gives no PMIX_NODEID for other ranks): a node is its place in the
+ * list. */
+static int amc_pmix_boot_ids_from_peers(amc_pmix_boot_t *boot, int *node_of_rank)
+{
+    amc_node_list_t hosts = { 0 };
+    pmix_proc_t    *procs;
+    pmix_status_t   rc;
+    const char     *why;
+    char           *nodelist = NULL;
+    size_t          nprocs, i;
+    int           **ranks = NULL, *nranks = NULL;
+    int             h, bad, status;
+
+    rc = PMIx_Resolve_nodes(boot->myproc.nspace, &nodelist);
+    if ((rc != PMIX_SUCCESS) || (nodelist == NULL)) {
+        amc_debug(&boot->log, "no PMIx_Resolve_nodes (%s)", PMIx_Error_string(rc));
+        return AMC_ERR_TRANSPORT;
+    }
+    status = amc_node_list_parse(&hosts, nodelist);
+    free(nodelist);
+    if (status != AMC_SUCCESS) {
+        amc_debug(&boot->log, "no memory for PMIx_Resolve_nodes' node list");
+        return status;
+    }
+    ranks  = calloc((size_t)hosts.n + 1, sizeof(*ranks));
+    nranks = calloc((size_t)hosts.n + 1, sizeof(*nranks));
+    if ((ranks == NULL) || (nranks == NULL)) {
+        amc_debug(&boot->log, "no memory for PMIx_Resolve_peers' ranks");
+        status = AMC_ERR_NO_MEMORY;
+        goto out;
+    }
+    for (h = 0; h < hosts.n; h++) {
+        procs  = NULL;
+        nprocs = 0;
+        rc     = PMIx_Resolve_peers(hosts.names[h], boot->myproc.nspace, &procs, &nprocs);
+        if (rc != PMIX_SUCCESS) {
+            amc_debug(&boot->log, "no PMIx_Resolve_peers(%s) (%s)", hosts.names[h],
+                      PMIx_Error_string(rc));
+            status = AMC_ERR_TRANSPORT;
+            goto out;
+        }
+        ranks[h] = malloc((nprocs + 1) * sizeof(**ranks));
+        for (i = 0; (ranks[h] != NULL) && (i < nprocs); i++) {
+            /* a wildcard or another job's rank: out of range, so refused */
+            ranks[h][i] = (PMIX_CHECK_NSPACE(procs[i].nspace, boot->myproc.nspace) &&
+                           (procs[i].rank < (pmix_rank_t)boot->size)) ? (int)procs[i].rank : -1;
+        }
+        nranks[h] = (int)nprocs;
+        PMIX_PROC_FREE(procs, nprocs);
+        if (ranks[h] == NULL) {
+            amc_debug(&boot->log, "no memory for PMIx_Resolve_peers' ranks");
+            status = AMC_ERR_NO_MEMORY;
+            goto out;
         }
     }
+    why = amc_node_ids_from_hosts(node_of_rank, boot->size, (const int *const *)ranks, nranks,
+                                  hosts.n, &bad);
+    if (why != NULL) {
+        amc_debug(&boot->log, "PMIx_Resolve_peers over %d nodes: rank %d %s", hosts.n, bad, why);
+        status = AMC_ERR_TRANSPORT;
+    }
+out:
+    for (h = 0; (ranks != NULL) && (h < hosts.n); h++) {
+        free(ranks[h]);
+    }
+    free(ranks);
+    free(nranks);
+    amc_node_list_free(&hosts);
+    return status;
+}
+
+/* Source 3, PMIX_HOSTNAME of every rank: nodes numbered as their names
+ * first appear, so every rank numbers them alike. */
+static int amc_pmix_boot_ids_from_hostname(amc_pmix_boot_t *boot, int *node_of_rank)
+{
+    pmix_value_t **values;
+    const char   **names;
+    pmix_proc_t    peer;
+    pmix_status_t  rc;
+    int            r, status = AMC_SUCCESS;
+
+    values = calloc((size_t)boot->size, sizeof(*values));
+    names  = calloc((size_t)boot->size, sizeof(*names));
+    if ((values == NULL) || (names == NULL)) {
+        amc_debug(&boot->log, "no memory for the ranks' PMIX_HOSTNAME");
+        status = AMC_ERR_NO_MEMORY;
+        goto out;
+    }
+    for (r = 0; r < boot->size; r++) {
+        PMIX_LOAD_PROCID(&peer, boot->myproc.nspace, (pmix_rank_t)r);
+        rc = PMIx_Get(&peer, PMIX_HOSTNAME, NULL, 0, &values[r]);
+        if ((rc != PMIX_SUCCESS) || (values[r] == NULL) || (values[r]->type != PMIX_STRING) ||
+            (values[r]->data.string == NULL)) {
+            amc_debug(&boot->log, "no PMIX_HOSTNAME for rank %d (%s)", r,
+                      (rc != PMIX_SUCCESS) ? PMIx_Error_string(rc) : "not a string");
+            status = AMC_ERR_TRANSPORT;
+            goto out;
+        }
+        names[r] = values[r]->data.string;
+    }
+    status = amc_node_ids_from_names(node_of_rank, names, boot->size);
+    if (status != AMC_SUCCESS) {
+        amc_debug(&boot->log, "no memory to number the ranks' PMIX_HOSTNAME");
+    }
+out:
+    for (r = 0; (values != NULL) && (r < boot->size); r++) {
+        if (values[r] != NULL) {
+            PMIX_VALUE_RELEASE(values[r]);
+        }
+    }
+    free(values);
+    free(names);
+    return status;
+}
+
+void amc_pmix_boot_node_map(amc_pmix_boot_t *boot, amc_node_map_t *map)
+{
+    static const struct {
+        const char *name;
+        int       (*fill)(amc_pmix_boot_t *boot, int *node_of_rank);
+    } sources[] = {
+        { "PMIX_NODEID",        amc_pmix_boot_ids_from_nodeid },
+        { "PMIx_Resolve_peers", amc_pmix_boot_ids_from_peers },
+        { "PMIX_HOSTNAME",      amc_pmix_boot_ids_from_hostname },
+    };
+    int *node_of_rank;
+    int  i, n = (int)(sizeof(sources) / sizeof(sources[0])), nnodes;
+
+    if (boot->singleton) {
+        return;
+    }
+    node_of_rank = malloc((size_t)boot->size * sizeof(*node_of_rank));
+    if (node_of_rank == NULL) {
+        amc_warn(&boot->log, "no memory for the node map: treating the job as one node");
+        return;
+    }
+    /* launchers differ in what they give: the first source that places
+     * every rank decides (each failure says why at debug level) */
+    for (i = 0; i < n; i++) {
+        if (sources[i].fill(boot, node_of_rank) == AMC_SUCCESS) {
+            break;
+        }
+    }
+    if (i == n) {
+        amc_debug(&boot->log, "no source gave every rank a node: treating the job as one node");
+    } else if (amc_node_map_from_ids(map, node_of_rank, boot->size, &nnodes) != AMC_SUCCESS) {
+        amc_warn(&boot->log, "no memory for the node map: treating the job as one node");
+    } else {
+        amc_debug(&boot->log, "nodes from %s: %d node%s", sources[i].name, nnodes,
+                  (nnodes == 1) ? "" : "s");
+    }
+    free(node_of_rank);
 }
 
 int amc_pmix_boot_rank(const amc_pmix_boot_t *boot)

@@ -22,9 +22,11 @@ int  amc_pmix_boot_local_size(const amc_pmix_boot_t *boot);  /* ranks on this no
 int  amc_pmix_boot_is_singleton(const amc_pmix_boot_t *boot);
 const char *amc_pmix_boot_nspace(const amc_pmix_boot_t *boot);  /* the job's name */
 
-/* Each rank's node from the launcher (PMIX_NODEID, job-level data every
- * rank reads alike) into map, which must be empty. A launcher that does not
- * say leaves it empty, one node: the collectives stay flat. */
+/* Each rank's node from the launcher into map, which must be empty: from
+ * PMIX_NODEID (ORTE, PRRTE), else PMIx_Resolve_nodes and _peers (Slurm's
+ * plugin), else PMIX_HOSTNAME, job-level data every rank reads alike. A
+ * launcher that says none of them leaves it empty, one node: the
+ * collectives stay flat. Logs at debug level which source decided. */
 void amc_pmix_boot_node_map(amc_pmix_boot_t *boot, amc_node_map_t *map);
 
 /* Every rank's value at once, for the benchmark's layered baseline (the

@@ -84,7 +84,10 @@ typedef struct amc_ucx_transport {
     int              guarded;   /* AMC_UCX_THREADS_GUARDED */
     pthread_mutex_t  guard;     /* recursive: handlers inside progress send */
     int              closing;   /* teardown began: no send, no handler (amc_ucx_destroy) */
-    int              err_peer;  /* endpoints in UCP_ERR_HANDLING_MODE_PEER */
+    int              err_mode;  /* AMC_UCX_ERR_MODE_PEER: 0 none, 1 every endpoint, 2 off-node ones */
+    int              err_peer;  /* some endpoints are in UCP_ERR_HANDLING_MODE_PEER */
+    amc_peer_set_t   on_node;   /* PMIX_LOCAL_PEERS: the ranks on this node */
+    int              on_node_known;
     double           fin_timeout;
     int              published; /* the address is out: the teardown fences */
     amc_proc_watch_t *watch;    /* peers on this node, by pid */
@@ -165,6 +168,16 @@ static void amc_ucx_send_cb(void *request, ucs_status_t status, void *user_data)
 
 static void amc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status);
 
+static int amc_ucx_ep_err_peer(const amc_ucx_transport_t *self, int rank)
+{
+    if (self->err_mode == AMC_UCX_ERR_MODE_ALL) {
+        return 1;
+    }
+    /* off-node ones only, and only where the node's ranks are known */
+    return (self->err_mode == AMC_UCX_ERR_MODE_OFF_NODE) && self->on_node_known &&
+           !amc_peer_set_test(&self->on_node, rank);
+}
+
 /* The endpoint to peer: its address from PMIx (direct modex), then
  * ucp_ep_create. Never inside a UCX callback, never with conn_lock held;
  * the caller marked peer->connecting, so no other thread makes it too. */
@@ -188,10 +201,11 @@ static int amc_ucx_connect(amc_ucx_transport_t *self, amc_ucx_peer_t *peer)
     memset(&eparams, 0, sizeof(eparams));
     eparams.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
     eparams.address    = (const ucp_address_t *)addr;
-    /* PEER mode moves shared-memory traffic to TCP (ucx-pmix-notes §1):
-     * only when asked for (AMC_UCX_ERR_MODE_PEER) */
+    /* PEER mode moves shared-memory traffic to TCP (ucx-pmix-notes §1), so
+     * by default only endpoints to other nodes have it: a peer on this node
+     * is watched by pid, one elsewhere only UCX can see go */
     eparams.err_mode   = UCP_ERR_HANDLING_MODE_NONE;
-    if (self->err_peer) {
+    if (amc_ucx_ep_err_peer(self, peer->rank)) {
         eparams.field_mask     |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
         eparams.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
         eparams.err_handler.cb  = amc_ucx_ep_error;
@@ -660,7 +674,7 @@ static void amc_ucx_close_eps(amc_ucx_transport_t *self, double deadline)
             continue;
         }
         dead = amc_peer_set_test(&self->super.dead, peer->rank);
-        if (dead && !self->err_peer) {
+        if (dead && !amc_ucx_ep_err_peer(self, peer->rank)) {
             /* a flush would wait for a peer that is gone, and FORCE is
              * invalid without PEER error mode: ucp_worker_destroy discards it */
             continue;
@@ -777,6 +791,7 @@ static void amc_ucx_destroy(amc_transport_t *tp)
     }
     amc_proc_watch_destroy(self->watch);
     amc_peer_set_cleanup(&tp->dead);
+    amc_peer_set_cleanup(&self->on_node);
     amc_pmix_boot_finalize(self->boot);
     amc_node_map_free(&self->super.nodes);
     free(self);
@@ -962,6 +977,10 @@ static int amc_ucx_watch_local(amc_ucx_transport_t *self, const amc_ucx_local_t 
         return AMC_ERR_NO_MEMORY;
     }
     for (i = 0; i < n; i++) {
+        (void)amc_peer_set_mark(&self->on_node, ranks[i]);
+    }
+    self->on_node_known = 1;
+    for (i = 0; i < n; i++) {
         if (ranks[i] == self->super.rank) {
             continue;
         }
@@ -1072,7 +1091,10 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *para
     self->log        = *log;
     self->boot       = boot;
     self->efd        = -1;
-    self->err_peer   = params->err_mode_peer;
+    self->err_mode   = params->err_mode_peer;
+    self->err_peer   = (params->err_mode_peer == AMC_UCX_ERR_MODE_ALL) ||
+                       ((params->err_mode_peer == AMC_UCX_ERR_MODE_OFF_NODE) &&
+                        (self->super.local_size < self->super.size));
     self->fin_timeout = params->finalize_timeout;
     if (threads == AMC_UCX_THREADS_GUARDED) {
         pthread_mutexattr_t attr;
@@ -1086,6 +1108,9 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *para
 
     pthread_mutex_init(&self->conn_lock, NULL);
     status = amc_peer_set_init(&self->super.dead, self->super.size);
+    if (status == AMC_SUCCESS) {
+        status = amc_peer_set_init(&self->on_node, self->super.size);
+    }
     if (status == AMC_SUCCESS) {
         status = amc_sparse_init(&self->peers, self->super.size);
     }

@@ -19,11 +19,19 @@ typedef enum {
     AMC_UCX_THREADS_GUARDED
 } amc_ucx_threads_t;
 
+/* AMC_UCX_ERR_MODE_PEER's values: which endpoints have UCX's peer failure mode */
+enum {
+    AMC_UCX_ERR_MODE_NONE     = 0,
+    AMC_UCX_ERR_MODE_ALL      = 1,
+    AMC_UCX_ERR_MODE_OFF_NODE = 2
+};
+
 typedef struct amc_ucx_params {
     amc_ucx_threads_t threads;
-    /* AMC_UCX_ERR_MODE_PEER: endpoints with UCP_ERR_HANDLING_MODE_PEER, whose
-     * failures UCX reports (keepalive); it moves shared-memory traffic to TCP
-     * unless UCX_MM_ERROR_HANDLING=y (doc/design.md, "Dead peers") */
+    /* AMC_UCX_ERR_MODE_PEER (AMC_UCX_ERR_MODE_*): endpoints with
+     * UCP_ERR_HANDLING_MODE_PEER, whose failures UCX reports (keepalive); it
+     * moves shared-memory traffic to TCP unless UCX_MM_ERROR_HANDLING=y, so
+     * by default only endpoints to other nodes (doc/design.md, "Dead peers") */
     int               err_mode_peer;
     /* AMC_FINALIZE_TIMEOUT: seconds the teardown may wait for peers; 0: no bound */
     double            finalize_timeout;

@@ -17,6 +17,14 @@
  *   - return from amc_finalize within 10 s.
  *
  *   test_peer_mpi loop RESULT_DIR      the scenario above
+ *   test_peer_mpi node RESULT_DIR      a node lost: every rank on one host
+ *                                      (AMCTEST_KILL_HOST, default the last
+ *                                      rank's) dies at once in the loop; the
+ *                                      survivors get AMC_ERR_PEER within 5 s
+ *                                      on the world, their node's
+ *                                      communicator keeps working, finalize
+ *                                      ends within its bound (run across
+ *                                      hosts: tests/cluster/)
  *   test_peer_mpi finalize RESULT_DIR  the victim dies after a barrier, the
  *                                      survivors start an ibarrier and a
  *                                      4 KiB iallreduce and finalize
@@ -49,6 +57,8 @@
 #define TP_LATENCY_MAX   2.0   /* seconds from the death to AMC_ERR_PEER */
 #define TP_FINALIZE_MAX 10.0   /* seconds amc_finalize may take */
 #define TP_AT_ONCE       0.5   /* a call on a broken communicator, seconds */
+#define TP_NODE_LATENCY_MAX 5.0 /* seconds from a node's loss to AMC_ERR_PEER */
+#define TP_HOST_LEN     64
 
 static int  tp_rank, tp_size, tp_victim;
 static int  tp_failures;
@@ -284,6 +294,73 @@ static void tp_loop(const char *dir, double *finalize_s)
             t_nb - t_death, *finalize_s);
 }
 
+/* The ranks on the victim host die together; the others carry on. */
+static void tp_node(const char *dir, double *finalize_s)
+{
+    amc_comm_t node = AMC_COMM_NULL;
+    char       host[TP_HOST_LEN], (*hosts)[TP_HOST_LEN];
+    const char *victim;
+    int        die_at = atoi(tp_env("AMCTEST_DEATH_ITER", "200"));
+    int        color = -1, victims = 0, i, rc = AMC_SUCCESS;
+    double     t_err, t_death, t0;
+
+    memset(host, 0, sizeof(host));
+    (void)gethostname(host, sizeof(host) - 1);
+    hosts = calloc((size_t)tp_size, sizeof(*hosts));
+    TP_CHECK(hosts != NULL, "no memory");
+    if (hosts == NULL) {
+        return;
+    }
+    TP_CHECK(amc_allgather(host, hosts, TP_HOST_LEN, AMC_BYTE, amc_comm_world()) == AMC_SUCCESS, "allgather of host names");
+    victim = tp_env("AMCTEST_KILL_HOST", hosts[tp_size - 1]);
+    for (i = 0; i < tp_size; i++) {
+        if ((color < 0) && (strcmp(hosts[i], host) == 0)) {
+            color = i; /* the node's first rank names it */
+        }
+        victims += (strcmp(hosts[i], victim) == 0);
+    }
+    TP_CHECK((victims > 0) && (victims < tp_size), "%d of %d ranks on host %s: the test "
+             "needs ranks on it and elsewhere", victims, tp_size, victim);
+    TP_CHECK(amc_comm_split(amc_comm_world(), color, tp_rank, &node) == AMC_SUCCESS,
+             "split by host");
+    for (i = 0; i < 5; i++) {
+        TP_CHECK(tp_op(amc_comm_world(), i) == AMC_SUCCESS, "warm-up %d", i);
+    }
+    if ((tp_failures > 0) || (victims == 0) || (victims == tp_size)) {
+        free(hosts);
+        return;
+    }
+    if (strcmp(host, victim) == 0) {
+        for (i = 0; i < die_at; i++) {
+            (void)tp_op(amc_comm_world(), i);
+        }
+        tp_die(dir);
+    }
+    for (i = 0; i < 100000000; i++) {
+        rc = tp_op(amc_comm_world(), i);
+        if (rc != AMC_SUCCESS) {
+            break;
+        }
+    }
+    t_err   = tp_now();
+    t_death = tp_death_time(dir);
+    TP_CHECK(rc == AMC_ERR_PEER, "the loop ended at iteration %d with %s", i, amc_strerror(rc));
+    TP_CHECK(t_death > 0.0, "no death time in %s", dir);
+    TP_CHECK(t_err - t_death < TP_NODE_LATENCY_MAX, "AMC_ERR_PEER %.3f s after the node's loss",
+             t_err - t_death);
+    TP_BROKEN(amc_barrier(amc_comm_world()));
+    tp_check_half(node); /* this node's communicator keeps working */
+    amc_comm_free(&node);
+    free(hosts);
+
+    t0 = tp_now();
+    TP_CHECK(amc_finalize() == AMC_SUCCESS, "amc_finalize");
+    *finalize_s = tp_now() - t0;
+    TP_CHECK(*finalize_s < TP_FINALIZE_MAX, "amc_finalize took %.3f s", *finalize_s);
+    tp_note("host %s: loop ended at %d, %.3f s after the loss of %s (%d ranks), finalize "
+            "%.3f s\n", host, i, t_err - t_death, victim, victims, *finalize_s);
+}
+
 static void tp_finalize_only(const char *dir, double *finalize_s)
 {
     long            ms = atol(tp_env("AMCTEST_PAUSE_MS", "300"));
@@ -337,6 +414,8 @@ int main(int argc, char **argv)
 
     if (strcmp(sub, "loop") == 0) {
         tp_loop(dir, &fin);
+    } else if (strcmp(sub, "node") == 0) {
+        tp_node(dir, &fin);
     } else if (strcmp(sub, "finalize") == 0) {
         tp_finalize_only(dir, &fin);
     } else {
