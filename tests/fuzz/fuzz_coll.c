@@ -184,7 +184,7 @@ static void amc_fuzz_forge_header(amc_fuzz_in_t *in, amc_fuzz_world_t *w, int ds
 {
     static const uint8_t kinds[] = { AMC_WIRE_BARRIER, AMC_WIRE_COLL, AMC_WIRE_COLL,
                                      AMC_WIRE_COLL, AMC_WIRE_CREDIT, AMC_WIRE_BARRIER,
-                                     0, AMC_WIRE_KINDS };
+                                     AMC_WIRE_DEAD, AMC_WIRE_KINDS };
     unsigned              b = amc_fuzz_byte(in);
 
     memset(hdr, 0, sizeof(*hdr));
