@@ -176,6 +176,28 @@ static int tp_op(amc_comm_t comm, int iter)
     return rc;
 }
 
+/* The survivors' loop until it fails: AMC_ERR_PEER within bound seconds of
+ * the death. Returns the seconds it took; *iter the failing iteration. */
+static double tp_loop_until_dead(const char *dir, double bound, int *iter)
+{
+    double t_err, t_death;
+    int    i, rc = AMC_SUCCESS;
+
+    for (i = 0; i < 100000000; i++) {
+        rc = tp_op(amc_comm_world(), i);
+        if (rc != AMC_SUCCESS) {
+            break;
+        }
+    }
+    t_err   = tp_now();
+    t_death = tp_death_time(dir);
+    *iter   = i;
+    TP_CHECK(rc == AMC_ERR_PEER, "the loop ended at iteration %d with %s", i, amc_strerror(rc));
+    TP_CHECK(t_death > 0.0, "no death time in %s", dir);
+    TP_CHECK(t_err - t_death < bound, "AMC_ERR_PEER %.3f s after the death", t_err - t_death);
+    return t_err - t_death;
+}
+
 /* A call on a communicator that contains the dead rank: AMC_ERR_PEER, now. */
 #define TP_BROKEN(_call)                                                        \
     do {                                                                        \
@@ -248,19 +270,10 @@ static void tp_loop(const char *dir, double *finalize_s)
     /* outstanding on dupw when the victim dies: it never joins */
     TP_CHECK(amc_ibarrier(dupw, &nb) == AMC_SUCCESS, "ibarrier on the dup");
 
-    for (i = 0; i < 100000000; i++) {
-        rc = tp_op(amc_comm_world(), i);
-        if (rc != AMC_SUCCESS) {
-            break;
-        }
-    }
-    t_err   = tp_now();
+    t_err = tp_loop_until_dead(dir, TP_LATENCY_MAX, &i);
+    tp_note("loop ended at %d, %.3f s after the death\n", i, t_err);
     t_death = tp_death_time(dir);
-    TP_CHECK(rc == AMC_ERR_PEER, "the loop ended at iteration %d with %s", i, amc_strerror(rc));
-    TP_CHECK(t_death > 0.0, "no death time in %s", dir);
-    TP_CHECK(t_err - t_death < TP_LATENCY_MAX, "AMC_ERR_PEER %.3f s after the death",
-             t_err - t_death);
-    tp_note("loop ended at %d, %.3f s after the death\n", i, t_err - t_death);
+    t_err  += t_death;
 
     rc   = amc_wait(&nb);
     t_nb = tp_now();
@@ -301,8 +314,8 @@ static void tp_node(const char *dir, double *finalize_s)
     char       host[TP_HOST_LEN], (*hosts)[TP_HOST_LEN];
     const char *victim;
     int        die_at = atoi(tp_env("AMCTEST_DEATH_ITER", "200"));
-    int        color = -1, victims = 0, i, rc = AMC_SUCCESS;
-    double     t_err, t_death, t0;
+    int        color = -1, victims = 0, i;
+    double     t_err, t0;
 
     memset(host, 0, sizeof(host));
     (void)gethostname(host, sizeof(host) - 1);
@@ -336,18 +349,7 @@ static void tp_node(const char *dir, double *finalize_s)
         }
         tp_die(dir);
     }
-    for (i = 0; i < 100000000; i++) {
-        rc = tp_op(amc_comm_world(), i);
-        if (rc != AMC_SUCCESS) {
-            break;
-        }
-    }
-    t_err   = tp_now();
-    t_death = tp_death_time(dir);
-    TP_CHECK(rc == AMC_ERR_PEER, "the loop ended at iteration %d with %s", i, amc_strerror(rc));
-    TP_CHECK(t_death > 0.0, "no death time in %s", dir);
-    TP_CHECK(t_err - t_death < TP_NODE_LATENCY_MAX, "AMC_ERR_PEER %.3f s after the node's loss",
-             t_err - t_death);
+    t_err = tp_loop_until_dead(dir, TP_NODE_LATENCY_MAX, &i);
     TP_BROKEN(amc_barrier(amc_comm_world()));
     tp_check_half(node); /* this node's communicator keeps working */
     amc_comm_free(&node);
@@ -358,7 +360,7 @@ static void tp_node(const char *dir, double *finalize_s)
     *finalize_s = tp_now() - t0;
     TP_CHECK(*finalize_s < TP_FINALIZE_MAX, "amc_finalize took %.3f s", *finalize_s);
     tp_note("host %s: loop ended at %d, %.3f s after the loss of %s (%d ranks), finalize "
-            "%.3f s\n", host, i, t_err - t_death, victim, victims, *finalize_s);
+            "%.3f s\n", host, i, t_err, victim, victims, *finalize_s);
 }
 
 static void tp_finalize_only(const char *dir, double *finalize_s)
