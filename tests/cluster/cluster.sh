@@ -19,15 +19,21 @@
 #                          mpirun --mca plm_rsh_agent AGENT --hostfile FILE
 #   cluster.sh status      say whether it is up and what Slurm sees
 #
-# Root only (namespaces, a bridge, slurmd). State lives in AMC_CLUSTER_DIR
-# (default /tmp/amc-cluster); a second `up` while one is up fails.
-# Addresses: AMC_CLUSTER_NET (default 10.217.61), only on our own bridge.
+# Root only (namespaces, a bridge, slurmd). AMC_CLUSTER_ID (0-9, default
+# 0) names an instance, so that several can be up at once (the test suite
+# uses 1, a developer's cluster 0): its state in /tmp/amc-cluster$ID, its
+# bridge amcbr$ID and its addresses 10.217.(61+ID).0/24, only on that bridge.
+# A second `up` of one instance while it is up fails.
 set -u
 
-STATE=${AMC_CLUSTER_DIR:-/tmp/amc-cluster}
-NET=${AMC_CLUSTER_NET:-10.217.61}
-BRIDGE=amcbr0
-PMIX_BASE=/tmp/amc-cluster-pmix  # PMIxCliTmpDirBase; each node backs it with its own directory
+ID=${AMC_CLUSTER_ID:-0}
+[[ "$ID" =~ ^[0-9]$ ]] || { echo "cluster.sh: AMC_CLUSTER_ID is 0 to 9" >&2; exit 1; }
+STATE=/tmp/amc-cluster$ID
+[ "$ID" = 0 ] && STATE=/tmp/amc-cluster
+NET=10.217.$((61 + ID))
+BRIDGE=amcbr$ID
+LINK=amc${ID}v-                  # host side of each node's link: amc0v-n1 ...
+PMIX_BASE=$STATE-pmix            # PMIxCliTmpDirBase; each node backs it with its own directory
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 die() {
@@ -111,9 +117,9 @@ start_node() {
         sleep 0.05
     done
     [ -f "$dir/ready" ] || die "node $node did not start: $(cat "$dir/holder.log")"
-    ip link add "amcv-$node" type veth peer name eth0 netns "$pid" ||
+    ip link add "$LINK$node" type veth peer name eth0 netns "$pid" ||
         die "cannot make a link for $node"
-    ip link set "amcv-$node" master "$BRIDGE" up
+    ip link set "$LINK$node" master "$BRIDGE" up
     nsenter -t "$pid" -n -- ip link set lo up
     nsenter -t "$pid" -n -- ip addr add "$addr/24" dev eth0
     nsenter -t "$pid" -n -- ip link set eth0 up
@@ -288,7 +294,7 @@ cmd_down() {
             kill -KILL "$pid" 2>/dev/null
         done <"$STATE/pids"
     fi
-    for link in $(ip -o link show 2>/dev/null | sed -n 's/^[0-9]*: \(amcv-[^@:]*\).*/\1/p'); do
+    for link in $(ip -o link show 2>/dev/null | sed -n "s/^[0-9]*: \\($LINK[^@:]*\\).*/\\1/p"); do
         ip link del "$link" 2>/dev/null
     done
     ip link del "$BRIDGE" 2>/dev/null

@@ -17,6 +17,7 @@ set -u
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CLUSTER="$top/tests/cluster/cluster.sh"
+export AMC_CLUSTER_ID=${AMC_CLUSTER_ID:-1} # an instance of its own: a developer's cluster 0 may be up
 LIMIT=${AMCTEST_CLUSTER_LIMIT:-120}
 NPROCS=${AMCTEST_CLUSTER_NPROCS:-"2 3 4"}
 passed=0
