@@ -566,21 +566,27 @@ void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *bu
 int amc_barrier_on_engine(amc_comm_t comm, int *engine)
 {
     const amc_topo_t *topo;
+    int               path = __atomic_load_n(&comm->barrier_path, __ATOMIC_RELAXED);
 
+    /* everything below is fixed for the communicator's life: asked once */
+    if (path != 0) {
+        *engine = (path == 2);
+        return AMC_SUCCESS;
+    }
     *engine = 1;
     /* a rule of AMC_TUNING_FILE for this size names an engine algorithm
      * (the fast path has no name); without barrier rules: one count test */
-    if ((comm->ctx->alg_forced[AMC_COLL_BARRIER] != NULL) ||
-        ((comm->ctx->tuning.n[AMC_COLL_BARRIER] != 0) &&
-         (amc_tuning_match(&comm->ctx->tuning, AMC_COLL_BARRIER, comm->size, 0) != NULL))) {
-        return AMC_SUCCESS;
+    if ((comm->ctx->alg_forced[AMC_COLL_BARRIER] == NULL) &&
+        ((comm->ctx->tuning.n[AMC_COLL_BARRIER] == 0) ||
+         (amc_tuning_match(&comm->ctx->tuning, AMC_COLL_BARRIER, comm->size, 0) == NULL))) {
+        topo = amc_comm_topo(comm);
+        if (topo == NULL) {
+            return AMC_ERR_NO_MEMORY; /* logged */
+        }
+        *engine = amc_alg_barrier_lanes_pay(&comm->ctx->cfg, topo) ||
+                  amc_alg_barrier_linear_pays(&comm->ctx->cfg, comm->size, topo);
     }
-    topo = amc_comm_topo(comm);
-    if (topo == NULL) {
-        return AMC_ERR_NO_MEMORY; /* logged */
-    }
-    *engine = amc_alg_barrier_lanes_pay(&comm->ctx->cfg, topo) ||
-              amc_alg_barrier_linear_pays(&comm->ctx->cfg, comm->size, topo);
+    __atomic_store_n(&comm->barrier_path, *engine ? 2 : 1, __ATOMIC_RELAXED);
     return AMC_SUCCESS;
 }
 

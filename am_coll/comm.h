@@ -36,6 +36,8 @@ struct amc_comm {
     amc_coll_ctrl_t  ctrl;
     struct amc_sched *sched_cache; /* schedules by shape, most recent first */
     struct amc_topo *topo;         /* its nodes, made at first use (am_coll/topo.h) */
+    int              barrier_path; /* 0 not chosen yet, 1 the fast path, 2 the engine: fixed
+                                    * once chosen (amc_barrier_on_engine) */
     struct amc_comm *next;         /* context hash chain */
     struct amc_comm *list_next;    /* zombie or tombstone list */
     unsigned         in_handlers;  /* arrivals being dispatched to it (context.h) */
