@@ -63,6 +63,8 @@ struct amc_shm_out {
     int              bell;       /* our descriptor of it, opened on the first ring; -1 */
     uint64_t         head;       /* cells written (only this side writes) */
     uint64_t         tail_seen;  /* the receiver's tail as last read */
+    uint64_t         stale[AMC_SHM_NCELLS / 64]; /* cells whose first word is a message's
+                                  * payload, not a control word (amc_shm_put) */
     int              lock;       /* while threads may meet */
     amc_send_queue_t q;          /* sends waiting for room, in order (lock) */
     amc_shm_out_t   *next;       /* every ring this rank writes */
@@ -352,6 +354,44 @@ static size_t amc_shm_cells(size_t hdr_len, size_t len)
     return (sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len) + len + AMC_SHM_CELL - 1) / AMC_SHM_CELL;
 }
 
+static inline int amc_shm_stale_test(const amc_shm_out_t *out, size_t cell)
+{
+    return (int)((out->stale[cell / 64] >> (cell % 64)) & 1u);
+}
+
+static inline void amc_shm_stale_set(amc_shm_out_t *out, size_t cell, int on)
+{
+    if (on) {
+        out->stale[cell / 64] |= (uint64_t)1 << (cell % 64);
+    } else {
+        out->stale[cell / 64] &= ~((uint64_t)1 << (cell % 64));
+    }
+}
+
+/* Marks where a message of cells cells at off leaves payload in first
+ * words, and clears the first word of the cell after it, where the reader
+ * looks next, if an earlier message left payload there: a reader must never
+ * take payload for a control word. Done by the writer, before the message's
+ * control word (stores become visible in order), so the reader only ever
+ * reads the ring: a reader that cleared the cells it read took every line
+ * of a long message from the writer's cache and gave it back on the next
+ * lap (at 1 KiB, 16 lines each way). The room for the next cell was
+ * checked. */
+static void amc_shm_mark(amc_shm_out_t *out, size_t off, size_t cells)
+{
+    size_t next = (off + cells) % AMC_SHM_NCELLS, i;
+
+    amc_shm_stale_set(out, off, 0);
+    for (i = 1; i < cells; i++) {
+        amc_shm_stale_set(out, off + i, 1);
+    }
+    if (amc_shm_stale_test(out, next)) {
+        __atomic_store_n((uint64_t *)(out->ring->cells + next * AMC_SHM_CELL), 0,
+                         __ATOMIC_RELAXED);
+        amc_shm_stale_set(out, next, 0);
+    }
+}
+
 /* Copies one message into out's ring if it has room: 1, else 0. Lock held. */
 static int amc_shm_put(amc_shm_out_t *out, const void *hdr, size_t hdr_len, const void *data,
                        size_t len)
@@ -359,31 +399,34 @@ static int amc_shm_put(amc_shm_out_t *out, const void *hdr, size_t hdr_len, cons
     size_t    need = amc_shm_cells(hdr_len, len);
     size_t    off  = (size_t)(out->head % AMC_SHM_NCELLS);
     size_t    skip = (off + need > AMC_SHM_NCELLS) ? AMC_SHM_NCELLS - off : 0;
-    uint64_t *ctl;
+    size_t    at   = (skip > 0) ? 0 : off;
     uint8_t  *cell;
 
-    if (out->head + skip + need - out->tail_seen > AMC_SHM_NCELLS) {
+    /* one cell more than the message: the one after it may be cleared */
+    if (out->head + skip + need + 1 - out->tail_seen > AMC_SHM_NCELLS) {
         out->tail_seen = __atomic_load_n(&out->ring->tail, __ATOMIC_ACQUIRE);
-        if (out->head + skip + need - out->tail_seen > AMC_SHM_NCELLS) {
+        if (out->head + skip + need + 1 - out->tail_seen > AMC_SHM_NCELLS) {
             return 0;
         }
     }
-    if (skip > 0) {
-        ctl = (uint64_t *)(out->ring->cells + off * AMC_SHM_CELL);
-        __atomic_store_n(ctl, AMC_SHM_CTL_VALID | AMC_SHM_CTL_SKIP | (uint32_t)out->head,
-                         __ATOMIC_RELEASE);
-        out->head += skip;
-        off = 0;
-    }
-    cell = out->ring->cells + off * AMC_SHM_CELL;
+    cell = out->ring->cells + at * AMC_SHM_CELL;
     memcpy(cell + sizeof(uint64_t), hdr, hdr_len);
     if (len > 0) {
         memcpy(cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), data, len);
     }
+    amc_shm_mark(out, at, need);
     /* last: a sender that dies before it leaves nothing readable */
-    __atomic_store_n((uint64_t *)cell, amc_shm_ctl_word(out->head, hdr_len, len),
+    __atomic_store_n((uint64_t *)cell, amc_shm_ctl_word(out->head + skip, hdr_len, len),
                      __ATOMIC_RELEASE);
-    out->head += need;
+    if (skip > 0) {
+        /* the rest of the ring unused: published after the message at 0,
+         * so a reader that follows it finds the message there */
+        amc_shm_stale_set(out, off, 0);
+        __atomic_store_n((uint64_t *)(out->ring->cells + off * AMC_SHM_CELL),
+                         AMC_SHM_CTL_VALID | AMC_SHM_CTL_SKIP | (uint32_t)out->head,
+                         __ATOMIC_RELEASE);
+    }
+    out->head += skip + need;
     return 1;
 }
 
@@ -546,7 +589,7 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
     const char      *why;
     uint8_t         *cell;
     uint64_t         w;
-    size_t           hdr_len, len, cells, i;
+    size_t           hdr_len, len;
     int              n = 0, empty;
 
     while (!in->broken && (n < AMC_SHM_POLL_BATCH)) {
@@ -576,12 +619,8 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
                 tp->recv_cb(tp->recv_arg, cell + sizeof(uint64_t), hdr_len,
                             cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), len, NULL);
             }
-            /* a later lap's reader must never take payload for a control word */
-            cells = amc_shm_cells(hdr_len, len);
-            for (i = 1; i < cells; i++) {
-                *(uint64_t *)(cell + i * AMC_SHM_CELL) = 0;
-            }
-            in->tail += cells;
+            /* the writer cleared where the next one starts (amc_shm_mark) */
+            in->tail += amc_shm_cells(hdr_len, len);
         }
         __atomic_store_n(&in->ring->tail, in->tail, __ATOMIC_RELEASE);
         n++;
@@ -695,20 +734,23 @@ unsigned amc_shm_rings_in(const amc_shm_t *shm)
 
 int amc_shm_forge(amc_shm_out_t *out, const void *bytes, size_t n)
 {
-    size_t   off  = (size_t)(out->head % AMC_SHM_NCELLS);
-    size_t   room = (AMC_SHM_NCELLS - off) * AMC_SHM_CELL;
-    uint8_t *cell = out->ring->cells + off * AMC_SHM_CELL;
-    uint64_t w    = 0;
+    size_t   off   = (size_t)(out->head % AMC_SHM_NCELLS);
+    size_t   room  = (AMC_SHM_NCELLS - off) * AMC_SHM_CELL;
+    uint8_t *cell  = out->ring->cells + off * AMC_SHM_CELL;
+    uint64_t w     = 0;
+    size_t   cells;
 
     if (n > room) {
         n = room;
     }
+    cells = (n + AMC_SHM_CELL - 1) / AMC_SHM_CELL;
     if (n > sizeof(w)) {
         memcpy(cell + sizeof(w), (const uint8_t *)bytes + sizeof(w), n - sizeof(w));
     }
     memcpy(&w, bytes, (n < sizeof(w)) ? n : sizeof(w));
+    amc_shm_mark(out, off, (cells > 0) ? cells : 1);
     __atomic_store_n((uint64_t *)cell, w, __ATOMIC_RELEASE);
-    out->head += (n + AMC_SHM_CELL - 1) / AMC_SHM_CELL;
+    out->head += cells;
     amc_shm_notify(out);
     return AMC_SUCCESS;
 }
