@@ -34,7 +34,7 @@ out=$(mktemp)
 for ((r = 0; r < runs; r++)); do
     for peer in ob1 ucx; do
         if [ "$peer" = ob1 ]; then
-            pml=(--mca pml ob1 --mca btl tcp,self,vader)
+            pml=(--mca pml ob1 --mca btl "tcp,self,vader")
         else
             pml=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any)
         fi

@@ -34,7 +34,6 @@ NET=10.217.$((61 + ID))
 BRIDGE=amcbr$ID
 LINK=amc${ID}v-                  # host side of each node's link: amc0v-n1 ...
 PMIX_BASE=$STATE-pmix            # PMIxCliTmpDirBase; each node backs it with its own directory
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 die() {
     echo "cluster.sh: $*" >&2
@@ -294,7 +293,7 @@ cmd_down() {
             kill -KILL "$pid" 2>/dev/null
         done <"$STATE/pids"
     fi
-    for link in $(ip -o link show 2>/dev/null | sed -n "s/^[0-9]*: \\($LINK[^@:]*\\).*/\\1/p"); do
+    for link in $(ip -o link show 2>/dev/null | sed -n "s/^[0-9]*: \\(${LINK}[^@:]*\\).*/\\1/p"); do
         ip link del "$link" 2>/dev/null
     done
     ip link del "$BRIDGE" 2>/dev/null
