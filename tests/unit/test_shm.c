@@ -172,6 +172,59 @@ static void test_sizes_and_laps(void)
     side_fini(&b);
 }
 
+/* Long messages whose payload holds, at each cell boundary, the control
+ * word a message starting there one lap later would carry, between runs of
+ * short messages that make later laps start messages on those cells: the
+ * reader must never take one for a message (the writer clears the first
+ * word of the cell the reader looks at next; the reader never writes). */
+static void test_stale_payload(void)
+{
+    side_t         a, b;
+    amc_shm_out_t *out;
+    uint8_t        hdr[TEST_HDR];
+    uint64_t       data[256];
+    uint64_t       start;
+    size_t         len, cells, off, k, lens[3000];
+    uint32_t       seq = 0;
+    int            i, j, extra = 0;
+
+    side_init(&a, 0, 2);
+    side_init(&b, 1, 2);
+    out = connect_to(&a, &b);
+    for (i = 0; i < 3000; i++) {
+        len   = (i % 4 == 0) ? 600 + (size_t)((i * 8) % 1200) : (size_t)((i * 13) % 90);
+        len   = (len + 7) & ~(size_t)7;
+        cells = (8 + 24 + len + 63) / 64; /* control word, header padded to 8, data */
+        start = amc_shm_forge_position(out);
+        off   = (size_t)(start % 128);
+        if (off + cells > 128) {
+            start += 128 - off; /* it goes to cell 0 after a skip */
+        }
+        make_msg(hdr, (uint8_t *)data, 0, seq, (uint32_t)len);
+        /* data begins 32 bytes into the first cell: cell k's first word is
+         * data word (64 k - 32) / 8 */
+        for (k = 1; k < cells; k++) {
+            data[(64 * k - 32) / 8] = amc_shm_ctl_word(start + k + 128, TEST_HDR, 8);
+        }
+        CHECK(amc_shm_send(a.shm, out, hdr, TEST_HDR, data, len, NULL) == AMC_SUCCESS,
+              "message %d of %zu bytes", i, len);
+        lens[i] = len;
+        CHECK(amc_shm_progress(b.shm, 0) >= 1, "message %d taken (after a skip: 2)", i);
+        CHECK((b.got == (unsigned long)i + 1) && (b.last_len == lens[i]),
+              "message %d: %lu arrived, the last of %zu bytes (sent %zu)", i, b.got, b.last_len,
+              lens[i]);
+        for (j = 0; j < 2; j++) {
+            extra += amc_shm_progress(b.shm, 0); /* nothing more is there */
+        }
+        seq++;
+    }
+    CHECK(extra == 0, "%d messages taken that were never sent (stale payload read as a "
+          "control word)", extra);
+    CHECK(amc_peer_set_count(&b.tp.dead) == 0, "the writer was never found malformed");
+    side_fini(&a);
+    side_fini(&b);
+}
+
 /* Sends that find the ring full wait in order and complete from progress;
  * those still waiting when the receiver dies are dropped, completed. */
 static void test_full_ring(void)
@@ -503,6 +556,7 @@ static void test_threads(void)
 int main(void)
 {
     test_sizes_and_laps();
+    test_stale_payload();
     test_full_ring();
     test_forged();
     for (int fence = 0; fence < 2; fence++) {
