@@ -42,9 +42,6 @@ int amc_alg_barrier_dissemination(amc_sched_builder_t *b, const amc_coll_args_t 
 int amc_alg_barrier_knomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_barrier_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 int amc_alg_bcast_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
-/* Whether rank sends nothing in the binomial bcast from root (a leaf of
- * amc_alg_bcast_binomial's tree). */
-int amc_alg_bcast_binomial_leaf(int rank, int root, int size);
 int amc_alg_bcast_pipeline(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);
 #define AMC_BCAST_KNOMIAL_RADIX 4 /* a constant: every rank builds the same tree */
 int amc_alg_bcast_knomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size);

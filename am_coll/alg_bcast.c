@@ -27,15 +27,6 @@ int amc_alg_bcast_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int
     return AMC_SUCCESS;
 }
 
-int amc_alg_bcast_binomial_leaf(int rank, int root, int size)
-{
-    int vr = amc_alg_rel(rank, root, size);
-
-    /* above: relative rank vr sends to vr + m for every power of two m
-     * below its lowest set bit with vr + m < size; m = 1 is the first */
-    return (vr != 0) && ((vr & 1) || (vr + 1 >= size));
-}
-
 /* k-nomial broadcast (radix AMC_BCAST_KNOMIAL_RADIX): relative rank vr
  * receives from vr less its lowest nonzero base-k digit, then sends to
  * vr + d k^j for every lower position j and digit d = 1..k-1, the largest

@@ -5,7 +5,6 @@
  * buffers laid out apart, aligned, and inside the instance's scratch.
  */
 #include "tests/unit/harness.h"
-#include "am_coll/alg.h"
 #include "am_coll/sched.h"
 
 #include <stdint.h>
@@ -195,51 +194,9 @@ static void test_buffers(void)
     CHECK(amc_sb_finish(&b, &s) == AMC_ERR_ARG, "reported by finish");
 }
 
-/* The engine keeps an early bcast as plain early data on a rank that
- * forwards nothing (amc_alg_bcast_binomial_leaf): that must be exactly the
- * ranks whose binomial schedule has no send, for every size and root. */
-static void test_bcast_leaves(void)
-{
-    amc_sched_builder_t b;
-    amc_sched_t        *s;
-    amc_coll_args_t     args;
-    int                 size, root, rank, sends, leaf;
-    uint32_t            i;
-
-    memset(&args, 0, sizeof(args));
-    args.coll    = AMC_COLL_BCAST;
-    args.count   = 8;
-    args.dt      = AMC_BYTE;
-    args.dt_size = 1;
-    args.op      = -1;
-    for (size = 1; size <= 40; size++) {
-        for (root = 0; root < size; root++) {
-            args.root = root;
-            for (rank = 0; rank < size; rank++) {
-                s = NULL;
-                CHECK(amc_sb_init(&b) == AMC_SUCCESS, "init");
-                CHECK(amc_alg_bcast_binomial(&b, &args, rank, size) == AMC_SUCCESS, "build");
-                CHECK(amc_sb_finish(&b, &s) == AMC_SUCCESS, "finish");
-                if (s == NULL) {
-                    continue;
-                }
-                for (i = 0, sends = 0; i < s->nacts; i++) {
-                    sends += (s->acts[i].type == AMC_ACT_SEND);
-                }
-                leaf = amc_alg_bcast_binomial_leaf(rank, root, size);
-                CHECK((rank == root) ? !leaf : ((sends == 0) == leaf),
-                      "size %d root %d rank %d: %d sends, leaf %d", size, root, rank, sends,
-                      leaf);
-                amc_sched_free(s);
-            }
-        }
-    }
-}
-
 int main(void)
 {
     test_round_edges();
-    test_bcast_leaves();
     test_explicit_edges();
     test_buffers();
     return amc_test_summary("test_sched_graph");
