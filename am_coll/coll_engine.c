@@ -1340,11 +1340,6 @@ int amc_coll_forward_start(amc_comm_t comm, amc_coll_slot_t *slot, const amc_wir
         (hdr->root == comm->rank) || (hdr->flags & AMC_WIRE_FLAG_ABORT)) {
         return AMC_ERR_UNSUPPORTED;
     }
-    if (comm->size == 2) {
-        /* a leaf: nothing to pass on, so the message waits as early data,
-         * without an instance made now and adopted by the call */
-        return AMC_ERR_UNSUPPORTED;
-    }
     memset(&args, 0, sizeof(args));
     args.coll    = AMC_COLL_BCAST;
     args.root    = hdr->root;
