@@ -288,11 +288,11 @@ static int amc_alg_rs_direct(const amc_coll_args_t *args, int size)
  * of up to linear_max_ranks, or of up to oversub_linear_max_ranks within one
  * node that has more ranks than cores: every member sees the same (its
  * node's ranks and cores). */
-static int amc_alg_linear_ok(const amc_config_t *cfg, size_t bytes, int size, int nodes)
+static int amc_alg_linear_ok(const amc_config_t *cfg, size_t bytes, int size, int apart)
 {
     return (bytes <= cfg->linear_max_bytes) &&
            ((size <= (int)cfg->linear_max_ranks) ||
-            (!nodes && (size <= (int)cfg->oversub_linear_max_ranks)));
+            (!apart && (size <= (int)cfg->oversub_linear_max_ranks)));
 }
 
 /* Scan and exscan as a chain (one transfer and one reduction per rank)
@@ -308,10 +308,9 @@ static int amc_alg_linear_ok(const amc_config_t *cfg, size_t bytes, int size, in
 /* Up to 8 ranks where the linear algorithms' rank rule holds
  * (AMC_LINEAR_MAX_RANKS, or one node with more ranks than cores): where the
  * large-message choices below were measured. */
-static int amc_alg_few_shared(const amc_config_t *cfg, int size, int nodes)
+static int amc_alg_few_shared(const amc_config_t *cfg, int size, int apart)
 {
-    /* nodes: on more than one */
-    return !nodes && (size <= AMC_ALG_SHARED_MAX_RANKS) &&
+    return !apart && (size <= AMC_ALG_SHARED_MAX_RANKS) &&
            ((size <= (int)cfg->linear_max_ranks) || (size <= (int)cfg->oversub_linear_max_ranks));
 }
 
@@ -321,15 +320,15 @@ static int amc_alg_few_shared(const amc_config_t *cfg, int size, int nodes)
  * 1 KiB 142 against 98, 4 KiB 170 against 151; at 128 B and 8 KiB, and at
  * N = 6, linear stays ahead). */
 static int amc_alg_allgather_doubling_ok(const amc_config_t *cfg, size_t block, int size,
-                                         int nodes)
+                                         int apart)
 {
     return (size >= 7) && (block > 128) && (block <= 4096) &&
-           amc_alg_few_shared(cfg, size, nodes);
+           amc_alg_few_shared(cfg, size, apart);
 }
 
-static int amc_alg_scan_chain(const amc_config_t *cfg, size_t bytes, int size, int nodes)
+static int amc_alg_scan_chain(const amc_config_t *cfg, size_t bytes, int size, int apart)
 {
-    return (bytes >= AMC_ALG_SCAN_CHAIN_MIN_BYTES) && amc_alg_few_shared(cfg, size, nodes);
+    return (bytes >= AMC_ALG_SCAN_CHAIN_MIN_BYTES) && amc_alg_few_shared(cfg, size, apart);
 }
 
 /* Barrier latency, back to back, slowest rank (bench/barrier_bench), N = 4 /
@@ -339,7 +338,7 @@ static int amc_alg_scan_chain(const amc_config_t *cfg, size_t bytes, int size, i
  * right after finds its peers waiting rather than late. */
 int amc_alg_barrier_linear_pays(const amc_config_t *cfg, int size, const amc_topo_t *topo)
 {
-    int apart = (topo != NULL) && (topo->nnodes > 1);
+    int apart = amc_topo_apart(topo);
 
     return !amc_topo_spans(topo) && (size >= 3) &&
            ((size <= (int)cfg->linear_max_ranks) ||
@@ -357,9 +356,9 @@ int amc_alg_barrier_linear_pays(const amc_config_t *cfg, int size, const amc_top
 
 static const amc_alg_t *amc_alg_allreduce_shared(const amc_config_t *cfg,
                                                  const amc_coll_args_t *args, size_t bytes,
-                                                 int size, int nodes)
+                                                 int size, int apart)
 {
-    if (!amc_alg_few_shared(cfg, size, nodes) || (size < 3)) {
+    if (!amc_alg_few_shared(cfg, size, apart) || (size < 3)) {
         return NULL;
     }
     if (bytes <= AMC_ALG_ALLREDUCE_KNOMIAL_MAX) {
@@ -376,9 +375,9 @@ static const amc_alg_t *amc_alg_allreduce_shared(const amc_config_t *cfg,
  * range. total: all ranks' blocks; allgatherv passes its mean block, as
  * every rank has the same counts. */
 static int amc_alg_allgather_linear_ok(const amc_config_t *cfg, size_t block, size_t total,
-                                       int size, int nodes)
+                                       int size, int apart)
 {
-    return amc_alg_linear_ok(cfg, block, size, nodes) &&
+    return amc_alg_linear_ok(cfg, block, size, apart) &&
            ((size <= 8) || (total > cfg->allgather_bruck_max));
 }
 
@@ -478,9 +477,7 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
     /* a communicator across nodes: the node-aware algorithms for what is
      * latency-bound (small messages), the flat ones for bandwidth */
     int    nodes = amc_topo_spans(args->topo);
-    /* on more than one node (spanning or one member each): the crowding of
-     * a node is not every member's, so the rule on it is off */
-    int    apart = (args->topo != NULL) && (args->topo->nnodes > 1);
+    int    apart = amc_topo_apart(args->topo);
 
     int    linear = amc_alg_linear_ok(cfg, bytes, size, apart);
     size_t vtotal;

@@ -49,6 +49,13 @@ static inline int amc_topo_spans(const amc_topo_t *topo)
     return (topo != NULL) && (topo->nnodes > 1) && (topo->nnodes < topo->size);
 }
 
+/* Whether the members are on more than one node (spanning or one each):
+ * then no node's crowding is every member's, and no choice may rest on it. */
+static inline int amc_topo_apart(const amc_topo_t *topo)
+{
+    return (topo != NULL) && (topo->nnodes > 1);
+}
+
 /* A topology of size members where member r is on node key(arg, r), any
  * integer: members with equal keys share a node. AMC_SUCCESS or
  * AMC_ERR_NO_MEMORY. */
