@@ -18,6 +18,14 @@ OPTS=${AMC_IMB_OPTS:-"-msglog 0:12 -iter 200 -time 0.5 -iter_policy off"}
 ARGS=(--oversubscribe --bind-to none)
 [ "$(id -u)" = 0 ] && ARGS+=(--allow-run-as-root)
 PRE=(-x "LD_PRELOAD=$LIB" -x "LD_LIBRARY_PATH=$BUILD/.libs" -x AMCOLL_MPI_STATS=1)
+# AMC_MPI_VIA=comp: through the coll/amcoll component instead (the build
+# tree's, beside Open MPI's own; AMC_COMP_PATH= empty when it is installed)
+if [ "${AMC_MPI_VIA:-preload}" = comp ]; then
+    comp=${AMC_COMP_PATH-$BUILD/ompi/components}
+    ompidir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
+    PRE=(--mca coll_amcoll_enable 1 --mca coll_amcoll_verbose 1)
+    [ -n "$comp" ] && PRE+=(--mca mca_base_component_path "$comp:$ompidir")
+fi
 mpi1="Barrier Bcast Allreduce Reduce Reduce_scatter Reduce_scatter_block Allgather Allgatherv
  Gather Gatherv Scatter Scatterv Alltoall Alltoallv"
 nbc="Ibarrier Ibcast Iallreduce Ireduce Ireduce_scatter Iallgather Iallgatherv Igather Igatherv
@@ -40,7 +48,7 @@ for np in $NPS; do
             </dev/null >"$log" 2>&1
         rc=$?
         # stderr lines of several ranks may share a line: match anywhere
-        line=$(grep -o "amcoll_mpi stats rank 0: on;.*" "$log")
+        line=$(grep -o "\(amcoll_mpi\|coll/amcoll\) stats rank 0: on;.*" "$log")
         counts=$(echo "$line" | sed -n "s/.* $coll: routed [0-9]* (b \([0-9]*\), nb \([0-9]*\),.*/\1 \2/p")
         read -r nbl nnb <<<"${counts:-0 0}"
         mine=$nbl; [ $nb = 1 ] && mine=$nnb

@@ -14,6 +14,14 @@ NPS=${AMC_OSU_NP:-"2 4 8"}
 ARGS=(--oversubscribe --bind-to none)
 [ "$(id -u)" = 0 ] && ARGS+=(--allow-run-as-root)
 PRE=(-x "LD_PRELOAD=$LIB" -x "LD_LIBRARY_PATH=$BUILD/.libs" -x AMCOLL_MPI_STATS=1)
+# AMC_MPI_VIA=comp: through the coll/amcoll component instead (the build
+# tree's, beside Open MPI's own; AMC_COMP_PATH= empty when it is installed)
+if [ "${AMC_MPI_VIA:-preload}" = comp ]; then
+    comp=${AMC_COMP_PATH-$BUILD/ompi/components}
+    ompidir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
+    PRE=(--mca coll_amcoll_enable 1 --mca coll_amcoll_verbose 1)
+    [ -n "$comp" ] && PRE+=(--mca mca_base_component_path "$comp:$ompidir")
+fi
 OPTS=${AMC_OSU_OPTS:-"-m 1:65536 -i 50 -x 5"}
 blocking="osu_barrier osu_bcast osu_allreduce osu_reduce osu_gather osu_gatherv osu_scatter
  osu_scatterv osu_allgather osu_allgatherv osu_alltoall osu_alltoallv osu_reduce_scatter
@@ -36,7 +44,7 @@ for np in $NPS; do
         # shellcheck disable=SC2086
         timeout 600 mpirun "${ARGS[@]}" "${PRE[@]}" -np "$np" "$OSU/$dir/$b" $opts >"$log" 2>&1
         rc=$?
-        routed=$(sed -n "s/^amcoll_mpi stats rank 0: on;.* $coll: routed \([0-9]*\).*/\1/p" "$log")
+        routed=$(sed -n "s/^\(amcoll_mpi\|coll\/amcoll\) stats rank 0: on;.* $coll: routed \([0-9]*\).*/\2/p" "$log")
         if [ $rc = 0 ] && ! grep -q Fail "$log" && [ "${routed:-0}" -gt 0 ]; then
             echo "PASS: $b N=$np ($(grep -c Pass "$log") sizes validated, $coll routed ${routed} times on rank 0)"
             pass=$((pass + 1))
