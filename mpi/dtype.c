@@ -9,7 +9,8 @@
  * decision taken from it is the same everywhere; the layout may differ from
  * rank to rank and never decides anything.
  */
-#include "mpi/amcmpi.h"
+#include "mpi/dtype.h"
+#include "mpi/map.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -346,28 +347,21 @@ void amcm_ubind_put(amcm_ubind_t *b)
     }
 }
 
-int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
+int amcm_op_remember(MPI_Op op, MPI_User_function *fn, int commute)
 {
-    int         rc = PMPI_Op_create(fn, commute, op);
     amcm_uop_t *u;
+    int         rc;
 
-    if ((rc != MPI_SUCCESS) || (fn == NULL)) {
-        return rc;
-    }
-    /* every rank remembers its op, or the call fails: a rank that did not
-     * would later let its reductions fall through where the others route */
     if ((u = calloc(1, sizeof(*u))) == NULL) {
-        PMPI_Op_free(op);
         return MPI_ERR_NO_MEM;
     }
     u->fn      = fn;
     u->commute = commute;
     amcm_lock();
-    rc = amcm_map_put(&amcm_uops, AMCM_KEY(*op), u);
+    rc = amcm_map_put(&amcm_uops, AMCM_KEY(op), u);
     amcm_unlock();
     if (rc != 0) {
         free(u);
-        PMPI_Op_free(op);
         return MPI_ERR_NO_MEM;
     }
     return MPI_SUCCESS;
@@ -390,15 +384,6 @@ void amcm_op_forget(MPI_Op op)
     }
     free(u);
 }
-
-int MPI_Op_free(MPI_Op *op)
-{
-    if (op != NULL) {
-        amcm_op_forget(*op);
-    }
-    return PMPI_Op_free(op);
-}
-
 static int amcm_uop_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop, amcm_ubind_t **ref)
 {
     amcm_uop_t   *u;
