@@ -1,6 +1,6 @@
 /*
  * mca_coll_amcoll: amcoll as a coll component of Open MPI (issue 35).
- * The component's parameters and counters, shared by its files.
+ * The component's public instance and its parameters.
  */
 #ifndef AMCOMP_COMP_H
 #define AMCOMP_COMP_H
@@ -17,8 +17,11 @@ typedef struct {
     int   np;
     char *colls_text;
     int   verbose;
-    /* parsed coll_amcoll_colls: bit per collective, blocking and non-blocking */
+    /* coll_amcoll_colls parsed: a bit per AMCM_* collective, blocking and
+     * non-blocking forms apart */
     unsigned colls_b, colls_nb;
+    /* MPI_THREAD_MULTIPLE asked for (collm_init_query) */
+    bool     mt;
 } amcomp_component_t;
 
 OMPI_DECLSPEC extern amcomp_component_t mca_coll_amcoll_component;

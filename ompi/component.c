@@ -4,8 +4,16 @@
  * gives a communicator a module.
  */
 #include "ompi/comp.h"
+#include "ompi/boot.h"
+#include "ompi/module.h"
+#include "mpi/state.h"
 
+#include "ompi/communicator/communicator.h"
 #include "opal/mca/base/mca_base_var.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int amcomp_register(void);
 static int amcomp_init_query(bool threads, bool mpi_threads);
@@ -58,16 +66,86 @@ static int amcomp_register(void)
     return OMPI_SUCCESS;
 }
 
+/* coll_amcoll_colls: "all" (or empty), a list of names (an "i" prefix names
+ * the non-blocking form), or "^" and the list of those left to the others.
+ * The same text on every rank, so the same functions everywhere. */
+static void amcomp_parse_colls(const char *text, unsigned *b, unsigned *nb)
+{
+    const char *s = text;
+    const char *rank0 = getenv("OMPI_COMM_WORLD_RANK");
+    unsigned    all = (1u << AMCM_NCOLL) - 1, lb = 0, lnb = 0;
+    int         exclude = 0, i;
+    char        name[64];
+
+    if ((s == NULL) || (*s == '\0') || (strcmp(s, "all") == 0)) {
+        *b = *nb = all;
+        return;
+    }
+    if (*s == '^') {
+        exclude = 1;
+        s++;
+    }
+    while (*s != '\0') {
+        size_t len = strcspn(s, ", ");
+        if ((len > 0) && (len < sizeof(name))) {
+            const char *n = name;
+            unsigned   *bits = &lb;
+            memcpy(name, s, len);
+            name[len] = '\0';
+            if ((name[0] == 'i') && (name[1] != '\0')) {
+                n    = name + 1;
+                bits = &lnb;
+            }
+            for (i = 0; i < AMCM_NCOLL; i++) {
+                if (strcmp(n, amcm_coll_names[i]) == 0) {
+                    *bits |= 1u << i;
+                    break;
+                }
+            }
+            if ((i == AMCM_NCOLL) && (rank0 != NULL) && (strcmp(rank0, "0") == 0)) {
+                fprintf(stderr, "coll/amcoll: coll_amcoll_colls: unknown collective '%s' "
+                                "ignored\n", name);
+            }
+        }
+        s += len;
+        s += strspn(s, ", ");
+    }
+    *b  = exclude ? (all & ~lb) : lb;
+    *nb = exclude ? (all & ~lnb) : lnb;
+}
+
 static int amcomp_init_query(bool threads, bool mpi_threads)
 {
+    amcomp_component_t *c = &mca_coll_amcoll_component;
+
     (void)threads;
-    (void)mpi_threads;
+    if (!c->enable) {
+        return OMPI_ERR_NOT_AVAILABLE; /* opt-in: closed, as if not installed */
+    }
+    c->mt = mpi_threads;
+    amcomp_parse_colls(c->colls_text, &c->colls_b, &c->colls_nb);
     return OMPI_SUCCESS;
 }
 
+/* Every member asks alike: the parameters, the communicator's kind and
+ * size, and whether amcoll started (agreed at MPI_COMM_WORLD's enable). */
 static mca_coll_base_module_t *amcomp_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
-    (void)comm;
+    amcomp_component_t *c = &mca_coll_amcoll_component;
+    amcomp_module_t    *m;
+
     *priority = -1;
-    return NULL;
+    if (!c->enable || OMPI_COMM_IS_INTER(comm) || (ompi_comm_size(comm) < c->np) ||
+        ((c->colls_b | c->colls_nb) == 0)) {
+        return NULL;
+    }
+    /* the world's enable starts amcoll; every other communicator comes after */
+    if ((comm != &ompi_mpi_comm_world.comm) && !amcomp_on()) {
+        return NULL;
+    }
+    if ((m = amcomp_module_new(comm)) == NULL) {
+        return NULL;
+    }
+    *priority = c->priority;
+    return &m->super;
 }

@@ -1,0 +1,125 @@
+/*
+ * mca_coll_amcoll: amcoll's start and end inside Open MPI's job (boot.h).
+ */
+#include "ompi/boot.h"
+#include "ompi/comp.h"
+#include "ompi/request.h"
+#include "mpi/comms.h"
+#include "mpi/dtype.h"
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/runtime/mpiruntime.h"
+#include "opal/runtime/opal_progress.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+volatile int           amcomp_late_done;
+static pthread_mutex_t amcomp_late_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int amcomp_on(void)
+{
+    return amcm_g.on;
+}
+
+static int amcomp_amc_level(int mpi_level)
+{
+    if (mpi_level == MPI_THREAD_MULTIPLE) {
+        return AMC_THREAD_MULTIPLE;
+    }
+    if ((mpi_level == MPI_THREAD_SERIALIZED) || (mpi_level == MPI_THREAD_FUNNELED)) {
+        return AMC_THREAD_SERIALIZED;
+    }
+    return AMC_THREAD_SINGLE;
+}
+
+/* Whether amcoll started here and its world is MPI's: this rank's answer. */
+static int amcomp_start_here(struct ompi_communicator_t *world, int need)
+{
+    int rank = ompi_comm_rank(world), size = ompi_comm_size(world);
+    int arank = -1, asize = -1, prov = 0, rc;
+
+    rc = amc_init_thread(NULL, NULL, need, &prov);
+    if (rc != AMC_SUCCESS) {
+        fprintf(stderr, "coll/amcoll: rank %d: amc_init failed (%s): collectives stay with "
+                        "Open MPI's components\n", rank, amc_strerror(rc));
+        return 0;
+    }
+    amcm_g.inited = 1;
+    amc_comm_rank(AMC_COMM_WORLD, &arank);
+    amc_comm_size(AMC_COMM_WORLD, &asize);
+    if ((arank != rank) || (asize != size)) {
+        fprintf(stderr, "coll/amcoll: rank %d of %d in MPI_COMM_WORLD is rank %d of %d in amcoll "
+                        "(no common PMIx job?): collectives stay with Open MPI's components\n",
+                rank, size, arank, asize);
+        return 0;
+    }
+    if (prov < need) {
+        fprintf(stderr, "coll/amcoll: rank %d: amcoll gives thread level %d < %d: collectives "
+                        "stay with Open MPI's components\n", rank, prov, need);
+        return 0;
+    }
+    return amcm_comm_add(world, AMC_COMM_WORLD) == MPI_SUCCESS;
+}
+
+int amcomp_boot(amcomp_module_t *w)
+{
+    struct ompi_communicator_t *world = w->comm;
+    int ok, all = 0, rc;
+
+    amcm_g.world_rank = ompi_comm_rank(world);
+    amcm_g.mt         = (ompi_mpi_thread_provided == MPI_THREAD_MULTIPLE);
+    /* which collectives is each module's choice (its functions), so the
+     * core's own filter lets all through */
+    amcm_g.colls      = (1u << AMCM_NCOLL) - 1;
+    ok = amcomp_start_here(world, amcomp_amc_level(ompi_mpi_thread_provided));
+    /* every rank takes amcoll's path or none does */
+    all = ok;
+    rc  = w->agree(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, world, w->agree_module);
+    if ((rc != OMPI_SUCCESS) || !all) {
+        if (ok && (amcm_g.world_rank == 0)) {
+            fprintf(stderr, "coll/amcoll: another rank could not start amcoll: collectives stay "
+                            "with Open MPI's components\n");
+        }
+        amcm_comm_forget_all();
+        if (amcm_g.inited) {
+            amc_finalize();
+            amcm_g.inited = 0;
+        }
+        return OMPI_ERROR;
+    }
+    amc_set_idle_hook(amcomp_idle, NULL);
+    opal_progress_register(amcomp_progress);
+    amcm_g.on = 1;
+    return OMPI_SUCCESS;
+}
+
+void amcomp_late_init(void)
+{
+    pthread_mutex_lock(&amcomp_late_lock);
+    if (!amcomp_late_done) {
+        amcm_dtype_init();
+        amcm_errors_init();
+        amcomp_late_done = 1;
+    }
+    pthread_mutex_unlock(&amcomp_late_lock);
+}
+
+void amcomp_shutdown(void)
+{
+    if (!amcm_g.inited) {
+        return;
+    }
+    amcomp_request_drain();
+    if (mca_coll_amcoll_component.verbose > 0) {
+        amcm_stats_print("coll/amcoll");
+    }
+    amcm_g.on = 0;
+    opal_progress_unregister(amcomp_progress);
+    amc_set_idle_hook(NULL, NULL);
+    amcm_comm_forget_all();
+    amc_finalize();
+    amcm_g.inited = 0;
+}

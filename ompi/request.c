@@ -1,0 +1,215 @@
+/*
+ * mca_coll_amcoll: non-blocking collectives as Open MPI requests, and the
+ * progress that completes them.
+ *
+ * Two progress engines share the process. Open MPI's loop (opal_progress)
+ * runs amcomp_progress, which tests amcoll's live requests; amcoll's waits
+ * run Open MPI's loop through the idle hook, so a peer that needs this
+ * rank's point-to-point progress is not held up while this rank waits in
+ * amcoll. The hook marks its thread, so amcomp_progress called from inside
+ * it leaves amcoll alone (amcoll is not re-entered from its own wait).
+ */
+#include "ompi/request.h"
+#include "ompi/boot.h"
+#include "mpi/state.h"
+
+#include "opal/runtime/opal_progress.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+OBJ_CLASS_INSTANCE(amcomp_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
+
+static amcomp_request_t *amcomp_live;  /* started, not yet completed */
+static volatile long     amcomp_nlive;
+static pthread_mutex_t   amcomp_live_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int      amcomp_in_idle;
+
+int amcomp_code(int amc_rc)
+{
+    if (amc_rc == AMC_SUCCESS) {
+        return OMPI_SUCCESS;
+    }
+    if (!amcomp_late_done) {
+        amcomp_late_init(); /* the error codes with amcoll's messages */
+    }
+    return amcm_mpi_code(amc_rc);
+}
+
+amcomp_request_t *amcomp_request_get(void)
+{
+    amcomp_request_t *q = OBJ_NEW(amcomp_request_t);
+
+    if (q != NULL) {
+        q->next  = NULL;
+        q->freed = 0;
+    }
+    return q;
+}
+
+void amcomp_request_put(amcomp_request_t *q)
+{
+    amcm_req_release(&q->r);
+    OBJ_RELEASE(q);
+}
+
+static void amcomp_request_destroy(amcomp_request_t *q)
+{
+    amcm_req_release(&q->r);
+    if (q->r.areq != AMC_REQUEST_NULL) {
+        amc_request_free(&q->r.areq);
+    }
+    OMPI_REQUEST_FINI(&q->super.super);
+    OBJ_RELEASE(q);
+}
+
+/* MPI_Wait's or MPI_Request_free's release of the handle. */
+static int amcomp_request_free(ompi_request_t **rp)
+{
+    amcomp_request_t *q = (amcomp_request_t *)*rp;
+    int               live;
+
+    pthread_mutex_lock(&amcomp_live_lock);
+    live = !REQUEST_COMPLETE(&q->super.super);
+    if (live) {
+        q->freed = 1; /* amcomp_progress finishes it, then destroys it */
+    }
+    pthread_mutex_unlock(&amcomp_live_lock);
+    if (!live) {
+        amcomp_request_destroy(q);
+    }
+    *rp = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int amcomp_request_cancel(ompi_request_t *req, int complete)
+{
+    (void)req;
+    (void)complete;
+    return OMPI_SUCCESS; /* a collective cannot be cancelled */
+}
+
+int amcomp_issue(amcm_req_t *r)
+{
+    int rc;
+
+    for (;;) {
+        rc = amcm_issue(r);
+        /* amcoll refuses a start while too many collectives are outstanding
+         * on the communicator: complete some of ours and try again */
+        if ((rc != AMC_ERR_NO_MEMORY) || (amcomp_nlive == 0)) {
+            return rc;
+        }
+        amcomp_progress();
+        sched_yield();
+    }
+}
+
+int amcomp_request_start(amcomp_request_t *q, int prep, struct ompi_communicator_t *comm,
+                         ompi_request_t **request)
+{
+    int rc = (prep >= AMCM_FAIL) ? prep - AMCM_FAIL : AMC_SUCCESS;
+
+    if (rc == AMC_SUCCESS) {
+        rc = amcm_req_run_jobs(&q->r, 0);
+    }
+    if (rc == AMC_SUCCESS) {
+        rc = amcomp_issue(&q->r);
+    }
+    if (rc != AMC_SUCCESS) {
+        amcomp_request_put(q);
+        return amcomp_code(rc);
+    }
+    q->r.active = 1;
+    OMPI_REQUEST_INIT(&q->super.super, false);
+    q->super.super.req_type                = OMPI_REQUEST_COLL;
+    q->super.super.req_state               = OMPI_REQUEST_ACTIVE;
+    q->super.super.req_free                = amcomp_request_free;
+    q->super.super.req_cancel              = amcomp_request_cancel;
+    q->super.super.req_mpi_object.comm     = comm;
+    q->super.super.req_status.MPI_SOURCE   = MPI_ANY_SOURCE;
+    q->super.super.req_status.MPI_TAG      = MPI_ANY_TAG;
+    q->super.super.req_status.MPI_ERROR    = OMPI_SUCCESS;
+    q->super.super.req_status._cancelled   = 0;
+    q->super.super.req_status._ucount      = 0;
+    amcm_bump(&amcm_g.routed[q->r.coll][AMCM_NONBLOCKING]);
+    pthread_mutex_lock(&amcomp_live_lock);
+    q->next     = amcomp_live;
+    amcomp_live = q;
+    amcomp_nlive++;
+    pthread_mutex_unlock(&amcomp_live_lock);
+    *request = &q->super.super;
+    return OMPI_SUCCESS;
+}
+
+/* amcoll finished q (rc): its output into the user's buffers, then the
+ * completion Open MPI's waits see. */
+static void amcomp_request_finish(amcomp_request_t *q, int rc)
+{
+    if ((rc == AMC_SUCCESS) && q->r.nunpack) {
+        rc = amcm_req_run_jobs(&q->r, 1);
+    }
+    amcm_req_release(&q->r);
+    q->super.super.req_status.MPI_ERROR = amcomp_code(rc);
+    pthread_mutex_lock(&amcomp_live_lock);
+    if (q->freed) {
+        pthread_mutex_unlock(&amcomp_live_lock);
+        amcomp_request_destroy(q);
+        return;
+    }
+    ompi_request_complete(&q->super.super, true);
+    pthread_mutex_unlock(&amcomp_live_lock);
+}
+
+int amcomp_progress(void)
+{
+    amcomp_request_t **pp, *q, *done = NULL;
+    int                flag, rc, n = 0;
+
+    if ((amcomp_nlive == 0) || amcomp_in_idle) {
+        return 0;
+    }
+    /* one thread at a time tests; the others have nothing to add */
+    if (pthread_mutex_trylock(&amcomp_live_lock) != 0) {
+        return 0;
+    }
+    pp = &amcomp_live;
+    while ((q = *pp) != NULL) {
+        flag = 0;
+        rc   = amc_test(&q->r.areq, &flag);
+        if ((rc != AMC_SUCCESS) || flag) {
+            *pp       = q->next;
+            q->next   = done;
+            q->r.rc   = rc;
+            done      = q;
+            amcomp_nlive--;
+        } else {
+            pp = &q->next;
+        }
+    }
+    pthread_mutex_unlock(&amcomp_live_lock);
+    while ((q = done) != NULL) {
+        done = q->next;
+        amcomp_request_finish(q, q->r.rc);
+        n++;
+    }
+    return n;
+}
+
+void amcomp_idle(void *arg)
+{
+    (void)arg;
+    amcomp_in_idle = 1;
+    opal_progress();
+    amcomp_in_idle = 0;
+}
+
+void amcomp_request_drain(void)
+{
+    while (amcomp_nlive > 0) {
+        if (amcomp_progress() == 0) {
+            sched_yield();
+        }
+    }
+}
