@@ -61,6 +61,11 @@ static int amcomp_start_here(struct ompi_communicator_t *world, int need)
                         "stay with Open MPI's components\n", rank, prov, need);
         return 0;
     }
+    if (rank == mca_coll_amcoll_component.test_fail_rank) {
+        fprintf(stderr, "coll/amcoll: rank %d: coll_amcoll_test_fail_rank: acting as if amcoll "
+                        "could not start\n", rank);
+        return 0;
+    }
     return amcm_comm_add(world, AMC_COMM_WORLD) == MPI_SUCCESS;
 }
 
@@ -77,7 +82,7 @@ int amcomp_boot(amcomp_module_t *w)
     ok = amcomp_start_here(world, amcomp_amc_level(ompi_mpi_thread_provided));
     /* every rank takes amcoll's path or none does */
     all = ok;
-    rc  = w->agree(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, world, w->agree_module);
+    rc  = amcomp_agree(w, &all, 1, MPI_INT, MPI_MIN);
     if ((rc != OMPI_SUCCESS) || !all) {
         if (ok && (amcm_g.world_rank == 0)) {
             fprintf(stderr, "coll/amcoll: another rank could not start amcoll: collectives stay "

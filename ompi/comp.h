@@ -17,6 +17,7 @@ typedef struct {
     int   np;
     char *colls_text;
     int   verbose;
+    int   test_fail_rank; /* tests only: this world rank acts as if amcoll failed */
     /* coll_amcoll_colls parsed: a bit per AMCM_* collective, blocking and
      * non-blocking forms apart */
     unsigned colls_b, colls_nb;

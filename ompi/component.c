@@ -38,6 +38,7 @@ amcomp_component_t mca_coll_amcoll_component = {
     .priority = 50,
     .np       = 2,
     .verbose  = 0,
+    .test_fail_rank = -1,
 };
 
 static int amcomp_register(void)
@@ -63,6 +64,11 @@ static int amcomp_register(void)
         "1: say on stderr which communicators coll/amcoll took, and at finalize how many calls "
         "it ran and passed on", MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
         MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_amcoll_component.verbose);
+    (void)mca_base_component_var_register(c, "test_fail_rank",
+        "For tests: the MPI_COMM_WORLD rank that acts as if amcoll could not start there (-1: "
+        "none), to check that every rank then leaves the collectives to the others",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_amcoll_component.test_fail_rank);
     return OMPI_SUCCESS;
 }
 

@@ -14,7 +14,10 @@
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/group/group.h"
+#include "ompi/request/request.h"
+#include "opal/runtime/opal_progress.h"
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +46,8 @@ static void amcomp_module_destruct(amcomp_module_t *m)
         }
     }
     AMCOMP_COLLS(AMCOMP_RELEASE_PREV)
-    if (m->agree_module != NULL) {
-        OBJ_RELEASE(m->agree_module);
+    if (m->iagree_module != NULL) {
+        OBJ_RELEASE(m->iagree_module);
     }
 }
 
@@ -74,6 +77,25 @@ OBJ_CLASS_INSTANCE(amcomp_module_t, mca_coll_base_module_t, amcomp_module_constr
         ((m->super.coll_i##name != NULL) && (m->prev.i##name == NULL))) {                      \
         missing = #name;                                                                       \
     }
+
+int amcomp_agree(amcomp_module_t *m, void *buf, int count, struct ompi_datatype_t *dt,
+                 struct ompi_op_t *op)
+{
+    ompi_request_t *req = MPI_REQUEST_NULL;
+    int             rc;
+
+    rc = m->iagree(MPI_IN_PLACE, buf, count, dt, op, m->comm, &req, m->iagree_module);
+    if (rc != OMPI_SUCCESS) {
+        return rc;
+    }
+    while (!REQUEST_COMPLETE(req)) {
+        opal_progress();
+        sched_yield(); /* ranks may share cores */
+    }
+    rc = req->req_status.MPI_ERROR;
+    ompi_request_free(&req);
+    return rc;
+}
 
 /* amcoll's communicator for a communicator other than the world: its
  * members alone make it (amc_comm_create_group), from an id rank 0
@@ -105,7 +127,7 @@ static int amcomp_module_map(amcomp_module_t *m)
     if ((rank == 0) && (x[0] == 0) && (amc_comm_id_reserve(AMC_COMM_WORLD, &x[1]) != AMC_SUCCESS)) {
         x[0] = 1;
     }
-    rc = m->agree(MPI_IN_PLACE, x, 2, MPI_UINT64_T, MPI_MAX, comm, m->agree_module);
+    rc = amcomp_agree(m, x, 2, MPI_UINT64_T, MPI_MAX);
     ok = (rc == OMPI_SUCCESS) && (x[0] == 0);
     if (ok) {
         rc = amc_comm_create_group(AMC_COMM_WORLD, ranks, n, x[1], &ac);
@@ -114,7 +136,7 @@ static int amcomp_module_map(amcomp_module_t *m)
             amc_comm_free(&ac);
         }
         /* the creation is local: whether every member made it is not */
-        rc = m->agree(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm, m->agree_module);
+        rc = amcomp_agree(m, &ok, 1, MPI_INT, MPI_MIN);
         if ((rc != OMPI_SUCCESS) || !ok) {
             amcm_comm_drop(comm); /* frees ac if it was mapped here */
             ok = 0;
@@ -133,16 +155,16 @@ static int amcomp_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     m->comm = comm;
     AMCOMP_COLLS(AMCOMP_SAVE_PREV)
     AMCOMP_COLLS(AMCOMP_CHECK_PREV)
-    m->agree        = comm->c_coll->coll_allreduce;
-    m->agree_module = comm->c_coll->coll_allreduce_module;
-    if (m->agree_module != NULL) {
-        OBJ_RETAIN(m->agree_module);
+    m->iagree        = comm->c_coll->coll_iallreduce;
+    m->iagree_module = comm->c_coll->coll_iallreduce_module;
+    if (m->iagree_module != NULL) {
+        OBJ_RETAIN(m->iagree_module);
     }
-    if ((missing != NULL) || (m->agree == NULL)) {
+    if ((missing != NULL) || (m->iagree == NULL)) {
         /* the same modules below on every rank: the same answer */
         if (mca_coll_amcoll_component.verbose > 0) {
             fprintf(stderr, "coll/amcoll: communicator %s: no module below for %s: not taken\n",
-                    comm->c_name, missing ? missing : "allreduce");
+                    comm->c_name, missing ? missing : "iallreduce");
         }
         return OMPI_ERROR;
     }

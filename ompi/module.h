@@ -30,16 +30,24 @@ typedef struct {
     mca_coll_base_module_t super;
     struct ompi_communicator_t *comm;
     int                         mapped; /* in amcoll's table (mpi/comms.h) */
-    /* the allreduce below ours, whatever coll_amcoll_colls says: the
-     * members agree with it on what each could do */
-    mca_coll_base_module_allreduce_fn_t agree;
-    mca_coll_base_module_t             *agree_module;
+    /* the non-blocking allreduce below ours, whatever coll_amcoll_colls
+     * says: the members agree with it on what each could do (amcomp_agree) */
+    mca_coll_base_module_iallreduce_fn_t iagree;
+    mca_coll_base_module_t              *iagree_module;
     struct {
         AMCOMP_COLLS(AMCOMP_PREV_FIELD)
     } prev;
 } amcomp_module_t;
 
 OBJ_CLASS_DECLARATION(amcomp_module_t);
+
+/* An allreduce in place over m's communicator by the module below, while
+ * the communicator is being made. Not its blocking form: a communicator
+ * is enabled inside Open MPI's own wait for its creation, where under
+ * MPI_THREAD_MULTIPLE a nested blocking wait never gets the progress
+ * (ompi_sync_wait_mt); this one runs opal_progress itself. */
+int amcomp_agree(amcomp_module_t *m, void *buf, int count, struct ompi_datatype_t *dt,
+                 struct ompi_op_t *op);
 
 /* A module for comm with the functions coll_amcoll_colls names. */
 amcomp_module_t *amcomp_module_new(struct ompi_communicator_t *comm);

@@ -48,6 +48,22 @@ passed=$((passed + ${p:-0}))
 failed=$((failed + ${f:-1}))
 [ $rc -eq 0 ] || [ -n "$f" ] || tail -n 30 build/cluster.log
 
+step "Open MPI component: the MPI test programs under coll/amcoll"
+# tests/ompi/: the programs the unit and integration step built, plain MPI
+# programs under mpirun with the build tree's mca_coll_amcoll.so enabled
+if [ -e build/ompi/components/mca_coll_amcoll.so ]; then
+    ( cd build && bash ../tests/ompi/run_component.sh ) >build/component.log 2>&1; rc=$?
+    grep -E "^(PASS|FAIL):|^    \|" build/component.log
+    p=$(sed -n 's/^component: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' build/component.log)
+    f=$(sed -n 's/^component: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' build/component.log)
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + ${f:-1}))
+    [ $rc -eq 0 ] || [ -n "$f" ] || tail -n 30 build/component.log
+else
+    echo "FAIL: build/ompi/components/mca_coll_amcoll.so not built (Open MPI's headers not found?)"
+    failed=$((failed + 1))
+fi
+
 step "unit tests under AddressSanitizer + UBSan, control-structure locks on"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
 AMC_BUILD_DIR=build-asan ./build.sh --disable-shared CFLAGS="$san" LDFLAGS="-fsanitize=address,undefined" ||
