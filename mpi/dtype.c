@@ -367,22 +367,36 @@ int amcm_op_remember(MPI_Op op, MPI_User_function *fn, int commute)
     return MPI_SUCCESS;
 }
 
-void amcm_op_forget(MPI_Op op)
+/* An entry's bindings (each held until its last request is released) and
+ * the entry. */
+static void amcm_uop_drop(amcm_uop_t *u)
 {
-    amcm_uop_t   *u;
     amcm_ubind_t *b;
 
-    amcm_lock();
-    u = amcm_map_del(&amcm_uops, AMCM_KEY(op));
-    amcm_unlock();
-    if (u == NULL) {
-        return;
-    }
     while ((b = u->binds) != NULL) {
         u->binds = b->next;
         amcm_ubind_put(b); /* the entry's reference; requests may hold theirs */
     }
     free(u);
+}
+
+void amcm_op_forget(MPI_Op op)
+{
+    amcm_uop_t *u;
+
+    amcm_lock();
+    u = amcm_map_del(&amcm_uops, AMCM_KEY(op));
+    amcm_unlock();
+    if (u != NULL) {
+        amcm_uop_drop(u);
+    }
+}
+
+static amcm_op_resolver_t amcm_op_resolver;
+
+void amcm_op_set_resolver(amcm_op_resolver_t fn)
+{
+    amcm_op_resolver = fn;
 }
 static int amcm_uop_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop, amcm_ubind_t **ref)
 {
@@ -390,8 +404,35 @@ static int amcm_uop_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop, amcm_ubin
     amcm_ubind_t *b;
     int           why;
 
+    MPI_User_function *fn = NULL;
+    int                commute = 0, known = 0;
+
+    if (amcm_op_resolver != NULL) {
+        known = amcm_op_resolver(op, &fn, &commute);
+        if (!known) {
+            return AMCM_WHY_OP; /* predefined, or a Fortran or C++ op: alike on every rank */
+        }
+    }
     amcm_lock();
     u = amcm_map_get(&amcm_uops, AMCM_KEY(op));
+    if (known && (u != NULL) && ((u->fn != fn) || (u->commute != commute))) {
+        /* the handle of a freed op, now another's: the resolver saw no free */
+        amcm_map_del(&amcm_uops, AMCM_KEY(op));
+        amcm_uop_drop(u);
+        u = NULL;
+    }
+    if (known && (u == NULL)) {
+        /* decided alike (every rank has this op); a rank without memory for
+         * it fails the call where the others run it, as with any temporary */
+        if (((u = calloc(1, sizeof(*u))) == NULL) ||
+            (amcm_map_put(&amcm_uops, AMCM_KEY(op), u) != 0)) {
+            free(u);
+            why = AMCM_FAIL + AMC_ERR_NO_MEMORY;
+            goto out;
+        }
+        u->fn      = fn;
+        u->commute = commute;
+    }
     if (u == NULL) {
         why = AMCM_WHY_OP; /* not made by MPI_Op_create, on any rank */
         goto out;

@@ -50,6 +50,11 @@ int  amcm_dt_info(MPI_Datatype dt, amcm_dt_t *info); /* MPI error code */
 int  amcm_op_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop, amcm_ubind_t **ref);
 void amcm_op_forget(MPI_Op op);
 void amcm_dtype_init(void);
+/* Where the ops come from when no MPI_Op_create hook saw them (the Open MPI
+ * component reads the op itself): 1 and its C function and commutativity
+ * for a user's C op, 0 for any other; the same answer on every rank. */
+typedef int (*amcm_op_resolver_t)(MPI_Op op, MPI_User_function **fn, int *commute);
+void amcm_op_set_resolver(amcm_op_resolver_t fn);
 /* A user op MPI_Op_create made (the library's hook): remembered so that
  * reductions with it can be routed; MPI error code. */
 int  amcm_op_remember(MPI_Op op, MPI_User_function *fn, int commute);

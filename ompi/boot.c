@@ -3,6 +3,7 @@
  */
 #include "ompi/boot.h"
 #include "ompi/comp.h"
+#include "ompi/ops.h"
 #include "ompi/request.h"
 #include "mpi/comms.h"
 #include "mpi/dtype.h"
@@ -97,6 +98,7 @@ int amcomp_boot(amcomp_module_t *w)
     }
     amc_set_idle_hook(amcomp_idle, NULL);
     opal_progress_register(amcomp_progress);
+    amcm_op_set_resolver(amcomp_op_resolve);
     amcm_g.on = 1;
     return OMPI_SUCCESS;
 }

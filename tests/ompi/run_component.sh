@@ -11,7 +11,8 @@
 #   - test_mixed_nb (self-checking) at N=2,3,4; test_mpi_shim's fast,
 #     errors and idup sub-tests;
 #   - tests/ompi/test_component: 10,000 MPI_Comm_dup/free without a leak,
-#     MPI_IN_PLACE, what must fall back (MINLOC, a user's op, long double),
+#     MPI_IN_PLACE, what must fall back (MINLOC, MAXLOC, long double) and a
+#     user's op (taken),
 #     split/create/split_type/idup, MPI_THREAD_MULTIPLE;
 #   - amcoll failing to start on one rank: every rank falls back;
 #   - ompi_info lists the parameters.
@@ -87,8 +88,9 @@ for np in 2 3 4; do
     line=$(stats0 "on$np")
     if [ "${r:-0}" -gt 500 ] && grep -q "^coll/amcoll: took communicator MPI_COMM_WORLD" "$WORK/on$np.log" &&
        echo "$line" | grep -q "alltoallw: routed [1-9][0-9]* (b [1-9][0-9]*, nb [1-9]" &&
-       echo "$line" | grep -q "fell through [1-9][0-9]* (op"; then
-        pass "coll/amcoll took the world and ran the calls N=$np ($r on rank 0, blocking and non-blocking; user ops passed on)"
+       echo "$line" | grep -q " reduce: routed [1-9][0-9]* (b [1-9][0-9]*, nb [1-9][0-9]*, p 0; fast 0);" &&
+       echo "$line" | grep -q "allreduce: routed [0-9]* ([^)]*) fell through [1-9][0-9]* (type [1-9][0-9]*, op [1-9]"; then
+        pass "coll/amcoll took the world and ran the calls N=$np ($r on rank 0, blocking and non-blocking, user ops included; MINLOC-like ops and types amcoll lacks passed on)"
     else
         fail "coll/amcoll statistics N=$np: ${line:-none}"
     fi
@@ -172,8 +174,8 @@ for np in 2 3 4; do
     fi
 done
 if mpi fallback 3 "${ON[@]}" -- $TC fallback && grep -q "^ok fallback N=3" "$WORK/fallback.log" &&
-   stats0 fallback | grep -q "allreduce: routed 0 ([^)]*) fell through 4 (type 1, op 3)"; then
-    pass "fallback N=3: MINLOC, MAXLOC, a user's op, long double right via the previous module"
+   stats0 fallback | grep -q "allreduce: routed 1 ([^)]*) fell through 3 (type 1, op 2)"; then
+    pass "fallback N=3: MINLOC, MAXLOC, long double right via the previous module; a user's op taken"
 else
     fail "fallback N=3: $(stats0 fallback)"
     showlog fallback

@@ -3,7 +3,8 @@
  * must get right beyond the collectives' results that test_mpi_shim
  * compares: communicator lifecycle (10,000 dup/free, split, create,
  * split_type, idup), MPI_IN_PLACE, calls the previous module must take
- * (MINLOC, a mixed struct, a non-contiguous vector), and
+ * (MINLOC, MAXLOC, long double) beside what it takes (a user's op, a
+ * mixed struct, a non-contiguous vector), and
  * MPI_THREAD_MULTIPLE. Each sub-test checks its own results and prints
  * "ok SUB N=n" on rank 0; any wrong value aborts with a message.
  * Usage: test_component dupfree|inplace|fallback|comms|threads [iterations]
@@ -233,8 +234,7 @@ static void sub_fallback(void)
         }
     }
     CHK(MPI_Type_free(&vec));
-    /* a user's op: the previous module's (the component cannot see
-     * MPI_Op_create), a product */
+    /* a user's C op, a product: taken (the component reads the op) */
     CHK(MPI_Op_create(prod_fn, 1, &uop));
     for (i = 0; i < 4; i++) {
         a[i] = (i == rank % 4) ? 2 : 1;
