@@ -22,17 +22,6 @@ int amcomp_on(void)
     return amcm_g.on;
 }
 
-static int amcomp_amc_level(int mpi_level)
-{
-    if (mpi_level == MPI_THREAD_MULTIPLE) {
-        return AMC_THREAD_MULTIPLE;
-    }
-    if ((mpi_level == MPI_THREAD_SERIALIZED) || (mpi_level == MPI_THREAD_FUNNELED)) {
-        return AMC_THREAD_SERIALIZED;
-    }
-    return AMC_THREAD_SINGLE;
-}
-
 /* Whether amcoll started here and its world is MPI's: this rank's answer. */
 static int amcomp_start_here(struct ompi_communicator_t *world, int need)
 {
@@ -77,7 +66,7 @@ int amcomp_boot(const amcomp_agree_t *w)
     /* which collectives is each module's choice (its functions), so the
      * core's own filter lets all through */
     amcm_g.colls      = (1u << AMCM_NCOLL) - 1;
-    ok = amcomp_start_here(world, amcomp_amc_level(ompi_mpi_thread_provided));
+    ok = amcomp_start_here(world, amcm_thread_level(ompi_mpi_thread_provided));
     /* every rank takes amcoll's path or none does */
     all = ok;
     rc  = amcomp_agree(w, &all, 1, MPI_INT, MPI_MIN);
