@@ -2,8 +2,9 @@
 # coll/amcoll, the Open MPI component (issue 35): the project's MPI test
 # programs, plain (no LD_PRELOAD), under mpirun with the build tree's
 # component beside Open MPI's own, enabled and verbose:
-#   - test_mpi_shim colls at N=2,3,4: every collective, blocking and
-#     non-blocking, results compared element by element with a run without
+#   - test_mpi_shim colls at N=2,3,4: every collective, blocking,
+#     non-blocking and persistent, results compared element by element
+#     with a run without
 #     the component, and the statistics must show the calls taken;
 #   - the component disabled (the default): not selected, silent, the
 #     same results;
@@ -90,9 +91,9 @@ for np in 2 3 4; do
     line=$(stats0 "on$np")
     if [ "${r:-0}" -gt 500 ] && grep -q "^coll/amcoll: took communicator MPI_COMM_WORLD" "$WORK/on$np.log" &&
        echo "$line" | grep -q "alltoallw: routed [1-9][0-9]* (b [1-9][0-9]*, nb [1-9]" &&
-       echo "$line" | grep -q " reduce: routed [1-9][0-9]* (b [1-9][0-9]*, nb [1-9][0-9]*, p 0; fast 0);" &&
+       echo "$line" | grep -q " reduce: routed [1-9][0-9]* (b [1-9][0-9]*, nb [1-9][0-9]*, p [1-9][0-9]*; fast 0);" &&
        echo "$line" | grep -q "allreduce: routed [0-9]* ([^)]*) fell through [1-9][0-9]* (type [1-9][0-9]*, op [1-9]"; then
-        pass "coll/amcoll took the world and ran the calls N=$np ($r on rank 0, blocking and non-blocking, user ops included; MINLOC-like ops and types amcoll lacks passed on)"
+        pass "coll/amcoll took the world and ran the calls N=$np ($r on rank 0, blocking, non-blocking and persistent, user ops included; MINLOC-like ops and types amcoll lacks passed on)"
     else
         fail "coll/amcoll statistics N=$np: ${line:-none}"
     fi
