@@ -69,7 +69,7 @@ OBJ_CLASS_INSTANCE(amcomp_module_t, mca_coll_base_module_t, amcomp_module_constr
 /* amcoll's communicator for a communicator other than the world: its
  * members alone make it (amc_comm_create_group), from an id rank 0
  * reserves and a maximum over the members passes on, then agree that every
- * member made it. The previous module's allreduce carries both: the
+ * member made it. The module below carries both (agree.h): the
  * communicator is not usable for anything else yet. */
 static int amcomp_module_map(amcomp_module_t *m)
 {

@@ -16,7 +16,6 @@
 #include "opal/runtime/opal_progress.h"
 
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 OBJ_CLASS_INSTANCE(amcomp_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
