@@ -77,6 +77,30 @@ int amc_comm_split(amc_comm_t comm, int color, int key, amc_comm_t *newcomm)
     return amc_comm_split_internal(comm, color, key, newcomm);
 }
 
+int amc_comm_id_reserve(amc_comm_t comm, uint64_t *id)
+{
+    int status = amc_api_check_comm(comm);
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    return (id == NULL) ? AMC_ERR_ARG : amc_comm_id_reserve_internal(comm, id);
+}
+
+int amc_comm_create_group(amc_comm_t comm, const int ranks[], int n, uint64_t id,
+                          amc_comm_t *newcomm)
+{
+    int status = amc_api_check_comm(comm);
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    if ((ranks == NULL) || (n <= 0) || (n > comm->size) || (newcomm == NULL)) {
+        return AMC_ERR_ARG;
+    }
+    return amc_comm_create_group_internal(comm, ranks, n, id, newcomm);
+}
+
 int amc_comm_free(amc_comm_t *comm)
 {
     int status;

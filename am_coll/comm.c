@@ -523,6 +523,59 @@ int amc_comm_split_internal(amc_comm_t comm, int color, int key, amc_comm_t *new
     return amc_comm_create(comm, 1, color, key, newcomm_p);
 }
 
+int amc_comm_id_reserve_internal(amc_comm_t comm, uint64_t *id_p)
+{
+    uint64_t num;
+    int      status = amc_context_cid_reserve(comm->ctx, &num);
+
+    if (status == AMC_SUCCESS) {
+        /* this rank is the leader: ids stay distinct from every split's and
+         * dup's, which make theirs the same way */
+        *id_p = amc_context_cid_make(comm->ctx, num, amc_comm_peer(comm, comm->rank));
+    }
+    return status;
+}
+
+int amc_comm_create_group_internal(amc_comm_t parent, const int ranks[], int n, uint64_t id,
+                                   amc_comm_t *newcomm_p)
+{
+    amc_comm_t newcomm;
+    int        i, me = -1, status;
+
+    *newcomm_p = AMC_COMM_NULL;
+    for (i = 0; i < n; i++) {
+        if ((ranks[i] < 0) || (ranks[i] >= parent->size)) {
+            amc_error(&parent->ctx->log, "amc_comm_create_group: rank %d of %d is not in 0x%llx",
+                      ranks[i], i, (unsigned long long)parent->cid);
+            return AMC_ERR_ARG;
+        }
+        if (ranks[i] == parent->rank) {
+            me = i;
+        }
+    }
+    if ((me < 0) || (id <= AMC_CID_WORLD)) {
+        amc_error(&parent->ctx->log, "amc_comm_create_group: %s",
+                  (me < 0) ? "this rank is not a member" : "not an id from amc_comm_id_reserve");
+        return AMC_ERR_ARG;
+    }
+    status = amc_comm_alloc(parent->ctx, n, &newcomm);
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    for (i = 0; i < n; i++) {
+        newcomm->group->ranks[i] = amc_comm_peer(parent, ranks[i]);
+    }
+    amc_comm_setup(newcomm, me, n, id);
+    status = amc_context_insert(newcomm->ctx, newcomm);
+    if (status != AMC_SUCCESS) {
+        /* the caller's agreement gave an id already in use: its bug */
+        amc_comm_unalloc(newcomm, 1);
+        return status;
+    }
+    *newcomm_p = newcomm;
+    return AMC_SUCCESS;
+}
+
 /* The creation on the heap, its agreement's request the caller's handle:
  * test and wait see an ordinary collective on comm, and end the creation
  * when it completes (amc_comm_idup_end). */

@@ -91,6 +91,13 @@ int amc_comm_dup_internal(amc_comm_t comm, amc_comm_t *newcomm_p);
  * on every rank of comm with the same code. */
 int amc_comm_split_internal(amc_comm_t comm, int color, int key, amc_comm_t *newcomm_p);
 
+/* amc_comm_id_reserve / amc_comm_create_group (amcoll.h): an id of this
+ * rank's as a leader, and a communicator made by its members alone from an
+ * id they agreed on by other means; local, nothing sent. */
+int amc_comm_id_reserve_internal(amc_comm_t comm, uint64_t *id_p);
+int amc_comm_create_group_internal(amc_comm_t parent, const int ranks[], int n, uint64_t id,
+                                   amc_comm_t *newcomm_p);
+
 /* amc_comm_idup: begins the dup; *req_p is the agreement's request, whose
  * completion (test, wait) calls amc_comm_idup_end with its status: that
  * writes the caller's handle and frees the creation, request included. A

@@ -9,6 +9,7 @@
 #define AMCOLL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -110,6 +111,18 @@ int amc_comm_dup(amc_comm_t comm, amc_comm_t *newcomm);
 int amc_comm_idup(amc_comm_t comm, amc_comm_t *newcomm, amc_request_t *req);
 int amc_comm_split(amc_comm_t comm, int color, int key, amc_comm_t *newcomm);
 int amc_comm_free(amc_comm_t *comm);
+/* For a host library that agrees on its communicators itself (the Open MPI
+ * component): amc_comm_id_reserve gives, on one rank (the leader), an id no
+ * other creation in the job uses; the host passes it to the other members by
+ * its own means; then every member, and only the members, calls
+ * amc_comm_create_group with the members' ranks in comm (in the new
+ * communicator's order: ranks[i] becomes rank i) and that id. Local: nothing
+ * is sent, so a member that fails must tell the others by the host's means
+ * too. Each id serves one creation. */
+int amc_comm_id_reserve(amc_comm_t comm, uint64_t *id);
+int amc_comm_create_group(amc_comm_t comm, const int ranks[], int n, uint64_t id,
+                          amc_comm_t *newcomm);
+
 
 /* Reduction operations; amc_op_free sets *op to an invalid handle */
 int amc_op_create(amc_user_fn_t fn, int commute, amc_op_t *op);

@@ -9,7 +9,8 @@
  * decision taken from it is the same everywhere; the layout may differ from
  * rank to rank and never decides anything.
  */
-#include "mpi/amcmpi.h"
+#include "mpi/dtype.h"
+#include "mpi/map.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -118,12 +119,28 @@ static void amcm_sig_add(amcm_sig_t *acc, const amcm_sig_t *part, long times)
     acc->n += part->n * times;
 }
 
+static amcm_dt_opaque_t amcm_dt_opaque;
+
+void amcm_dt_set_opaque(amcm_dt_opaque_t fn)
+{
+    amcm_dt_opaque = fn;
+}
+
+/* 1: the envelope must not be asked about dt (dtype.h); *dense then set */
+static inline int amcm_is_opaque(MPI_Datatype dt, int *dense)
+{
+    return (amcm_dt_opaque != NULL) && amcm_dt_opaque(dt, dense);
+}
+
 static int amcm_is_named(MPI_Datatype dt)
 {
-    int ni, na, nd, comb;
+    int ni, na, nd, comb, dense;
 
     if (amcm_named_find(dt) != NULL) {
         return 1;
+    }
+    if (amcm_is_opaque(dt, &dense)) {
+        return 0; /* derived: a non-blocking call dups it (MPI_Type_dup reads no arguments) */
     }
     if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS) {
         return 1; /* never free what we cannot name */
@@ -151,6 +168,10 @@ static void amcm_walk(MPI_Datatype dt, amcm_sig_t *sig, int *dense, int depth)
         sig->n     = 1;
         sig->basic = dt;
         *dense     = 1;
+        return;
+    }
+    if (amcm_is_opaque(dt, dense)) {
+        sig->ok = 0; /* no signature to read: data only */
         return;
     }
     if ((depth > 64) || (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS)) {
@@ -346,44 +367,32 @@ void amcm_ubind_put(amcm_ubind_t *b)
     }
 }
 
-int MPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
+int amcm_op_remember(MPI_Op op, MPI_User_function *fn, int commute)
 {
-    int         rc = PMPI_Op_create(fn, commute, op);
     amcm_uop_t *u;
+    int         rc;
 
-    if ((rc != MPI_SUCCESS) || (fn == NULL)) {
-        return rc;
-    }
-    /* every rank remembers its op, or the call fails: a rank that did not
-     * would later let its reductions fall through where the others route */
     if ((u = calloc(1, sizeof(*u))) == NULL) {
-        PMPI_Op_free(op);
         return MPI_ERR_NO_MEM;
     }
     u->fn      = fn;
     u->commute = commute;
     amcm_lock();
-    rc = amcm_map_put(&amcm_uops, AMCM_KEY(*op), u);
+    rc = amcm_map_put(&amcm_uops, AMCM_KEY(op), u);
     amcm_unlock();
     if (rc != 0) {
         free(u);
-        PMPI_Op_free(op);
         return MPI_ERR_NO_MEM;
     }
     return MPI_SUCCESS;
 }
 
-void amcm_op_forget(MPI_Op op)
+/* An entry's bindings (each held until its last request is released) and
+ * the entry. */
+static void amcm_uop_drop(amcm_uop_t *u)
 {
-    amcm_uop_t   *u;
     amcm_ubind_t *b;
 
-    amcm_lock();
-    u = amcm_map_del(&amcm_uops, AMCM_KEY(op));
-    amcm_unlock();
-    if (u == NULL) {
-        return;
-    }
     while ((b = u->binds) != NULL) {
         u->binds = b->next;
         amcm_ubind_put(b); /* the entry's reference; requests may hold theirs */
@@ -391,22 +400,59 @@ void amcm_op_forget(MPI_Op op)
     free(u);
 }
 
-int MPI_Op_free(MPI_Op *op)
+void amcm_op_forget(MPI_Op op)
 {
-    if (op != NULL) {
-        amcm_op_forget(*op);
+    amcm_uop_t *u;
+
+    amcm_lock();
+    u = amcm_map_del(&amcm_uops, AMCM_KEY(op));
+    amcm_unlock();
+    if (u != NULL) {
+        amcm_uop_drop(u);
     }
-    return PMPI_Op_free(op);
 }
 
+static amcm_op_resolver_t amcm_op_resolver;
+
+void amcm_op_set_resolver(amcm_op_resolver_t fn)
+{
+    amcm_op_resolver = fn;
+}
 static int amcm_uop_map(MPI_Op op, const amcm_dt_t *dt, amc_op_t *aop, amcm_ubind_t **ref)
 {
     amcm_uop_t   *u;
     amcm_ubind_t *b;
     int           why;
 
+    MPI_User_function *fn = NULL;
+    int                commute = 0, known = 0;
+
+    if (amcm_op_resolver != NULL) {
+        known = amcm_op_resolver(op, &fn, &commute);
+        if (!known) {
+            return AMCM_WHY_OP; /* predefined, or a Fortran or C++ op: alike on every rank */
+        }
+    }
     amcm_lock();
     u = amcm_map_get(&amcm_uops, AMCM_KEY(op));
+    if (known && (u != NULL) && ((u->fn != fn) || (u->commute != commute))) {
+        /* the handle of a freed op, now another's: the resolver saw no free */
+        amcm_map_del(&amcm_uops, AMCM_KEY(op));
+        amcm_uop_drop(u);
+        u = NULL;
+    }
+    if (known && (u == NULL)) {
+        /* decided alike (every rank has this op); a rank without memory for
+         * it fails the call where the others run it, as with any temporary */
+        if (((u = calloc(1, sizeof(*u))) == NULL) ||
+            (amcm_map_put(&amcm_uops, AMCM_KEY(op), u) != 0)) {
+            free(u);
+            why = AMCM_FAIL + AMC_ERR_NO_MEMORY;
+            goto out;
+        }
+        u->fn      = fn;
+        u->commute = commute;
+    }
     if (u == NULL) {
         why = AMCM_WHY_OP; /* not made by MPI_Op_create, on any rank */
         goto out;

@@ -12,7 +12,7 @@
  * runs amcoll's progress between MPI's tests (requests.c, "MPI's own
  * requests"). With none live they go straight to MPI, at no cost.
  */
-#include "mpi/amcmpi.h"
+#include "mpi/requests.h"
 
 #include <stdlib.h>
 
