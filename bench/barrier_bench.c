@@ -13,7 +13,7 @@
 #include "config.h"
 
 #include <amcoll.h>
-#include "am_coll/progress.h"
+#include "am_coll/context/progress.h"
 #include "bench/bench_util.h"
 #include "transport/pmix_boot.h"
 

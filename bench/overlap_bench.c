@@ -43,7 +43,7 @@
 #include "config.h"
 
 #include <amcoll.h>
-#include "am_coll/progress.h"
+#include "am_coll/context/progress.h"
 #include "bench/bench_util.h"
 
 #ifdef HAVE_MPI

@@ -35,8 +35,8 @@
  */
 #include "tests/fuzz/fuzz_world.h"
 #include "handlers/wire.h"
-#include "am_coll/comm.h"
-#include "am_coll/sched.h"
+#include "am_coll/context/comm.h"
+#include "am_coll/sched/sched.h"
 #include "transport/shm.h"
 
 #include <stdint.h>

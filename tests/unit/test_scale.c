@@ -13,7 +13,7 @@
  *   a slot was set, the first insert wins.
  */
 #include "tests/unit/harness.h"
-#include "am_coll/stats.h"
+#include "am_coll/context/stats.h"
 #include "base/sparse.h"
 
 #include <stdio.h>

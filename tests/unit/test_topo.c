@@ -16,10 +16,10 @@
  * AMC_NODE_SIZE (run_coll_algs.sh); their schedules: test_sched_check.
  */
 #include "tests/unit/harness.h"
-#include "am_coll/alg.h"
-#include "am_coll/comm.h"
-#include "am_coll/topo.h"
-#include "am_coll/progress.h"
+#include "am_coll/alg/alg.h"
+#include "am_coll/context/comm.h"
+#include "am_coll/context/topo.h"
+#include "am_coll/context/progress.h"
 #include "transport/node_map.h"
 
 #include <stdint.h>
