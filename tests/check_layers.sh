@@ -51,7 +51,6 @@ am_coll/context/context am_coll/goal/timeline
 am_coll/context/dispatch am_coll/barrier/barrier
 am_coll/context/dispatch am_coll/coll/coll
 am_coll/context/dispatch am_coll/coll/coll_engine
-am_coll/context/op am_coll/api/api
 am_coll/context/peer_watch am_coll/coll/coll
 am_coll/context/peer_watch am_coll/coll/coll_notice
 am_coll/context/request am_coll/barrier/barrier
@@ -69,17 +68,16 @@ am_coll/alg/alg_bcast_pipeline am_coll/alg/alg_bcast_vdg
 am_coll/alg/alg_gather_tree am_coll/alg/alg_hier am_coll/alg/alg_lanes
 am_coll/alg/alg_linear am_coll/alg/alg_reduce am_coll/alg/alg_reduce_large
 am_coll/alg/alg_reduce_scatter am_coll/alg/alg_reduce_scatter_more
-am_coll/alg/alg_scan am_coll/alg/alg_scan_doubling
+am_coll/alg/alg_rsag am_coll/alg/alg_scan am_coll/alg/alg_scan_doubling
 am_coll/alg/alg_scan_linear am_coll/alg/alg_scan_pipeline
 am_coll/alg/alg_select am_coll/alg/alg_vector am_coll/alg/tuning
 am_coll/api/api am_coll/api/api_coll am_coll/api/api_persist
-am_coll/barrier/barrier am_coll/barrier/ctrl_coll am_coll/coll/coll
+am_coll/barrier/barrier am_coll/barrier/ctrl_coll
 am_coll/coll/coll_cache am_coll/coll/coll_engine am_coll/coll/coll_notice
 am_coll/context/comm am_coll/context/config am_coll/context/context
-am_coll/context/dispatch am_coll/context/flow am_coll/context/op
-am_coll/context/peer_watch am_coll/context/progress_thread
-am_coll/context/request am_coll/context/stats am_coll/context/topo
-am_coll/goal/goal am_coll/goal/goal_text am_coll/goal/timeline
+am_coll/context/dispatch am_coll/context/flow am_coll/context/peer_watch
+am_coll/context/progress_thread am_coll/context/request
+am_coll/context/stats am_coll/context/topo am_coll/goal/timeline
 "
 
 edges=$(bash tests/include_graph.sh --edges) || exit 1

@@ -1,5 +1,4 @@
 #include "am_coll/context/op.h"
-#include "am_coll/api/api.h"
 #include "am_coll/context/datatype.h"
 
 #include <limits.h>
@@ -206,14 +205,6 @@ static int amc_op_user_add(const amc_op_user_t *user, amc_op_t *op)
     size_t         slot, cap;
     int            status;
 
-    if (op == NULL) {
-        return AMC_ERR_ARG;
-    }
-    status = amc_api_check_live();
-    if (status != AMC_SUCCESS) {
-        return status;
-    }
-
     pthread_mutex_lock(&amc_op_lock);
     /* the lowest freed slot first, so that create/free cycles do not grow
      * the table; a handle is reused only once it was freed, as in MPI */
@@ -251,32 +242,19 @@ out_unlock:
     return status;
 }
 
-int amc_op_create(amc_user_fn_t fn, int commute, amc_op_t *op)
+int amc_op_user_create(amc_user_fn_t fn, amc_user_data_fn_t data_fn, void *data, int commute,
+                       amc_op_t *op)
 {
-    amc_op_user_t user = {.fn = fn, .commute = (commute != 0)};
+    amc_op_user_t user = {.fn = fn, .data_fn = data_fn, .data = data, .commute = (commute != 0)};
 
-    return (fn == NULL) ? AMC_ERR_ARG : amc_op_user_add(&user, op);
+    return amc_op_user_add(&user, op);
 }
 
-int amc_op_create_data(amc_user_data_fn_t fn, void *data, int commute, amc_op_t *op)
-{
-    amc_op_user_t user = {.data_fn = fn, .data = data, .commute = (commute != 0)};
-
-    return (fn == NULL) ? AMC_ERR_ARG : amc_op_user_add(&user, op);
-}
-
-int amc_op_free(amc_op_t *op)
+int amc_op_user_free(amc_op_t *op)
 {
     size_t slot;
     int    status;
 
-    if (op == NULL) {
-        return AMC_ERR_ARG;
-    }
-    status = amc_api_check_live();
-    if (status != AMC_SUCCESS) {
-        return status;
-    }
     /* predefined ops belong to the library */
     if (*op < AMC_OP_USER_BASE) {
         return AMC_ERR_ARG;

@@ -70,4 +70,11 @@ int amc_op_is_commutative(amc_op_t op);
 /* "AMC_SUM" etc., "user op", or "invalid op", for log messages; never NULL. */
 const char *amc_op_name(amc_op_t op);
 
+/* User-defined ops (amc_op_create, amc_op_create_data and amc_op_free in
+ * am_coll/api/api_op.c check the arguments and the library's state first):
+ * fn or data_fn with its data into the lowest free handle, and back. */
+int amc_op_user_create(amc_user_fn_t fn, amc_user_data_fn_t data_fn, void *data, int commute,
+                       amc_op_t *op);
+int amc_op_user_free(amc_op_t *op);
+
 #endif

@@ -20,6 +20,7 @@
  * what b requires" (and, through b's own irequires, what those require).
  */
 #include "am_coll/goal/goal.h"
+#include "am_coll/goal/goal_names.h"
 #include "am_coll/api/api.h"
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"

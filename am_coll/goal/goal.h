@@ -79,13 +79,6 @@ struct amc_goal {
 /* The text parser's way in: a new act of rank, zeroed, filled by the caller. */
 int amc_goal_add_act(amc_goal_t g, int rank, int type, amc_goal_act_t **act_p);
 
-/* Text: the datatype's and op's names (NULL if none) and back (-1). */
-const char *amc_goal_dt_name(amc_datatype_t dt);
-const char *amc_goal_op_name(amc_op_t op);
-int         amc_goal_dt_parse(const char *name, size_t len);
-int         amc_goal_op_parse(const char *name, size_t len);
-const char *amc_goal_buf_name(int buf);
-
 /* The schedule of a built-in collective (its algorithm by name, "auto" for
  * the default) as GOAL, for export: every rank's part, local acts as calc
  * (with data: as copy and reduce). */
