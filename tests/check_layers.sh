@@ -33,8 +33,6 @@ rooms="base transport handlers ctrl am_coll/sched am_coll/context am_coll/alg am
 # known debt, listed so that a new one fails; take a line out when it is
 # paid. (Empty lists: every arrow points down and there is no circle.)
 known_up="
-am_coll/alg/alg am_coll/coll/coll
-am_coll/alg/tuning am_coll/coll/coll
 am_coll/coll/coll_engine am_coll/barrier/ctrl_coll
 am_coll/context/comm am_coll/barrier/ctrl_coll
 am_coll/context/comm am_coll/coll/coll

@@ -5,10 +5,15 @@
 #ifndef AMC_ALG_H
 #define AMC_ALG_H
 
-#include "am_coll/coll/coll.h"
+#include "am_coll/alg/coll_args.h"
 #include "am_coll/context/config.h"
 
 #include <stdio.h>
+
+struct amc_comm;
+
+/* The algorithm for a call (size, count, AMC_* overrides). */
+const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *args);
 
 /* The algorithm of coll called name, or NULL. */
 const amc_alg_t *amc_alg_find(int coll, const char *name);

@@ -15,7 +15,7 @@
 #ifndef AMC_TUNING_H
 #define AMC_TUNING_H
 
-#include "am_coll/coll/coll.h"
+#include "am_coll/alg/coll_args.h"
 #include "base/log.h"
 
 #include <stddef.h>

@@ -1,11 +1,12 @@
 /*
- * Scheduled collectives: what a call asks for (amc_coll_args_t), the
- * algorithms that turn it into a schedule, and the running instance that the
- * handlers advance (am_coll/coll/coll_engine.c).
+ * Scheduled collectives: the running instance that the handlers advance
+ * (am_coll/coll/coll_engine.c), over what a call asks for and the
+ * algorithms that turn it into a schedule (am_coll/alg/coll_args.h).
  */
 #ifndef AMC_COLL_H
 #define AMC_COLL_H
 
+#include "am_coll/alg/coll_args.h"
 #include "am_coll/context/defer.h"
 #include "am_coll/context/op.h"
 #include "am_coll/sched/sched.h"
@@ -22,64 +23,6 @@ struct amc_comm;
 struct amc_context;
 struct amc_request;
 struct amc_topo;
-
-typedef struct amc_coll_args {
-    uint8_t        coll;       /* amc_coll_type_t */
-    int            root;       /* rooted collectives; else -1 */
-    size_t         count;      /* per-rank element count (non-v forms) */
-    amc_datatype_t dt;
-    size_t         dt_size;
-    amc_op_t       op;         /* reductions; else -1 */
-    int            commutative;
-    int            in_place;   /* sendbuf was AMC_IN_PLACE */
-    size_t         segment;    /* pipelined algorithms: bytes per segment (AMC_BCAST_SEGMENT) */
-    size_t         bruck_block; /* alltoallv bruck: the largest block that takes Bruck's
-                                 * steps (AMC_ALLTOALLV_BRUCK_BLOCK) */
-    const struct amc_topo *topo; /* node-aware algorithms: the communicator's nodes
-                                  * (am_coll/context/topo.h); NULL reads as one node */
-    const void    *sendbuf;
-    void          *recvbuf;
-    /* vector forms, in elements as in MPI */
-    size_t         scount;
-    size_t         rcount;
-    const size_t  *scounts;
-    const size_t  *sdispls;
-    const size_t  *rcounts;
-    const size_t  *rdispls;
-} amc_coll_args_t;
-
-/* A barrier's arguments: no data, no root, no op. */
-static inline void amc_coll_args_barrier(amc_coll_args_t *args)
-{
-    memset(args, 0, sizeof(*args));
-    args->coll    = AMC_COLL_BARRIER;
-    args->root    = -1;
-    args->dt      = AMC_BYTE;
-    args->dt_size = 1;
-    args->op      = -1;
-}
-
-/* Fills a schedule for (rank, size); AMC_SUCCESS or an error code. */
-typedef int (*amc_alg_build_fn_t)(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
-                                  int size);
-
-/* amc_alg_t.flags */
-enum {
-    AMC_ALG_FLAG_COMMUTATIVE = 1, /* combines in an order of its own: commutative ops only */
-    AMC_ALG_FLAG_NODES       = 2, /* node-aware: reads amc_coll_args_t.topo */
-    AMC_ALG_FLAG_CTRL        = 4, /* small calls may run on the barrier's rounds instead
-                                   * (am_coll/barrier/ctrl_coll.h) */
-    AMC_ALG_FLAG_CTRL_AT_2   = 8  /* the same, on 2 ranks only (where it is the same
-                                   * single exchange) */
-};
-
-typedef struct amc_alg {
-    uint8_t            coll;
-    uint8_t            id;       /* distinct within its collective, part of the cache key */
-    const char        *name;
-    amc_alg_build_fn_t build;
-    unsigned           flags;    /* AMC_ALG_FLAG_* */
-} amc_alg_t;
 
 /* One message of an instance. A send's header lives here until the send
  * completes; a receive whose data was left at the sender is fetched through
@@ -200,9 +143,6 @@ int  amc_coll_forward_start(struct amc_comm *comm, amc_coll_slot_t *slot,
  * the call, or the algorithm it chose, disagrees with what was forwarded). */
 void amc_coll_adopt(amc_coll_inst_t *fwd, struct amc_request *req, const amc_coll_args_t *args,
                     const amc_alg_t *alg);
-
-/* The algorithm for a call (size, count, AMC_* overrides). */
-const amc_alg_t *amc_alg_select(struct amc_comm *comm, const amc_coll_args_t *args);
 
 /* Schedule cache (am_coll/coll/coll_cache.c). The schedule of a call's shape,
  * found or built (vector forms: built per call); with ctrl->lock held. */
