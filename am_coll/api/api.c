@@ -1,4 +1,6 @@
 #include "am_coll/api/api.h"
+#include "am_coll/api/context_open.h"
+#include "am_coll/api/config_read.h"
 #include "base/clock.h"
 #include "am_coll/context/comm.h"
 #include "am_coll/context/stats.h"

@@ -51,13 +51,7 @@ typedef struct amc_config {
     unsigned          stats;                /* 1: amc_finalize prints the counters */
 } amc_config_t;
 
-void amc_config_defaults(amc_config_t *cfg);
-
-/* Reads the environment; an unknown AMC_* variable draws a warning, a bad
- * value is AMC_ERR_ARG with a message naming the variable. */
-int  amc_config_read(amc_config_t *cfg, const amc_log_t *log);
-
-/* The table: name, default, current value and documentation of every variable. */
-void amc_config_print(FILE *stream, const amc_config_t *cfg);
+/* Filled from the environment by am_coll/api/config_read.h (which checks
+ * algorithm names against the algorithms, a room above). */
 
 #endif

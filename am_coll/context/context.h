@@ -83,12 +83,9 @@ typedef struct amc_context {
     struct amc_timeline *timeline; /* the recorder on that hook (am_coll/goal/timeline.c), or NULL */
 } amc_context_t;
 
-/* Takes ownership of tp (destroyed with the context, also on failure).
- * threaded: application threads may be inside the library at once
- * (AMC_THREAD_MULTIPLE); cfg->progress_thread adds a thread of its own. */
-int  amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threaded,
-                        amc_context_t **ctx_p);
-void amc_context_destroy(amc_context_t *ctx);
+/* Made and torn down by am_coll/api/context_open.h, above everything a
+ * context wires together (engines, algorithms, timelines, the progress
+ * thread). */
 
 struct amc_comm *amc_context_world(amc_context_t *ctx);
 

@@ -4,7 +4,7 @@
  * amc_info --stats, started by a launcher: every rank joins the job, runs
  * one barrier and prints its counters (amc_stat_get): the endpoints it made
  * (one per peer it sent to, not one per rank of the job). */
-#include "am_coll/context/config.h"
+#include "am_coll/api/config_read.h"
 #include "am_coll/alg/tuning.h"
 #include "transport/shm.h"
 #include "amcoll.h"

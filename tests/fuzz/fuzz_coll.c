@@ -33,6 +33,7 @@
  * displaced (no timeout runs here); all of that is allowed, but the world
  * must still be torn down cleanly (contexts destroyed, nothing leaked).
  */
+#include "am_coll/api/config_read.h"
 #include "tests/fuzz/fuzz_world.h"
 #include "handlers/wire.h"
 #include "am_coll/context/comm.h"

@@ -1,4 +1,6 @@
 #include "tests/unit/harness.h"
+#include "am_coll/api/context_open.h"
+#include "am_coll/api/config_read.h"
 #include "am_coll/alg/alg.h"
 #include "am_coll/context/topo.h"
 

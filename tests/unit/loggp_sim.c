@@ -1,4 +1,5 @@
 #include "tests/unit/loggp_sim.h"
+#include "am_coll/api/config_read.h"
 
 #include "tests/unit/harness.h"
 #include "am_coll/sched/sched.h"

@@ -26,6 +26,7 @@
  *    gone, and the communicator still runs allreduce and barrier
  *    afterwards.
  */
+#include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
 #include "am_coll/context/datatype.h"
 #include "am_coll/context/op.h"

@@ -12,6 +12,7 @@
  * the reducing rank's control lock was held. The world is unthreaded, so the
  * test makes the locks live itself to see them taken.
  */
+#include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"

@@ -18,6 +18,7 @@
  * The collectives' results with rules in force: test_coll under
  * tests/unit/tuning_example.rules (run_coll_algs.sh).
  */
+#include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
 #include "am_coll/alg/alg.h"
 #include "am_coll/context/comm.h"

@@ -1,5 +1,5 @@
-#include "am_coll/context/config.h"
 #include "amcoll.h"
+#include "am_coll/api/config_read.h"
 #include "am_coll/alg/alg.h"
 
 #include <errno.h>
