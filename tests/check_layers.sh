@@ -33,7 +33,6 @@ rooms="base transport handlers ctrl am_coll/sched am_coll/context am_coll/alg am
 # known debt, listed so that a new one fails; take a line out when it is
 # paid. (Empty lists: every arrow points down and there is no circle.)
 known_up="
-am_coll/api/context_open am_coll/goal/timeline
 am_coll/coll/coll_engine am_coll/barrier/ctrl_coll
 am_coll/context/comm am_coll/barrier/ctrl_coll
 am_coll/context/comm am_coll/coll/coll
@@ -51,13 +50,12 @@ am_coll/context/request am_coll/coll/coll_engine
 "
 known_circle="
 am_coll/alg/alg_hier am_coll/alg/alg_lanes am_coll/alg/alg_select
-am_coll/alg/tuning am_coll/api/api am_coll/api/api_coll
-am_coll/api/api_persist am_coll/api/context_open am_coll/barrier/barrier
-am_coll/barrier/ctrl_coll am_coll/coll/coll_cache am_coll/coll/coll_engine
-am_coll/coll/coll_notice am_coll/context/comm am_coll/context/context
-am_coll/context/dispatch am_coll/context/flow am_coll/context/peer_watch
+am_coll/alg/tuning am_coll/barrier/barrier am_coll/barrier/ctrl_coll
+am_coll/coll/coll_cache am_coll/coll/coll_engine am_coll/coll/coll_notice
+am_coll/context/comm am_coll/context/context am_coll/context/dispatch
+am_coll/context/flow am_coll/context/peer_watch
 am_coll/context/progress_thread am_coll/context/request
-am_coll/context/topo am_coll/goal/timeline
+am_coll/context/topo
 "
 
 edges=$(bash tests/include_graph.sh --edges) || exit 1

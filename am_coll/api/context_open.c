@@ -1,5 +1,5 @@
 #include "am_coll/api/context_open.h"
-#include "am_coll/goal/timeline.h"
+#include "am_coll/coll/timeline.h"
 #include "am_coll/alg/alg.h"
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"

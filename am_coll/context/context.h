@@ -80,7 +80,7 @@ typedef struct amc_context {
     void           (*act_trace)(void *arg, const struct amc_coll_inst *inst, uint32_t act,
                                 int event);
     void            *act_trace_arg;
-    struct amc_timeline *timeline; /* the recorder on that hook (am_coll/goal/timeline.c), or NULL */
+    struct amc_timeline *timeline; /* the recorder on that hook (am_coll/coll/timeline.c), or NULL */
 } amc_context_t;
 
 /* Made and torn down by am_coll/api/context_open.h, above everything a

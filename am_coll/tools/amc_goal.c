@@ -9,7 +9,7 @@
  *   amc_goal timeline OUT PREFIX.*.tl   AMC_TIMELINE's files as OUT.json, OUT.png
  */
 #include "am_coll/goal/goal.h"
-#include "am_coll/goal/timeline.h"
+#include "am_coll/goal/timeline_out.h"
 #include "amcoll.h"
 
 #include <stdio.h>

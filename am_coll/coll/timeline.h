@@ -16,6 +16,7 @@
 
 #include "amcoll.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct amc_context;
@@ -39,18 +40,18 @@ typedef struct amc_tl_rec {
     uint8_t  pad[5];
 } amc_tl_rec_t;
 
-/* Recording on the default context, on or off (off keeps what was taken). */
-int  amc_timeline_enable(int on);
+/* Recording on ctx, on or off (off keeps what was taken). */
+int  amc_timeline_on(struct amc_context *ctx, int on);
 
 /* The context's AMC_TIMELINE: at its creation and destruction. */
 int  amc_timeline_context_init(struct amc_context *ctx);
 void amc_timeline_context_fini(struct amc_context *ctx);
 
-/* Collective over comm: every rank's records to rank 0, which writes
- * OUT.json and OUT.png. */
-int  amc_timeline_gather_write(amc_comm_t comm, const char *out);
+/* p (an array of *cap elements of elem bytes) grown to hold need, *cap
+ * updated; NULL if out of memory (p is still valid then). */
+void *amc_tl_grow(void *p, size_t *cap, size_t need, size_t elem);
 
-/* Rank files (PREFIX.RANK.tl) merged into OUT.json and OUT.png. */
-int  amc_timeline_merge(const char *out, int nfiles, char **files);
+/* What ctx recorded so far (*n records; NULL if it never recorded). */
+const amc_tl_rec_t *amc_timeline_records(const struct amc_context *ctx, size_t *n);
 
 #endif
