@@ -38,7 +38,6 @@ am_coll/context/comm am_coll/barrier/ctrl_coll
 am_coll/context/comm am_coll/coll/coll
 am_coll/context/comm am_coll/coll/coll_cache
 am_coll/context/comm am_coll/coll/coll_engine
-am_coll/context/context am_coll/alg/tuning
 am_coll/context/dispatch am_coll/barrier/barrier
 am_coll/context/dispatch am_coll/coll/coll
 am_coll/context/dispatch am_coll/coll/coll_engine
@@ -50,12 +49,11 @@ am_coll/context/request am_coll/coll/coll_engine
 "
 known_circle="
 am_coll/alg/alg_hier am_coll/alg/alg_lanes am_coll/alg/alg_select
-am_coll/alg/tuning am_coll/barrier/barrier am_coll/barrier/ctrl_coll
-am_coll/coll/coll_cache am_coll/coll/coll_engine am_coll/coll/coll_notice
-am_coll/context/comm am_coll/context/context am_coll/context/dispatch
-am_coll/context/flow am_coll/context/peer_watch
-am_coll/context/progress_thread am_coll/context/request
-am_coll/context/topo
+am_coll/barrier/barrier am_coll/barrier/ctrl_coll am_coll/coll/coll_cache
+am_coll/coll/coll_engine am_coll/coll/coll_notice am_coll/context/comm
+am_coll/context/context am_coll/context/dispatch am_coll/context/flow
+am_coll/context/peer_watch am_coll/context/progress_thread
+am_coll/context/request am_coll/context/topo
 "
 
 edges=$(bash tests/include_graph.sh --edges) || exit 1

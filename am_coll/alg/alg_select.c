@@ -5,7 +5,7 @@
 #include "am_coll/context/comm.h"
 #include "am_coll/context/context.h"
 #include "am_coll/context/topo.h"
-#include "am_coll/alg/tuning.h"
+#include "am_coll/context/tuning_rules.h"
 
 #include <stddef.h>
 #include <stdint.h>

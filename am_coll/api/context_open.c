@@ -1,6 +1,7 @@
 #include "am_coll/api/context_open.h"
 #include "am_coll/coll/timeline.h"
 #include "am_coll/alg/alg.h"
+#include "am_coll/alg/tuning.h"
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"
 #include "am_coll/context/request.h"

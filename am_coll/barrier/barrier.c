@@ -19,7 +19,7 @@
 #include "am_coll/context/comm.h"
 #include "am_coll/context/request.h"
 #include "am_coll/coll/coll.h"
-#include "am_coll/alg/tuning.h"
+#include "am_coll/context/tuning_rules.h"
 #include "base/status.h"
 
 #include <stdio.h>

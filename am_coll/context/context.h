@@ -10,7 +10,7 @@
 #include "am_coll/context/config.h"
 #include "am_coll/context/defer.h"
 #include "am_coll/context/flow.h"
-#include "am_coll/alg/tuning.h"
+#include "am_coll/context/tuning_rules.h"
 #include "base/log.h"
 #include "base/spinlock.h"
 #include "handlers/am_handler.h"

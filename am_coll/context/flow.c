@@ -3,6 +3,7 @@
 #include "base/status.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void amc_flow_credit_send(amc_flow_credit_t *credit);
 
