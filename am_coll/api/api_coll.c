@@ -438,6 +438,19 @@ static int amc_api_buf_check(const void *buf, size_t bytes)
     return ((bytes > 0) && ((buf == NULL) || (buf == AMC_IN_PLACE))) ? AMC_ERR_ARG : AMC_SUCCESS;
 }
 
+/* One side of a call: count elements (vector: counts[] at displs[]) and the
+ * buffer that holds them. */
+static int amc_api_side_check(amc_comm_t comm, const amc_coll_args_t *a, int vector,
+                              const size_t *counts, const size_t *displs, size_t count,
+                              const void *buf)
+{
+    size_t bytes;
+    int    status = vector ? amc_api_vector_check(comm, a, counts, displs, 1, &bytes)
+                           : amc_api_count_check(comm, a, count, &bytes);
+
+    return (status == AMC_SUCCESS) ? amc_api_buf_check(buf, bytes) : status;
+}
+
 /* The block a rank sends itself: both sides must agree, as between ranks. */
 static int amc_api_own_check(amc_comm_t comm, const amc_coll_args_t *a, size_t scount,
                              size_t rcount)
@@ -455,7 +468,6 @@ static int amc_api_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
                            int root, amc_comm_t comm, amc_request_t *req, int nb)
 {
     amc_coll_args_t a;
-    size_t          sbytes, rbytes;
     int             status;
     int             own = 0;
 
@@ -467,16 +479,10 @@ static int amc_api_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
     status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND_AT_ROOT, 1, 0, 0, &own);
     own   |= (status == AMC_SUCCESS); /* what is checked below is this rank's own */
     if ((status == AMC_SUCCESS) && !a.in_place) {
-        status = amc_api_count_check(comm, &a, sendcount, &sbytes);
-        if (status == AMC_SUCCESS) {
-            status = amc_api_buf_check(sendbuf, sbytes);
-        }
+        status = amc_api_side_check(comm, &a, 0, NULL, NULL, sendcount, sendbuf);
     }
     if ((status == AMC_SUCCESS) && (comm->rank == root)) {
-        status = amc_api_vector_check(comm, &a, recvcounts, displs, 1, &rbytes);
-        if (status == AMC_SUCCESS) {
-            status = amc_api_buf_check(recvbuf, rbytes);
-        }
+        status = amc_api_side_check(comm, &a, 1, recvcounts, displs, 0, recvbuf);
         if ((status == AMC_SUCCESS) && !a.in_place) {
             status = amc_api_own_check(comm, &a, sendcount, recvcounts[root]);
         }
@@ -505,7 +511,6 @@ static int amc_api_scatterv(const void *sendbuf, const size_t sendcounts[],
                             int nb)
 {
     amc_coll_args_t a;
-    size_t          sbytes, rbytes;
     int             status;
     int             own = 0;
 
@@ -517,16 +522,10 @@ static int amc_api_scatterv(const void *sendbuf, const size_t sendcounts[],
     status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_RECV_AT_ROOT, 1, 0, 0, &own);
     own   |= (status == AMC_SUCCESS); /* what is checked below is this rank's own */
     if ((status == AMC_SUCCESS) && !a.in_place) {
-        status = amc_api_count_check(comm, &a, recvcount, &rbytes);
-        if (status == AMC_SUCCESS) {
-            status = amc_api_buf_check(recvbuf, rbytes);
-        }
+        status = amc_api_side_check(comm, &a, 0, NULL, NULL, recvcount, recvbuf);
     }
     if ((status == AMC_SUCCESS) && (comm->rank == root)) {
-        status = amc_api_vector_check(comm, &a, sendcounts, displs, 1, &sbytes);
-        if (status == AMC_SUCCESS) {
-            status = amc_api_buf_check(sendbuf, sbytes);
-        }
+        status = amc_api_side_check(comm, &a, 1, sendcounts, displs, 0, sendbuf);
         if ((status == AMC_SUCCESS) && !a.in_place) {
             status = amc_api_own_check(comm, &a, sendcounts[root], recvcount);
         }
@@ -554,7 +553,6 @@ static int amc_api_allgatherv(const void *sendbuf, size_t sendcount, void *recvb
                               amc_datatype_t dt, amc_comm_t comm, amc_request_t *req, int nb)
 {
     amc_coll_args_t a;
-    size_t          sbytes, rbytes;
     int             status;
     int             own = 0;
 
@@ -565,16 +563,10 @@ static int amc_api_allgatherv(const void *sendbuf, size_t sendcount, void *recvb
     status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 0, 0, &own);
     own   |= (status == AMC_SUCCESS); /* what is checked below is this rank's own */
     if (status == AMC_SUCCESS) {
-        status = amc_api_vector_check(comm, &a, recvcounts, displs, 1, &rbytes);
-    }
-    if (status == AMC_SUCCESS) {
-        status = amc_api_buf_check(recvbuf, rbytes);
+        status = amc_api_side_check(comm, &a, 1, recvcounts, displs, 0, recvbuf);
     }
     if ((status == AMC_SUCCESS) && !a.in_place) {
-        status = amc_api_count_check(comm, &a, sendcount, &sbytes);
-        if (status == AMC_SUCCESS) {
-            status = amc_api_buf_check(sendbuf, sbytes);
-        }
+        status = amc_api_side_check(comm, &a, 0, NULL, NULL, sendcount, sendbuf);
         if (status == AMC_SUCCESS) {
             status = amc_api_own_check(comm, &a, sendcount, recvcounts[comm->rank]);
         }
@@ -604,7 +596,6 @@ static int amc_api_alltoallv(const void *sendbuf, const size_t sendcounts[],
                              amc_request_t *req, int nb)
 {
     amc_coll_args_t a;
-    size_t          sbytes, rbytes;
     int             status;
     int             own = 0;
 
@@ -616,16 +607,10 @@ static int amc_api_alltoallv(const void *sendbuf, const size_t sendcounts[],
     status = amc_api_coll_check(comm, &a, AMC_IN_PLACE_SEND, 1, 0, 0, &own);
     own   |= (status == AMC_SUCCESS); /* what is checked below is this rank's own */
     if (status == AMC_SUCCESS) {
-        status = amc_api_vector_check(comm, &a, recvcounts, rdispls, 1, &rbytes);
-    }
-    if (status == AMC_SUCCESS) {
-        status = amc_api_buf_check(recvbuf, rbytes);
+        status = amc_api_side_check(comm, &a, 1, recvcounts, rdispls, 0, recvbuf);
     }
     if ((status == AMC_SUCCESS) && !a.in_place) {
-        status = amc_api_vector_check(comm, &a, sendcounts, sdispls, 1, &sbytes);
-        if (status == AMC_SUCCESS) {
-            status = amc_api_buf_check(sendbuf, sbytes);
-        }
+        status = amc_api_side_check(comm, &a, 1, sendcounts, sdispls, 0, sendbuf);
         if (status == AMC_SUCCESS) {
             status = amc_api_own_check(comm, &a, sendcounts[comm->rank], recvcounts[comm->rank]);
         }
