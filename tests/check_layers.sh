@@ -56,8 +56,9 @@ am_coll/context/peer_watch am_coll/context/progress_thread
 am_coll/context/request am_coll/context/topo
 "
 
-edges=$(bash tests/include_graph.sh --edges) || exit 1
-sccs=$(bash tests/include_graph.sh --sccs) || exit 1
+top=$(pwd)
+edges=$(srcdir=$top bash tests/include_graph.sh --edges) || exit 1
+sccs=$(srcdir=$top bash tests/include_graph.sh --sccs) || exit 1
 
 echo "$edges" | awk -v rooms="$rooms" -v known_up="$known_up" -v known_circle="$known_circle" -v sccs="$sccs" '
 function room(m,   a) { split(m, a, "/"); return (a[1] == "am_coll") ? a[1] "/" a[2] : a[1] }

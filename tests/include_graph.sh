@@ -16,6 +16,7 @@
 #   tests/include_graph.sh            the circles; exit 1 if there is one
 #   tests/include_graph.sh --edges    every arrow: "from to why"
 #   tests/include_graph.sh --sccs     every component, one a line
+# AMC_GRAPH_INCLUDES_ONLY=1 leaves out the arrows of use (includes alone).
 # Folders read: base transport handlers ctrl am_coll (all depths).
 set -u
 src=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -24,9 +25,13 @@ cd "$src" || exit 1
 mode=${1:-circles}
 
 files=$(find base transport handlers ctrl am_coll -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort)
+if [ -z "$files" ] || [ ! -f am_coll/context/context.h ]; then
+    echo "include_graph: no library sources under $(pwd)" >&2
+    exit 2
+fi
 
 # shellcheck disable=SC2086
-awk -v mode="$mode" '
+awk -v mode="$mode" -v inconly="${AMC_GRAPH_INCLUDES_ONLY:-0}" '
 function modof(f,   m) { m = f; sub(/\.[ch]$/, "", m); return m }
 function strip(s) {
     # comments (with the state kept across lines), strings, characters
@@ -96,7 +101,7 @@ END {
             t = modof(inc[f, k])
             if ((t in ismod) && t != m) addedge(m, t, "includes " inc[f, k] " (" f ")")
         }
-        s = text[f]; gsub(/[^A-Za-z0-9_]+/, " ", s)
+        s = (inconly == 1) ? "" : text[f]; gsub(/[^A-Za-z0-9_]+/, " ", s)
         nt = split(s, tok, " ")
         for (k = 1; k <= nt; k++) {
             w = tok[k]
