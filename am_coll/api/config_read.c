@@ -43,6 +43,12 @@ static void amc_config_format_level(const void *field, char *buf, size_t len)
     snprintf(buf, len, "%s", amc_log_level_name(*(const int *)field));
 }
 
+/* strto*'s result is the whole text and in range. */
+static int amc_config_number_ok(const char *text, const char *end)
+{
+    return (errno == 0) && (end != text) && (*end == '\0');
+}
+
 static int amc_config_parse_seconds(const amc_config_entry_t *entry, const char *text, void *field)
 {
     (void)entry;
@@ -51,8 +57,7 @@ static int amc_config_parse_seconds(const amc_config_entry_t *entry, const char 
 
     errno = 0;
     value = strtod(text, &end);
-    if ((errno != 0) || (end == text) || (*end != '\0') || !(value >= 0.0) ||
-        (value > 1e9)) {
+    if (!amc_config_number_ok(text, end) || !(value >= 0.0) || (value > 1e9)) {
         return AMC_ERR_ARG;
     }
     *(double *)field = value;
@@ -75,7 +80,7 @@ static int amc_config_parse_unsigned(const amc_config_entry_t *entry, const char
     }
     errno = 0;
     value = strtoull(text, &end, 10);
-    if ((errno != 0) || (end == text) || (*end != '\0') || (value > UINT_MAX / 2)) {
+    if (!amc_config_number_ok(text, end) || (value > UINT_MAX / 2)) {
         return AMC_ERR_ARG;
     }
     *(unsigned *)field = (unsigned)value;
@@ -116,7 +121,7 @@ static int amc_config_parse_alg(const amc_config_entry_t *entry, const char *tex
     return AMC_SUCCESS;
 }
 
-static void amc_config_format_alg(const void *field, char *buf, size_t len)
+static void amc_config_format_string(const void *field, char *buf, size_t len)
 {
     snprintf(buf, len, "%s", (const char *)field);
 }
@@ -135,36 +140,41 @@ static int amc_config_parse_path(const amc_config_entry_t *entry, const char *te
 _Static_assert(sizeof(((amc_config_t *)0)->tuning_file) == sizeof(((amc_config_t *)0)->timeline),
                "amc_config_parse_path bounds every path by timeline's size");
 
-#define AMC_CONFIG_PATH     amc_config_parse_path, amc_config_format_alg, AMC_COLL_NONE
-#define AMC_CONFIG_LEVEL    amc_config_parse_level, amc_config_format_level, AMC_COLL_NONE
-#define AMC_CONFIG_SECONDS  amc_config_parse_seconds, amc_config_format_seconds, AMC_COLL_NONE
-#define AMC_CONFIG_UNSIGNED amc_config_parse_unsigned, amc_config_format_unsigned, AMC_COLL_NONE
-#define AMC_CONFIG_SPIN     amc_config_parse_spin, amc_config_format_spin, AMC_COLL_NONE
+/* A row's last four members: where its value goes and how it is read and
+ * printed (the kind), one macro a kind, so a row names its field once. */
+#define AMC_CONFIG_KIND(_field, _parse, _format) \
+    offsetof(amc_config_t, _field), amc_config_parse_##_parse, amc_config_format_##_format, \
+        AMC_COLL_NONE
+#define AMC_CONFIG_PATH(_field)     AMC_CONFIG_KIND(_field, path, string)
+#define AMC_CONFIG_LEVEL(_field)    AMC_CONFIG_KIND(_field, level, level)
+#define AMC_CONFIG_SECONDS(_field)  AMC_CONFIG_KIND(_field, seconds, seconds)
+#define AMC_CONFIG_UNSIGNED(_field) AMC_CONFIG_KIND(_field, unsigned, unsigned)
+#define AMC_CONFIG_SPIN(_field)     AMC_CONFIG_KIND(_field, spin, spin)
 #define AMC_CONFIG_ALG(_coll) \
-    offsetof(amc_config_t, alg[_coll]), amc_config_parse_alg, amc_config_format_alg, (_coll)
+    offsetof(amc_config_t, alg[_coll]), amc_config_parse_alg, amc_config_format_string, (_coll)
 
 /* Defaults of the wait policy come from measurements on a 2-core machine with
  * up to 32 ranks (doc/design.md, "Waiting"). */
 static const amc_config_entry_t amc_config_table[] = {
     { "AMC_LOG_LEVEL", "warn",
       "Log level: error, warn, info, debug or trace.",
-      offsetof(amc_config_t, log_level), AMC_CONFIG_LEVEL },
+      AMC_CONFIG_LEVEL(log_level) },
     { "AMC_TIMEOUT", "0",
       "Seconds after which a wait that cannot complete returns AMC_ERR_TIMEOUT "
       "and logs what it waits for (fractions allowed); 0 waits forever.",
-      offsetof(amc_config_t, timeout_sec), AMC_CONFIG_SECONDS },
+      AMC_CONFIG_SECONDS(timeout_sec) },
     { "AMC_SPIN_COUNT", "auto",
       "Empty progress passes a wait spins before it starts to yield the core; "
       "auto: 0 when the node runs more ranks than it has cores, else 1000.",
-      offsetof(amc_config_t, wait.spin_count), AMC_CONFIG_SPIN },
+      AMC_CONFIG_SPIN(wait.spin_count) },
     { "AMC_YIELD_USEC", "2000",
       "Microseconds a wait keeps yielding (sched_yield) before it arms the UCX "
       "worker and sleeps on its event fd.",
-      offsetof(amc_config_t, wait.yield_usec), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(wait.yield_usec) },
     { "AMC_SLEEP_MSEC", "100",
       "Longest single sleep of an idle wait in milliseconds; bounds how late "
       "a timeout is noticed.",
-      offsetof(amc_config_t, wait.sleep_msec), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(wait.sleep_msec) },
     { "AMC_EARLY_MAX", "4096",
       "Collectives a rank may have started on one communicator beyond its control "
       "window of 8, counted from the oldest one not finished on this rank: a start "
@@ -172,23 +182,23 @@ static const amc_config_entry_t amc_config_table[] = {
       "make the call again). Peers' messages that run ahead are held up to "
       "2 x (8 + AMC_EARLY_MAX) + (N - 1) x AMC_EAGER_TOKENS instances ahead, as far "
       "as a peer can get; further is a protocol error.",
-      offsetof(amc_config_t, early_max), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(early_max) },
     { "AMC_ORPHAN_MAX", "4096",
       "Messages held for communicators this rank has not created yet; more is "
       "a protocol error.",
-      offsetof(amc_config_t, orphan_max), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(orphan_max) },
     { "AMC_BCAST_PIPELINE_MIN", "65536",
       "Bytes from which bcast sends segments down the binomial tree, so that "
       "inner ranks forward one segment while the next arrives.",
-      offsetof(amc_config_t, bcast_pipeline_min), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(bcast_pipeline_min) },
     { "AMC_BCAST_SEGMENT", "32768",
       "Segment size of the pipelined bcast in bytes.",
-      offsetof(amc_config_t, bcast_segment), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(bcast_segment) },
     { "AMC_ALLREDUCE_RING_MIN", "65536",
       "Bytes from which allreduce with a commutative op runs reduce-scatter + "
       "allgather on a ring (each rank moves 2(N-1)/N of the data instead of log2 N "
       "times all of it).",
-      offsetof(amc_config_t, allreduce_ring_min), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(allreduce_ring_min) },
     { "AMC_FAST_MAX", "64",
       "Bytes per message up to which allreduce, allgather, alltoall and "
       "reduce_scatter_block (predefined ops), on a communicator of a power-of-two "
@@ -198,115 +208,115 @@ static const amc_config_entry_t amc_config_table[] = {
       "at most), no schedule is built or walked. At "
       "most 64 (larger values act as 64); 0 turns it off. Every rank must use the "
       "same.",
-      offsetof(amc_config_t, fast_max), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(fast_max) },
     { "AMC_ALLGATHER_BRUCK_MAX", "32768",
       "Total bytes (all ranks' blocks) up to which allgather uses Bruck's "
       "log2 N steps instead of the N-1 steps of the ring.",
-      offsetof(amc_config_t, allgather_bruck_max), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(allgather_bruck_max) },
     { "AMC_ALLTOALLV_BRUCK_BLOCK", "256",
       "alltoallv bruck: blocks of up to this many bytes take Bruck's log2 N "
       "steps, each in a slot of this size (shorter blocks are padded), larger "
       "ones go straight to their destination. At most 65536 (larger values act "
       "as 65536). Every rank must use the same.",
-      offsetof(amc_config_t, alltoallv_bruck_block), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(alltoallv_bruck_block) },
     { "AMC_ALLTOALL_LINEAR_MAX", "1048576",
       "Bytes per block up to which alltoall sends every block at once (one "
       "scheduling step per rank) instead of in N-1 pairwise steps, which bound "
       "the traffic in flight.",
-      offsetof(amc_config_t, alltoall_linear_max), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(alltoall_linear_max) },
     { "AMC_LANES_BARRIER", "1",
       "1: across nodes, the barrier runs multi_lane (every member of a node sends "
       "across to its share of the other nodes, in one step, or in rounds when the "
       "share is over 8) where a cost estimate fitted to the scale simulator "
       "predicts it faster than the flat fast path; 0: never "
       "(doc/design.md, \"Node-aware collectives\").",
-      offsetof(amc_config_t, lanes_barrier), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(lanes_barrier) },
     { "AMC_LANES_ALLREDUCE", "1",
       "1: across nodes, allreduce with a commutative op (below "
       "AMC_ALLREDUCE_RING_MIN) runs multi_lane where the same estimate predicts "
       "it faster than recursive doubling; 0: never.",
-      offsetof(amc_config_t, lanes_allreduce), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(lanes_allreduce) },
     { "AMC_LANES_ALLREDUCE_BYTES", "16384",
       "The most bytes of nodes x message for the multi_lane allreduce (every "
       "member gathers one result per node).",
-      offsetof(amc_config_t, lanes_allreduce_bytes), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(lanes_allreduce_bytes) },
     { "AMC_LINEAR_MAX_RANKS", "0",
       "Communicators of at most this many ranks use the linear algorithms of bcast, "
       "reduce, allreduce and allgather (up to AMC_LINEAR_MAX_BYTES): every rank talks "
       "to the root, or to every rank, in one step, so each rank is scheduled once "
       "instead of once per tree level; 0 turns it off.",
-      offsetof(amc_config_t, linear_max_ranks), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(linear_max_ranks) },
     { "AMC_OVERSUB_LINEAR_MAX_RANKS", "32",
       "The same, for communicators whose ranks all run on one node that has more "
       "ranks than cores (where waiting for a tree's inner ranks to be scheduled "
       "dominates); 0 turns it off.",
-      offsetof(amc_config_t, oversub_linear_max_ranks), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(oversub_linear_max_ranks) },
     { "AMC_LINEAR_MAX_BYTES", "65536",
       "Bytes per rank up to which the two variables above choose linear algorithms.",
-      offsetof(amc_config_t, linear_max_bytes), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(linear_max_bytes) },
     { "AMC_NODE_SIZE", "0",
       "Which ranks share a node, for the node-aware (hierarchical) algorithms: 0 "
       "asks the launcher (PMIx node ids); k > 0 makes every k consecutive world ranks "
       "a node (the last one may be short), so that one machine can run them as if "
       "on several. A k of at least the job size makes one node, which turns them "
       "off. Every rank must use the same.",
-      offsetof(amc_config_t, node_size), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(node_size) },
     { "AMC_RNDV_THRESH", "16384",
       "Bytes from which a collective's message stays at the sender until the "
       "receiver's schedule reaches it and pulls it straight into place (UCX AM "
       "rendezvous); smaller ones travel eagerly and wait in early-arrival "
       "buffers if they come early.",
-      offsetof(amc_config_t, rndv_thresh), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(rndv_thresh) },
     { "AMC_DEFER_BYTES", "4096",
       "Bytes from which a copy or reduction runs outside the communicator's "
       "control lock, after the sends that became ready with it are posted, so "
       "that the transfer overlaps it (an allgather's own block, a scan's own "
       "vector) and arrivals are not held up behind it; also the reduction of "
       "a received message that was pulled, or that found its receive ready.",
-      offsetof(amc_config_t, defer_bytes), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(defer_bytes) },
     { "AMC_EAGER_TOKENS", "64",
       "Eager data messages a rank may have outstanding to one peer before the peer "
       "gives their memory back; without a token data goes by rendezvous, so a late "
       "rank holds at most this many early messages from each peer. 0: every data "
       "message by rendezvous.",
-      offsetof(amc_config_t, eager_tokens), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(eager_tokens) },
     { "AMC_PROGRESS_THREAD", "0",
       "1: one thread per process sleeps on the UCX wakeup fd and runs the handlers "
       "while non-blocking collectives are outstanding and no application thread is "
       "waiting, so they complete during computation without test calls. It parks "
       "otherwise: blocking collectives run as without it.",
-      offsetof(amc_config_t, progress_thread), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(progress_thread) },
     { "AMC_PROGRESS_THREAD_YIELD_USEC", "0",
       "Microseconds the progress thread keeps yielding, after a pass that found "
       "nothing, before it sleeps on the UCX wakeup fd. It never spins: whatever "
       "core it holds while idle is taken from the computation it is there to "
       "overlap, or from a peer rank sharing the core.",
-      offsetof(amc_config_t, progress_yield_usec), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(progress_yield_usec) },
     { "AMC_FINALIZE_TIMEOUT", "5",
       "Seconds amc_finalize may wait for the other ranks (the flush of what this "
       "rank sent and the two PMIx fences of the teardown), so that it returns "
       "whatever happened to them; a rank known dead is not waited for at all. "
       "0: no bound.",
-      offsetof(amc_config_t, finalize_timeout), AMC_CONFIG_SECONDS },
+      AMC_CONFIG_SECONDS(finalize_timeout) },
     { "AMC_SHM", "1",
       "1: messages to ranks on this node of up to about 2 KiB go through single-writer "
       "shared-memory mailboxes (a ring per pair of ranks, made on first contact; "
       "doc/design.md, Mailboxes), everything else through UCX. 0: everything through UCX.",
-      offsetof(amc_config_t, shm), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(shm) },
     { "AMC_UCX_ERR_MODE_PEER", "2",
       "Which UCX endpoints use UCP_ERR_HANDLING_MODE_PEER, so that UCX reports the "
       "peers it loses (a closed connection; keepalive: UCX_KEEPALIVE_INTERVAL) as dead: "
       "2 those to other nodes (PMIX_LOCAL_PEERS says which), 1 every one, 0 none. On "
       "this node it is costly (shared-memory transports lack it, and traffic moves to "
       "TCP unless UCX_MM_ERROR_HANDLING=y), and peers there are watched by process id.",
-      offsetof(amc_config_t, ucx_err_mode_peer), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(ucx_err_mode_peer) },
     { "AMC_TIMELINE", "",
       "Record a timeline of every scheduled collective's acts (start, end, peer, bytes, "
       "the act that released it) and write it to PREFIX.RANK.tl at amc_finalize; "
       "amc_goal timeline OUT PREFIX.*.tl draws OUT.json (Perfetto) and OUT.png. Empty: "
       "off (the engine then pays one branch per act). The fast-path barrier is no schedule "
       "and is not recorded.",
-      offsetof(amc_config_t, timeline), AMC_CONFIG_PATH },
+      AMC_CONFIG_PATH(timeline) },
     { "AMC_TUNING_FILE", "",
       "A rules file read when the library starts: one rule a line, 'COLL MIN_RANKS "
       "MAX_RANKS MIN_BYTES MAX_BYTES ALGORITHM' (bounds inclusive, bytes per rank as "
@@ -317,20 +327,20 @@ static const amc_config_entry_t amc_config_table[] = {
       "one from measurements. An unreadable file or a "
       "bad line fails amc_init (AMC_ERR_ARG, naming file:line). Every rank must read the "
       "same rules. Empty: none.",
-      offsetof(amc_config_t, tuning_file), AMC_CONFIG_PATH },
+      AMC_CONFIG_PATH(tuning_file) },
     { "AMC_TUNING_BUILTIN", "1",
       "1: after AMC_TUNING_FILE's rules, the library's built-in rules choose where they "
       "hold: the defaults measured with bench/amc_tune.sh (OSU's method) where ranks do "
       "not share cores, installed as share/amcoll/tuning_builtin.rules and listed by "
       "amc_info. 0: only the file's rules, then the automatic choice. Every rank must use "
       "the same.",
-      offsetof(amc_config_t, tuning_builtin), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(tuning_builtin) },
     { "AMC_STATS", "0",
       "1: amc_finalize prints one line per rank on stderr with the library's "
       "counters (amc_stat_get): the endpoints this rank created (one per peer it "
       "sent to, on the first message: not one per rank of the job) and the peers "
       "it keeps flow-control state for.",
-      offsetof(amc_config_t, stats), AMC_CONFIG_UNSIGNED },
+      AMC_CONFIG_UNSIGNED(stats) },
     { "AMC_BARRIER_ALG", "auto",
       "barrier: auto runs the dedicated fast path (am_coll/barrier/barrier.c), or on a "
       "communicator that spans nodes the hierarchical one on the engine; "
@@ -401,6 +411,21 @@ void amc_config_defaults(amc_config_t *cfg)
     }
 }
 
+/* Unsigned variables that are a choice among 0 .. max, checked after reading
+ * (the parser bounds only the number); in the order of their messages. */
+typedef struct amc_config_choice {
+    const char *name;
+    size_t      offset;
+    unsigned    max;
+    const char *choices;
+} amc_config_choice_t;
+
+static const amc_config_choice_t amc_config_choices[] = {
+    { "AMC_UCX_ERR_MODE_PEER", offsetof(amc_config_t, ucx_err_mode_peer), 2, "0, 1 or 2" },
+    { "AMC_TUNING_BUILTIN", offsetof(amc_config_t, tuning_builtin), 1, "0 or 1" },
+    { "AMC_PROGRESS_THREAD", offsetof(amc_config_t, progress_thread), 1, "0 or 1" },
+};
+
 int amc_config_read(amc_config_t *cfg, const amc_log_t *log)
 {
     const amc_config_entry_t *entry;
@@ -438,19 +463,14 @@ int amc_config_read(amc_config_t *cfg, const amc_log_t *log)
         amc_error(log, "AMC_SHM=%u: must be 0 or 1", cfg->shm);
         return AMC_ERR_ARG;
     }
-    if (cfg->ucx_err_mode_peer > 2) {
-        amc_error(log, "invalid value %u for AMC_UCX_ERR_MODE_PEER: 0, 1 or 2",
-                  cfg->ucx_err_mode_peer);
-        status = AMC_ERR_ARG;
-    }
-    if (cfg->tuning_builtin > 1) {
-        amc_error(log, "invalid value %u for AMC_TUNING_BUILTIN: 0 or 1", cfg->tuning_builtin);
-        status = AMC_ERR_ARG;
-    }
-    if (cfg->progress_thread > 1) {
-        amc_error(log, "invalid value %u for AMC_PROGRESS_THREAD: 0 or 1",
-                  cfg->progress_thread);
-        status = AMC_ERR_ARG;
+    for (i = 0; i < sizeof(amc_config_choices) / sizeof(amc_config_choices[0]); i++) {
+        const amc_config_choice_t *c     = &amc_config_choices[i];
+        unsigned                   value = *(const unsigned *)((const char *)cfg + c->offset);
+
+        if (value > c->max) {
+            amc_error(log, "invalid value %u for %s: %s", value, c->name, c->choices);
+            status = AMC_ERR_ARG;
+        }
     }
     return status;
 }
