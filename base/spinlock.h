@@ -7,7 +7,7 @@
  * live points at the context's "threads may meet now" flag (NULL: they
  * never do). With AMC_THREAD_MULTIPLE the flag is always 1; with only the
  * progress thread it is 1 while that thread is not parked (see
- * am_coll/progress_thread.h for why the application may then go without).
+ * am_coll/context/progress_thread.h for why the application may then go without).
  * In SINGLE or SERIALIZED mode the application and the handlers it runs from
  * progress are one thread at a time, and the lock would cost an atomic
  * exchange right after UCX's stores into a peer's shared-memory FIFO, which

@@ -13,7 +13,7 @@
 #include "config.h"
 
 #include <amcoll.h>
-#include "am_coll/progress.h"
+#include "am_coll/context/progress.h"
 #include "bench/bench_util.h"
 #include "transport/pmix_boot.h"
 
@@ -965,38 +965,7 @@ static int amc_bench_calibrate(amc_bench_t *b, int method, const amc_bench_opts_
 
 /* ------------------------------------------------------------------ statistics */
 
-static int amc_bench_cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-
-    return (a > b) - (a < b);
-}
-
-/* Linear interpolation between order statistics of a sorted array. */
-static double amc_bench_quantile(const double *sorted, int n, double q)
-{
-    double pos = q * (double)(n - 1);
-    int    lo  = (int)pos;
-
-    if (lo >= n - 1) {
-        return sorted[n - 1];
-    }
-    return sorted[lo] + (pos - (double)lo) * (sorted[lo + 1] - sorted[lo]);
-}
-
-typedef struct amc_bench_stats {
-    double median, q1, q3, min, max;
-} amc_bench_stats_t;
-
-static void amc_bench_stats(double *v, int n, amc_bench_stats_t *s)
-{
-    qsort(v, (size_t)n, sizeof(*v), amc_bench_cmp_double);
-    s->min    = v[0];
-    s->max    = v[n - 1];
-    s->median = amc_bench_quantile(v, n, 0.5);
-    s->q1     = amc_bench_quantile(v, n, 0.25);
-    s->q3     = amc_bench_quantile(v, n, 0.75);
-}
+/* bu_stats (bench_util.c): median, quartiles and range of the samples. */
 
 /* ------------------------------------------------------------------ driver */
 
@@ -1015,7 +984,7 @@ static int amc_bench_main(amc_bench_t *b, const amc_bench_opts_t *o)
     uint64_t          sleeps[AMC_BENCH_NMETHODS] = {0};
     double           *samples[AMC_BENCH_NMETHODS] = {NULL};
     double           *cpu_samples[AMC_BENCH_NMETHODS] = {NULL};
-    amc_bench_stats_t st[AMC_BENCH_NMETHODS], cpu_st[AMC_BENCH_NMETHODS];
+    bu_stats_t        st[AMC_BENCH_NMETHODS], cpu_st[AMC_BENCH_NMETHODS];
     int               have[AMC_BENCH_NMETHODS] = {0};
     int               m, j, rep, rc = -1;
 
@@ -1112,8 +1081,8 @@ static int amc_bench_main(amc_bench_t *b, const amc_bench_opts_t *o)
             if (!amc_bench_enabled(b, o, m)) {
                 continue;
             }
-            amc_bench_stats(samples[m], o->reps, &st[m]);
-            amc_bench_stats(cpu_samples[m], o->reps, &cpu_st[m]);
+            bu_stats(samples[m], o->reps, &st[m]);
+            bu_stats(cpu_samples[m], o->reps, &cpu_st[m]);
             have[m] = 1;
             printf("RESULT N=%d method=%s median_us=%.3f q1_us=%.3f q3_us=%.3f "
                    "min_us=%.3f max_us=%.3f cpu_us=%.3f iters=%ld reps=%d\n",

@@ -311,14 +311,15 @@ int bu_parse_opts(int argc, char **argv, const char *optstring, const bu_env_opt
 
 /* ------------------------------------------------------------------ statistics */
 
-int bu_cmp_double(const void *pa, const void *pb)
+static int bu_cmp_double(const void *pa, const void *pb)
 {
     double a = *(const double *)pa, b = *(const double *)pb;
 
     return (a > b) - (a < b);
 }
 
-double bu_quantile(const double *sorted, int n, double q)
+/* Linear interpolation between order statistics of a sorted array. */
+static double bu_quantile(const double *sorted, int n, double q)
 {
     double pos = q * (double)(n - 1);
     int    lo  = (int)pos;
@@ -327,6 +328,22 @@ double bu_quantile(const double *sorted, int n, double q)
         return sorted[n - 1];
     }
     return sorted[lo] + (pos - (double)lo) * (sorted[lo + 1] - sorted[lo]);
+}
+
+void bu_stats(double *v, int n, bu_stats_t *s)
+{
+    qsort(v, (size_t)n, sizeof(*v), bu_cmp_double);
+    s->min    = v[0];
+    s->max    = v[n - 1];
+    s->median = bu_quantile(v, n, 0.5);
+    s->q1     = bu_quantile(v, n, 0.25);
+    s->q3     = bu_quantile(v, n, 0.75);
+}
+
+double bu_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), bu_cmp_double);
+    return bu_quantile(v, n, 0.5);
 }
 
 /* ------------------------------------------------------------------ start-up */

@@ -58,8 +58,15 @@ int  bu_parse_list(const char *what, const char *s, const char *const *names, in
 
 /* ------------------------------------------------------------ statistics */
 
-int    bu_cmp_double(const void *pa, const void *pb);
-double bu_quantile(const double *sorted, int n, double q);
+/* Median, quartiles (linear interpolation between order statistics) and
+ * range of v[0..n), n >= 1; sorts v in place. */
+typedef struct bu_stats {
+    double median, q1, q3, min, max;
+} bu_stats_t;
+
+void   bu_stats(double *v, int n, bu_stats_t *s);
+/* The median alone, as bu_stats computes it; sorts v in place. */
+double bu_median(double *v, int n);
 
 /* ------------------------------------------------------------ start-up */
 

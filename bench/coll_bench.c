@@ -31,7 +31,7 @@
 #include "config.h"
 
 #include <amcoll.h>
-#include "am_coll/progress.h"
+#include "am_coll/context/progress.h"
 #include "bench/bench_util.h"
 
 #ifdef HAVE_MPI
@@ -874,7 +874,8 @@ static void cb_cell(const cb_t *b, const cb_opts_t *o, int coll, size_t bytes)
     }
 
     if (b->rank == 0) {
-        double v[reps];
+        double     v[reps];
+        bu_stats_t s;
 
         for (j = 0; j < nm; j++) {
             m = ms[j];
@@ -884,14 +885,14 @@ static void cb_cell(const cb_t *b, const cb_opts_t *o, int coll, size_t bytes)
             for (k = 0; k < reps; k++) {
                 v[k] = t[k * CB_NMETHODS + m];
             }
-            qsort(v, (size_t)reps, sizeof(v[0]), bu_cmp_double);
-            med[m] = bu_quantile(v, reps, 0.5);
+            bu_stats(v, reps, &s);
+            med[m] = s.median;
             printf("RESULT N=%d coll=%s bytes=%zu method=%s status=ok median_us=%.3f "
                    "q1_us=%.3f q3_us=%.3f min_us=%.3f max_us=%.3f iters=%ld reps=%d "
                    "first_us=%.1f\n",
                    b->size, cb_coll_names[coll], bytes, cb_method_names[m], med[m] * 1e6,
-                   bu_quantile(v, reps, 0.25) * 1e6, bu_quantile(v, reps, 0.75) * 1e6,
-                   v[0] * 1e6, v[reps - 1] * 1e6, iters[m], reps, first[m] * 1e6);
+                   s.q1 * 1e6, s.q3 * 1e6, s.min * 1e6, s.max * 1e6, iters[m], reps,
+                   first[m] * 1e6);
         }
         printf("  N=%-3d %-9s %8zu B", b->size, cb_coll_names[coll], bytes);
         for (j = 0; j < nm; j++) {

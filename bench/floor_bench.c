@@ -47,7 +47,7 @@
 #include "config.h"
 
 #include <amcoll.h>
-#include "am_coll/progress.h"
+#include "am_coll/context/progress.h"
 #include "bench/bench_util.h"
 
 #include <mpi.h>
@@ -673,12 +673,6 @@ static double fb_floor(int f, long calls)
     }
 }
 
-static double fb_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), bu_cmp_double);
-    return bu_quantile(v, n, 0.5);
-}
-
 /* The floors against the UCP AM hop and the barriers of the main table;
  * barrier_ucp_am is the main table's raw barrier, repeated to sit beside the
  * other transports'. */
@@ -775,12 +769,12 @@ int main(int argc, char **argv)
         }
     }
     for (f = 0; f < FB_NFLOORS; f++) {
-        fmed[f] = fb_median(fl[f], (int)reps);
+        fmed[f] = bu_median(fl[f], (int)reps);
     }
     h = fmed[FB_F_HOP_AM];
     for (c = 0; c < FB_NCOLLS; c++) {
         for (m = 0; m < FB_NMETHODS; m++) {
-            med[c][m] = fb_median(t[c][m], (int)reps);
+            med[c][m] = bu_median(t[c][m], (int)reps);
         }
     }
     if (fb_rank == 0) {

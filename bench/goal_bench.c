@@ -14,7 +14,7 @@
  * barrier is the dedicated fast path unless AMC_BARRIER_ALG=dissemination
  * (then the engine runs it, as it runs the GOAL version).
  */
-#include "am_coll/goal.h"
+#include "am_coll/goal/goal.h"
 #include "amcoll.h"
 
 #include <stdio.h>

@@ -43,7 +43,7 @@
 #include "config.h"
 
 #include <amcoll.h>
-#include "am_coll/progress.h"
+#include "am_coll/context/progress.h"
 #include "bench/bench_util.h"
 
 #ifdef HAVE_MPI
@@ -165,15 +165,6 @@ static double *ob_alloc(size_t n)
         bu_abort(1);
     }
     return p;
-}
-
-/* Median and quartiles of v[0..n), sorting v. */
-static void ob_stats(double *v, int n, double *med, double *q1, double *q3)
-{
-    qsort(v, (size_t)n, sizeof(v[0]), bu_cmp_double);
-    *med = bu_quantile(v, n, 0.5);
-    *q1  = bu_quantile(v, n, 0.25);
-    *q3  = bu_quantile(v, n, 0.75);
 }
 
 /* ------------------------------------------------------------------ the computation */
@@ -661,9 +652,7 @@ static void ob_result_skip(const ob_t *b, const ob_opts_t *o, int coll, size_t b
     (((size_t)(rep) * OB_NMETHODS + (size_t)(m)) * (size_t)OB_NQ(o) + (size_t)(q))
 
 /* Median, quartiles and extremes of quantity q of method m, in µs. */
-typedef struct ob_sum {
-    double med, q1, q3, min, max;
-} ob_sum_t;
+typedef bu_stats_t ob_sum_t;
 
 static ob_sum_t ob_summary(const ob_opts_t *o, const double *t, int reps, int m, int q, double *v)
 {
@@ -673,9 +662,7 @@ static ob_sum_t ob_summary(const ob_opts_t *o, const double *t, int reps, int m,
     for (r = 0; r < reps; r++) {
         v[r] = t[OB_IDX(o, r, m, q)] * 1e6;
     }
-    ob_stats(v, reps, &s.med, &s.q1, &s.q3);
-    s.min = v[0];
-    s.max = v[reps - 1];
+    bu_stats(v, reps, &s);
     return s;
 }
 
@@ -687,21 +674,21 @@ static void ob_report(const ob_t *b, const ob_opts_t *o, int coll, size_t bytes,
     ob_sum_t comp = ob_summary(o, t, reps, m, OB_COMP, v);
     ob_sum_t seq  = ob_summary(o, t, reps, m, OB_SEQ, v);
     ob_sum_t tot[OB_MAX_TESTS];
-    double   tm = pure.med, cm = comp.med;
+    double   tm = pure.median, cm = comp.median;
     int      j;
 
     for (j = 0; j < o->ntests; j++) {
         tot[j] = ob_summary(o, t, reps, m, OB_OVL + j, v);
-        pct[j] = (tm > 0) ? 100.0 * (1.0 - (tot[j].med - cm) / tm) : 0.0;
+        pct[j] = (tm > 0) ? 100.0 * (1.0 - (tot[j].median - cm) / tm) : 0.0;
         pct[j] = (pct[j] < 0) ? 0 : ((pct[j] > 100) ? 100 : pct[j]);
     }
     free(v);
 
     printf("  N=%-3d %-10s %7zu B %-7s t %9.2f  comp %9.2f  seq %9.2f us", b->size,
-           ob_icoll_names[coll], bytes, ob_method_names[m], tm, comp.med, seq.med);
+           ob_icoll_names[coll], bytes, ob_method_names[m], tm, comp.median, seq.median);
     for (j = 0; j < o->ntests; j++) {
-        printf("  | k=%d total %9.2f ovh %9.2f (%3.0f%%)", o->tests[j], tot[j].med,
-               tot[j].med - cm, pct[j]);
+        printf("  | k=%d total %9.2f ovh %9.2f (%3.0f%%)", o->tests[j], tot[j].median,
+               tot[j].median - cm, pct[j]);
     }
     printf("\n");
     /* overhead = total - comp: its spread is that of total, shifted by the median comp */
@@ -713,10 +700,10 @@ static void ob_report(const ob_t *b, const ob_opts_t *o, int coll, size_t bytes,
                "total_max_us=%.3f ovh_us=%.3f ovh_q1_us=%.3f ovh_q3_us=%.3f ovh_min_us=%.3f "
                "ovh_max_us=%.3f overlap_pct=%.1f saved_pct=%.1f iters=%ld reps=%d\n",
                b->size, ob_icoll_names[coll], bytes, ob_method_names[m], o->tests[j], tm,
-               pure.q1, pure.q3, pure.min, pure.max, comp.med, comp.q1, comp.q3, seq.med,
-               tot[j].med, tot[j].q1, tot[j].q3, tot[j].min, tot[j].max, tot[j].med - cm,
+               pure.q1, pure.q3, pure.min, pure.max, comp.median, comp.q1, comp.q3, seq.median,
+               tot[j].median, tot[j].q1, tot[j].q3, tot[j].min, tot[j].max, tot[j].median - cm,
                tot[j].q1 - cm, tot[j].q3 - cm, tot[j].min - cm, tot[j].max - cm, pct[j],
-               (tm > 0) ? 100.0 * (seq.med - tot[j].med) / tm : 0.0, iters, reps);
+               (tm > 0) ? 100.0 * (seq.median - tot[j].median) / tm : 0.0, iters, reps);
     }
 }
 
@@ -813,7 +800,7 @@ static void ob_cell(const ob_t *b, const ob_opts_t *o, int coll, size_t bytes)
     ob_phase("max over ranks", name, bytes, -1);
     ob_allmax(est, OB_EST_SAMPLES * OB_NMETHODS);
     for (m = 0; m < OB_NMETHODS; m++) {
-        double v[OB_EST_SAMPLES], q1, q3;
+        double v[OB_EST_SAMPLES];
 
         if (!live[m]) {
             continue;
@@ -821,7 +808,7 @@ static void ob_cell(const ob_t *b, const ob_opts_t *o, int coll, size_t bytes)
         for (i = 0; i < OB_EST_SAMPLES; i++) {
             v[i] = est[i * OB_NMETHODS + m];
         }
-        ob_stats(v, OB_EST_SAMPLES, &t_est[m], &q1, &q3);
+        t_est[m] = bu_median(v, OB_EST_SAMPLES);
         iters[m] = (long)(t_est[m] * 1e6 * b->rate + 0.5);
     }
     /* 3. the timed reps; once more with a new loop length when the t they
@@ -835,13 +822,13 @@ static void ob_cell(const ob_t *b, const ob_opts_t *o, int coll, size_t bytes)
         ob_phase("max over ranks", name, bytes, -1);
         ob_allmax(t, reps * OB_NMETHODS * nq);
         for (m = 0; (m < OB_NMETHODS) && (i < OB_RECAL); m++) {
-            double *v = ob_alloc((size_t)reps), tp, q1, q3;
+            double *v = ob_alloc((size_t)reps), tp;
 
             if (live[m]) {
                 for (rep = 0; rep < reps; rep++) {
                     v[rep] = t[OB_IDX(o, rep, m, OB_PURE)];
                 }
-                ob_stats(v, reps, &tp, &q1, &q3);
+                tp = bu_median(v, reps);
                 if ((tp > 0) && ((tp > t_est[m] * (1 + OB_CAL_TOL)) ||
                                  (tp < t_est[m] * (1 - OB_CAL_TOL)))) {
                     t_est[m] = tp;
@@ -997,8 +984,9 @@ static void ob_bcell(const ob_t *b, const ob_opts_t *o, int coll, size_t bytes)
     ob_allmax(t, reps * NV);
 
     if (b->rank == 0) {
-        double *x = ob_alloc((size_t)reps), med[NV], q1[NV], q3[NV];
-        int     r;
+        double    *x = ob_alloc((size_t)reps);
+        bu_stats_t st[NV];
+        int        r;
 
         for (j = 0; j < nv; j++) {
             v = vs[j];
@@ -1008,7 +996,7 @@ static void ob_bcell(const ob_t *b, const ob_opts_t *o, int coll, size_t bytes)
             for (r = 0; r < reps; r++) {
                 x[r] = t[r * NV + v] * 1e6;
             }
-            ob_stats(x, reps, &med[v], &q1[v], &q3[v]);
+            bu_stats(x, reps, &st[v]);
         }
         for (j = 0; j < nv; j += 2) {
             int bl = vs[j], nb = vs[j] + 1;
@@ -1018,15 +1006,16 @@ static void ob_bcell(const ob_t *b, const ob_opts_t *o, int coll, size_t bytes)
             }
             printf("  N=%-3d %-10s %7zu B %-7s blocking %9.3f us  start+wait %9.3f us  "
                    "ratio %.3f\n", b->size, ob_coll_names[coll], bytes, ob_method_names[bl / 2],
-                   med[bl], med[nb], med[nb] / med[bl]);
+                   st[bl].median, st[nb].median, st[nb].median / st[bl].median);
             /* ratio_q1: of the lower quartiles, which a busy machine disturbs least */
             printf("RESULT mode=blocking N=%d coll=%s bytes=%zu method=%s status=ok "
                    "blk_us=%.3f blk_q1_us=%.3f blk_q3_us=%.3f nbw_us=%.3f nbw_q1_us=%.3f "
                    "nbw_q3_us=%.3f ratio=%.4f ratio_q1=%.4f blk_iters=%ld nbw_iters=%ld "
                    "reps=%d\n",
-                   b->size, ob_coll_names[coll], bytes, ob_method_names[bl / 2], med[bl],
-                   q1[bl], q3[bl], med[nb], q1[nb], q3[nb], med[nb] / med[bl], q1[nb] / q1[bl],
-                   iters[bl], iters[nb], reps);
+                   b->size, ob_coll_names[coll], bytes, ob_method_names[bl / 2], st[bl].median,
+                   st[bl].q1, st[bl].q3, st[nb].median, st[nb].q1, st[nb].q3,
+                   st[nb].median / st[bl].median, st[nb].q1 / st[bl].q1, iters[bl], iters[nb],
+                   reps);
         }
         fflush(stdout);
         free(x);

@@ -162,8 +162,7 @@ static void sb_cell(sb_cell_t *c, int reps)
             for (rep = 0; rep < reps; rep++) {
                 col[rep] = t[rep * SB_NWAYS + w] * 1e6;
             }
-            qsort(col, (size_t)reps, sizeof(*col), bu_cmp_double);
-            med[w] = bu_quantile(col, reps, 0.5);
+            med[w] = bu_median(col, reps);
         }
         printf("| %s | %zu | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f |\n",
                sb_names[c->coll], c->bytes, c->size, med[SB_BLOCKING], med[SB_IWAIT],

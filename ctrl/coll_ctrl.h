@@ -44,7 +44,7 @@ struct amc_coll_inst;
 /* A reduction's loop over count elements: inout[i] = in[i] (op) inout[i]. */
 typedef void (*amc_ctrl_kernel_t)(const void *in, void *inout, size_t count);
 
-/* A barrier's state in its slot (am_coll/barrier.c), or a small collective's
+/* A barrier's state in its slot (am_coll/barrier/barrier.c), or a small collective's
  * that runs on the same rounds and carries its partial results in them. */
 typedef struct amc_barrier_slot {
     uint64_t         bitvec;
@@ -107,7 +107,7 @@ typedef struct amc_coll_slot {
     struct amc_request    *req;            /* NULL once notified or abandoned */
     struct amc_comm       *comm;           /* for the send completion handlers */
     struct amc_coll_slot  *next;           /* early-arrival store or free list */
-    /* a scheduled collective's (am_coll/coll_engine.c) */
+    /* a scheduled collective's (am_coll/coll/coll_engine.c) */
     struct amc_coll_inst  *inst;           /* its state, once posted */
     amc_early_msg_t       *early;          /* its data messages ahead of their round */
     /* a barrier's */

@@ -17,10 +17,10 @@
 
 enum {
     AMC_WIRE_BARRIER = 1,  /* the dissemination barrier's own fast path */
-    AMC_WIRE_COLL    = 2,  /* a step of a scheduled collective (am_coll/sched.h) */
-    AMC_WIRE_CREDIT  = 3,  /* eager tokens given back (am_coll/flow.h); src is the transport rank */
+    AMC_WIRE_COLL    = 2,  /* a step of a scheduled collective (am_coll/sched/sched.h) */
+    AMC_WIRE_CREDIT  = 3,  /* eager tokens given back (am_coll/context/flow.h); src is the transport rank */
     AMC_WIRE_DEAD    = 4,  /* transport rank root is dead, says transport rank src
-                            * (am_coll/coll_notice.c) */
+                            * (am_coll/coll/coll_notice.c) */
     AMC_WIRE_KINDS         /* the dispatch table's size (handlers/am_handler.h) */
 };
 
@@ -52,7 +52,7 @@ typedef struct amc_wire_hdr {
                         * yet can still forward along the same tree */
     uint8_t  flags;    /* AMC_WIRE_FLAG_* */
     uint8_t  status;   /* AMC_WIRE_FLAG_ABORT: the error the instance ends with */
-    uint32_t credits;  /* eager tokens given back to the receiver (am_coll/flow.h) */
+    uint32_t credits;  /* eager tokens given back to the receiver (am_coll/context/flow.h) */
 } amc_wire_hdr_t;
 
 /*

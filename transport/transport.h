@@ -80,7 +80,7 @@ struct amc_transport {
     const int                 *lock_live;   /* set by the context: threads may meet now */
     /* Ranks known dead, marked by the transport's detectors (and by
      * check_peers). A send to a dead rank is dropped, never queued: it would
-     * never complete. The collectives read it (am_coll/peer_watch.c). */
+     * never complete. The collectives read it (am_coll/context/peer_watch.c). */
     amc_peer_set_t             dead;
     /* Endpoints this rank created so far (atomic): one per peer it sent to,
      * on the first message (doc/design.md, "Scale"); amc_stat_get reads it. */

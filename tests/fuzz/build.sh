@@ -26,9 +26,9 @@ srcs=$(sed -n '/^libamcoll_la_SOURCES/,/^libamcoll_la_LIBADD/p' Makefile.am |
 rm -rf "$out/obj"
 mkdir -p "$out/obj"
 # the built-in tuning rules, made as the build makes them
-sh am_coll/rules_to_c.sh am_coll/tuning_builtin.rules "$out/obj/tuning_builtin.c"
+sh am_coll/alg/rules_to_c.sh am_coll/alg/tuning_builtin.rules "$out/obj/tuning_builtin.c"
 srcs="$srcs transport/fake.c $out/obj/tuning_builtin.c"
-# one object per source, flattened (am_coll/comm.c -> am_coll__comm.o)
+# one object per source, flattened (am_coll/context/comm.c -> am_coll__comm.o)
 # shellcheck disable=SC2086
 printf '%s\n' $srcs | xargs -P "$jobs" -I{} sh -c \
     'o="$1/obj/$(echo "$2" | sed "s|/|__|g; s|\.c$|.o|")"; exec "$3" $4 $5 -fsanitize=fuzzer-no-link -fno-sanitize-coverage=trace-cmp -c "$2" -o "$o"' \

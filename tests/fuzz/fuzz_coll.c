@@ -33,10 +33,11 @@
  * displaced (no timeout runs here); all of that is allowed, but the world
  * must still be torn down cleanly (contexts destroyed, nothing leaked).
  */
+#include "am_coll/api/config_read.h"
 #include "tests/fuzz/fuzz_world.h"
 #include "handlers/wire.h"
-#include "am_coll/comm.h"
-#include "am_coll/sched.h"
+#include "am_coll/context/comm.h"
+#include "am_coll/sched/sched.h"
 #include "transport/shm.h"
 
 #include <stdint.h>

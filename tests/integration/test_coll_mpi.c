@@ -846,15 +846,35 @@ static void ct_check(ct_case_t *c, const char *what, const unsigned char *buf,
 
 /* ------------------------------------------------------------------ the collectives */
 
+/* The send side of a case: n elements, this rank's inputs where significant
+ * (elsewhere the sentinel, which must come back unchanged). */
+static void ct_send_input(ct_case_t *c, size_t n, int significant)
+{
+    c->sn   = n;
+    c->sbuf = ct_buf(c, n, significant);
+    if (c->sbuf && significant) {
+        ct_img_gen(c, c->sbuf, 0, n, c->r, 0);
+    }
+    c->sarg = c->sbuf;
+}
+
+/* The receive side of a case: n elements of sentinel; where own (in place, or
+ * a bcast's root) this rank's inputs 0 .. cnt-1 at element off. */
+static void ct_recv_buf(ct_case_t *c, size_t n, int significant, int own, size_t off,
+                        size_t cnt)
+{
+    c->rn   = n;
+    c->rbuf = ct_buf(c, n, significant);
+    if (c->rbuf && own) {
+        ct_img_gen(c, c->rbuf, off, cnt, c->r, 0);
+    }
+    c->rarg = c->rbuf;
+}
+
 /* --- bcast */
 static void p_bcast(ct_case_t *c)
 {
-    c->rn   = c->count;
-    c->rbuf = ct_buf(c, c->count, 1);
-    if ((c->rbuf != NULL) && (c->r == c->root)) {
-        ct_img_gen(c, c->rbuf, 0, c->count, c->root, 0);
-    }
-    c->rarg = c->rbuf;
+    ct_recv_buf(c, c->count, 1, c->r == c->root, 0, c->count);
 }
 
 static int s_bcast(ct_case_t *c, amc_request_t *req)
@@ -882,19 +902,9 @@ static void p_reduce(ct_case_t *c)
     if (c->in_place && is_root) {
         c->sarg = AMC_IN_PLACE;
     } else {
-        c->sn   = c->count;
-        c->sbuf = ct_buf(c, c->count, 1);
-        if (c->sbuf) {
-            ct_img_gen(c, c->sbuf, 0, c->count, c->r, 0);
-        }
-        c->sarg = c->sbuf;
+        ct_send_input(c, c->count, 1);
     }
-    c->rn   = c->count;
-    c->rbuf = ct_buf(c, c->count, is_root);
-    if (c->rbuf && c->in_place && is_root) {
-        ct_img_gen(c, c->rbuf, 0, c->count, c->r, 0);
-    }
-    c->rarg = c->rbuf;
+    ct_recv_buf(c, c->count, is_root, c->in_place && is_root, 0, c->count);
 }
 
 static int s_reduce(ct_case_t *c, amc_request_t *req)
@@ -925,19 +935,9 @@ static void p_allreduce(ct_case_t *c)
     if (c->in_place) {
         c->sarg = AMC_IN_PLACE;
     } else {
-        c->sn   = c->count;
-        c->sbuf = ct_buf(c, c->count, 1);
-        if (c->sbuf) {
-            ct_img_gen(c, c->sbuf, 0, c->count, c->r, 0);
-        }
-        c->sarg = c->sbuf;
+        ct_send_input(c, c->count, 1);
     }
-    c->rn   = c->count;
-    c->rbuf = ct_buf(c, c->count, 1);
-    if (c->rbuf && c->in_place) {
-        ct_img_gen(c, c->rbuf, 0, c->count, c->r, 0);
-    }
-    c->rarg = c->rbuf;
+    ct_recv_buf(c, c->count, 1, c->in_place, 0, c->count);
 }
 
 static int s_allreduce(ct_case_t *c, amc_request_t *req)
@@ -966,19 +966,9 @@ static void p_gather(ct_case_t *c)
     if (c->in_place && is_root) {
         c->sarg = AMC_IN_PLACE;
     } else {
-        c->sn   = c->count;
-        c->sbuf = ct_buf(c, c->count, 1);
-        if (c->sbuf) {
-            ct_img_gen(c, c->sbuf, 0, c->count, c->r, 0);
-        }
-        c->sarg = c->sbuf;
+        ct_send_input(c, c->count, 1);
     }
-    c->rn   = total;
-    c->rbuf = ct_buf(c, total, is_root);
-    if (c->rbuf && c->in_place && is_root) {
-        ct_img_gen(c, c->rbuf, (size_t)c->r * c->count, c->count, c->r, 0);
-    }
-    c->rarg = c->rbuf;
+    ct_recv_buf(c, total, is_root, c->in_place && is_root, (size_t)c->r * c->count, c->count);
 }
 
 static int s_gather(ct_case_t *c, amc_request_t *req)
@@ -1011,18 +1001,11 @@ static void p_scatter(ct_case_t *c)
     int    is_root = (c->r == c->root);
     size_t total   = (size_t)c->n * c->count;
 
-    c->sn   = total;
-    c->sbuf = ct_buf(c, total, is_root);
-    if (c->sbuf && is_root) {
-        ct_img_gen(c, c->sbuf, 0, total, c->r, 0);
-    }
-    c->sarg = c->sbuf;
+    ct_send_input(c, total, is_root);
     if (c->in_place && is_root) {
         c->rarg = AMC_IN_PLACE;
     } else {
-        c->rn   = c->count;
-        c->rbuf = ct_buf(c, c->count, 1);
-        c->rarg = c->rbuf;
+        ct_recv_buf(c, c->count, 1, 0, 0, 0);
     }
 }
 
@@ -1051,19 +1034,9 @@ static void p_allgather(ct_case_t *c)
     if (c->in_place) {
         c->sarg = AMC_IN_PLACE;
     } else {
-        c->sn   = c->count;
-        c->sbuf = ct_buf(c, c->count, 1);
-        if (c->sbuf) {
-            ct_img_gen(c, c->sbuf, 0, c->count, c->r, 0);
-        }
-        c->sarg = c->sbuf;
+        ct_send_input(c, c->count, 1);
     }
-    c->rn   = total;
-    c->rbuf = ct_buf(c, total, 1);
-    if (c->rbuf && c->in_place) {
-        ct_img_gen(c, c->rbuf, (size_t)c->r * c->count, c->count, c->r, 0);
-    }
-    c->rarg = c->rbuf;
+    ct_recv_buf(c, total, 1, c->in_place, (size_t)c->r * c->count, c->count);
 }
 
 static int s_allgather(ct_case_t *c, amc_request_t *req)
@@ -1094,19 +1067,9 @@ static void p_alltoall(ct_case_t *c)
     if (c->in_place) {
         c->sarg = AMC_IN_PLACE;
     } else {
-        c->sn   = total;
-        c->sbuf = ct_buf(c, total, 1);
-        if (c->sbuf) {
-            ct_img_gen(c, c->sbuf, 0, total, c->r, 0);
-        }
-        c->sarg = c->sbuf;
+        ct_send_input(c, total, 1);
     }
-    c->rn   = total;
-    c->rbuf = ct_buf(c, total, 1);
-    if (c->rbuf && c->in_place) {
-        ct_img_gen(c, c->rbuf, 0, total, c->r, 0);
-    }
-    c->rarg = c->rbuf;
+    ct_recv_buf(c, total, 1, c->in_place, 0, total);
 }
 
 static int s_alltoall(ct_case_t *c, amc_request_t *req)
@@ -1181,19 +1144,9 @@ static void p_gatherv(ct_case_t *c)
     if (c->in_place && is_root) {
         c->sarg = AMC_IN_PLACE;
     } else {
-        c->sn   = c->own;
-        c->sbuf = ct_buf(c, c->own, 1);
-        if (c->sbuf) {
-            ct_img_gen(c, c->sbuf, 0, c->own, c->r, 0);
-        }
-        c->sarg = c->sbuf;
+        ct_send_input(c, c->own, 1);
     }
-    c->rn   = total;
-    c->rbuf = ct_buf(c, total, is_root);
-    if (c->rbuf && c->in_place && is_root) {
-        ct_img_gen(c, c->rbuf, c->v2[c->r], c->own, c->r, 0);
-    }
-    c->rarg = c->rbuf;
+    ct_recv_buf(c, total, is_root, c->in_place && is_root, c->v2[c->r], c->own);
 }
 
 static int s_gatherv(ct_case_t *c, amc_request_t *req)
@@ -1234,18 +1187,11 @@ static void p_scatterv(ct_case_t *c)
     }
     total   = ct_layout(c->n, c->v1, c->v2);
     c->own  = c->v1[c->r];
-    c->sn   = total;
-    c->sbuf = ct_buf(c, total, is_root);
-    if (c->sbuf && is_root) {
-        ct_img_gen(c, c->sbuf, 0, total, c->r, 0);
-    }
-    c->sarg = c->sbuf;
+    ct_send_input(c, total, is_root);
     if (c->in_place && is_root) {
         c->rarg = AMC_IN_PLACE;
     } else {
-        c->rn   = c->own;
-        c->rbuf = ct_buf(c, c->own, 1);
-        c->rarg = c->rbuf;
+        ct_recv_buf(c, c->own, 1, 0, 0, 0);
     }
 }
 
@@ -1283,19 +1229,9 @@ static void p_allgatherv(ct_case_t *c)
     if (c->in_place) {
         c->sarg = AMC_IN_PLACE;
     } else {
-        c->sn   = c->own;
-        c->sbuf = ct_buf(c, c->own, 1);
-        if (c->sbuf) {
-            ct_img_gen(c, c->sbuf, 0, c->own, c->r, 0);
-        }
-        c->sarg = c->sbuf;
+        ct_send_input(c, c->own, 1);
     }
-    c->rn   = total;
-    c->rbuf = ct_buf(c, total, 1);
-    if (c->rbuf && c->in_place) {
-        ct_img_gen(c, c->rbuf, c->v2[c->r], c->own, c->r, 0);
-    }
-    c->rarg = c->rbuf;
+    ct_recv_buf(c, total, 1, c->in_place, c->v2[c->r], c->own);
 }
 
 static int s_allgatherv(ct_case_t *c, amc_request_t *req)
@@ -1350,19 +1286,9 @@ static void p_alltoallv(ct_case_t *c)
     if (c->in_place) {
         c->sarg = AMC_IN_PLACE;
     } else {
-        c->sn   = stotal;
-        c->sbuf = ct_buf(c, stotal, 1);
-        if (c->sbuf) {
-            ct_img_gen(c, c->sbuf, 0, stotal, c->r, 0);
-        }
-        c->sarg = c->sbuf;
+        ct_send_input(c, stotal, 1);
     }
-    c->rn   = rtotal;
-    c->rbuf = ct_buf(c, rtotal, 1);
-    if (c->rbuf && c->in_place) {
-        ct_img_gen(c, c->rbuf, 0, rtotal, c->r, 0);
-    }
-    c->rarg = c->rbuf;
+    ct_recv_buf(c, rtotal, 1, c->in_place, 0, rtotal);
 }
 
 static int s_alltoallv(ct_case_t *c, amc_request_t *req)
@@ -1400,22 +1326,11 @@ static void p_rsb(ct_case_t *c)
 
     if (c->in_place) {
         c->sarg = AMC_IN_PLACE;
-        c->rn   = total;
-        c->rbuf = ct_buf(c, total, 1);
-        if (c->rbuf) {
-            ct_img_gen(c, c->rbuf, 0, total, c->r, 0);
-        }
+        ct_recv_buf(c, total, 1, 1, 0, total);
     } else {
-        c->sn   = total;
-        c->sbuf = ct_buf(c, total, 1);
-        if (c->sbuf) {
-            ct_img_gen(c, c->sbuf, 0, total, c->r, 0);
-        }
-        c->sarg = c->sbuf;
-        c->rn   = c->count;
-        c->rbuf = ct_buf(c, c->count, 1);
+        ct_send_input(c, total, 1);
+        ct_recv_buf(c, c->count, 1, 0, 0, 0);
     }
-    c->rarg = c->rbuf;
 }
 
 static int s_rsb(ct_case_t *c, amc_request_t *req)
@@ -1454,22 +1369,11 @@ static void p_rs(ct_case_t *c)
     c->own = c->v1[c->r];
     if (c->in_place) {
         c->sarg = AMC_IN_PLACE;
-        c->rn   = total;
-        c->rbuf = ct_buf(c, total, 1);
-        if (c->rbuf) {
-            ct_img_gen(c, c->rbuf, 0, total, c->r, 0);
-        }
+        ct_recv_buf(c, total, 1, 1, 0, total);
     } else {
-        c->sn   = total;
-        c->sbuf = ct_buf(c, total, 1);
-        if (c->sbuf) {
-            ct_img_gen(c, c->sbuf, 0, total, c->r, 0);
-        }
-        c->sarg = c->sbuf;
-        c->rn   = c->own;
-        c->rbuf = ct_buf(c, c->own, 1);
+        ct_send_input(c, total, 1);
+        ct_recv_buf(c, c->own, 1, 0, 0, 0);
     }
-    c->rarg = c->rbuf;
 }
 
 static int s_rs(ct_case_t *c, amc_request_t *req)

@@ -1,6 +1,8 @@
 #include "tests/unit/harness.h"
-#include "am_coll/alg.h"
-#include "am_coll/topo.h"
+#include "am_coll/api/context_open.h"
+#include "am_coll/api/config_read.h"
+#include "am_coll/alg/alg.h"
+#include "am_coll/context/topo.h"
 
 #include <stdarg.h>
 #include <stdio.h>

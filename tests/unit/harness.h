@@ -5,8 +5,8 @@
 #ifndef AMC_TEST_HARNESS_H
 #define AMC_TEST_HARNESS_H
 
-#include "am_coll/comm.h"
-#include "am_coll/context.h"
+#include "am_coll/context/comm.h"
+#include "am_coll/context/context.h"
 #include "transport/fake.h"
 #include "amcoll.h"
 

@@ -1,7 +1,8 @@
 #include "tests/unit/loggp_sim.h"
+#include "am_coll/api/config_read.h"
 
 #include "tests/unit/harness.h"
-#include "am_coll/sched.h"
+#include "am_coll/sched/sched.h"
 
 #include <malloc.h>
 #include <stdio.h>

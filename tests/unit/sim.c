@@ -1,8 +1,8 @@
 #include "tests/unit/sim.h"
-#include "am_coll/alg.h"
-#include "am_coll/barrier.h"
-#include "am_coll/context.h"
-#include "am_coll/topo.h"
+#include "am_coll/alg/alg.h"
+#include "am_coll/barrier/barrier.h"
+#include "am_coll/context/context.h"
+#include "am_coll/context/topo.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,6 +4,7 @@
  * freeing a communicator while its barrier still runs; the bound on
  * instances beyond the control window.
  */
+#include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
 
 #include <stdlib.h>

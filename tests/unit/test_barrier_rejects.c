@@ -4,6 +4,7 @@
  * a truncated header, garbage. Each must surface as AMC_ERR_PROTOCOL from the
  * victim's next test, and a barrier on every rank afterwards must succeed.
  */
+#include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
 #include "handlers/wire.h"
 

@@ -9,7 +9,7 @@
  * buffer is compared, so writes outside the blocks show too.
  */
 #include "tests/unit/harness.h"
-#include "am_coll/sched.h"
+#include "am_coll/sched/sched.h"
 
 #include <stdint.h>
 #include <stdio.h>

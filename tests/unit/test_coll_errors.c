@@ -5,6 +5,7 @@
  * AMC_ERR_PROTOCOL or AMC_ERR_TRUNCATE, and the communicator works again
  * afterwards. Also: bad arguments to the data collectives.
  */
+#include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
 
 #include <string.h>

@@ -4,7 +4,7 @@
  * and the printed table lists every variable.
  */
 #include "tests/unit/harness.h"
-#include "am_coll/config.h"
+#include "am_coll/api/config_read.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
  * Small allreduce and allgather on the barrier's rounds
- * (am_coll/ctrl_coll.c), over the fake fabric:
+ * (am_coll/barrier/ctrl_coll.c), over the fake fabric:
  *  - allreduce: every predefined op and datatype, 1 to 64 bytes, in place
  *    or not, at N = 2, 4, 8, 16, with ranks entering and messages (and send
  *    completions) arriving in random orders: each rank's result equals the
@@ -26,9 +26,10 @@
  *    gone, and the communicator still runs allreduce and barrier
  *    afterwards.
  */
+#include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
-#include "am_coll/datatype.h"
-#include "am_coll/op.h"
+#include "am_coll/context/datatype.h"
+#include "am_coll/context/op.h"
 #include "handlers/wire.h"
 
 #include <stdio.h>

@@ -40,9 +40,9 @@
  * A failure names the seed; AMCTEST_DAG_SEED=s runs that seed alone.
  */
 #include "tests/unit/harness.h"
-#include "am_coll/coll.h"
-#include "am_coll/request.h"
-#include "am_coll/sched.h"
+#include "am_coll/coll/coll.h"
+#include "am_coll/context/request.h"
+#include "am_coll/sched/sched.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -463,7 +463,7 @@ static void trace_check(int k, amc_sched_t **graphs, const char *what)
 /* ---------------------------------------------------------------- one run */
 
 /* Starts sched (taken over) on comm as a call of one element each way would
- * be started (am_coll/api_coll.c); *req_p the request. */
+ * be started (am_coll/api/api_coll.c); *req_p the request. */
 static int start_sched(amc_comm_t comm, amc_sched_t *sched, const void *sendbuf, void *recvbuf,
                        struct amc_request **req_p)
 {

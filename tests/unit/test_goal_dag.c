@@ -1,5 +1,5 @@
 /*
- * GOAL schedules on the fake transport (am_coll/goal.c).
+ * GOAL schedules on the fake transport (am_coll/goal/goal.c).
  *
  * Random schedules: for N = 2..9, random sends and receives (random tags,
  * receives from any source or with any tag among them, zero-byte messages),
@@ -26,10 +26,10 @@
  * AMCTEST_GOAL_SEED=s runs that seed alone.
  */
 #include "tests/unit/harness.h"
-#include "am_coll/alg.h"
-#include "am_coll/coll.h"
-#include "am_coll/goal.h"
-#include "am_coll/request.h"
+#include "am_coll/alg/alg.h"
+#include "am_coll/coll/coll.h"
+#include "am_coll/goal/goal.h"
+#include "am_coll/context/request.h"
 
 #include <stdio.h>
 #include <stdlib.h>

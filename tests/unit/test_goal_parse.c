@@ -1,6 +1,6 @@
 /*
- * The GOAL text language and the static checks (am_coll/goal_text.c,
- * am_coll/goal.c): every construct of LogGOPSim's txt2bin language and of
+ * The GOAL text language and the static checks (am_coll/goal/goal_text.c,
+ * am_coll/goal/goal.c): every construct of LogGOPSim's txt2bin language and of
  * amcoll's extensions parses into the actions and edges it says; every
  * error names its line and column; text -> schedule -> text -> schedule
  * gives the same schedule and the same text; the compile-time checks
@@ -10,8 +10,8 @@
  * round-trips. No transport: parsing and compiling need no peers.
  */
 #include "tests/unit/harness.h"
-#include "am_coll/goal.h"
-#include "am_coll/alg.h"
+#include "am_coll/goal/goal.h"
+#include "am_coll/alg/alg.h"
 
 #include <stdio.h>
 #include <stdlib.h>

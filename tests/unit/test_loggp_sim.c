@@ -14,8 +14,8 @@
  */
 #include "tests/unit/harness.h"
 #include "tests/unit/loggp_sim.h"
-#include "am_coll/alg.h"
-#include "am_coll/sched.h"
+#include "am_coll/alg/alg.h"
+#include "am_coll/sched/sched.h"
 
 #include <stdio.h>
 #include <stdlib.h>

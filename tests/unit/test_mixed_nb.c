@@ -67,9 +67,9 @@
  * AMCTEST_MIXED_N=n) runs that one alone.
  */
 #include "tests/unit/harness.h"
-#include "am_coll/context.h"
-#include "am_coll/datatype.h"
-#include "am_coll/request.h"
+#include "am_coll/context/context.h"
+#include "am_coll/context/datatype.h"
+#include "am_coll/context/request.h"
 
 #include <pthread.h>
 #include <stdint.h>

@@ -6,6 +6,7 @@
  * in flight into the caller's buffer is waited for before the request
  * completes.
  */
+#include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
 #include "base/status.h"
 

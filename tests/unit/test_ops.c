@@ -6,8 +6,8 @@
  * order of the operands, create/free errors, handle reuse.
  */
 #include "tests/unit/harness.h"
-#include "am_coll/datatype.h"
-#include "am_coll/op.h"
+#include "am_coll/context/datatype.h"
+#include "am_coll/context/op.h"
 
 #include <limits.h>
 #include <pthread.h>

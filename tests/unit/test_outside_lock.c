@@ -1,5 +1,5 @@
 /*
- * Copies and reductions outside the control lock (am_coll/coll_engine.c): a
+ * Copies and reductions outside the control lock (am_coll/coll/coll_engine.c): a
  * reduction of AMC_DEFER_BYTES or more runs with the communicator's lock
  * released, whether it is local work (an allreduce's at N=2), a received
  * message's that was pulled (rendezvous), one that found its receive ready
@@ -12,10 +12,11 @@
  * the reducing rank's control lock was held. The world is unthreaded, so the
  * test makes the locks live itself to see them taken.
  */
+#include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
-#include "am_coll/coll.h"
-#include "am_coll/comm.h"
-#include "am_coll/request.h"
+#include "am_coll/coll/coll.h"
+#include "am_coll/context/comm.h"
+#include "am_coll/context/request.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * Dead peers over the fake transport (issue 14, item 8): the state machine
- * of am_coll/peer_watch.c, driven by amc_fake_kill, which marks a rank dead
+ * of am_coll/context/peer_watch.c, driven by amc_fake_kill, which marks a rank dead
  * in every other rank's transport as the UCX transport's detectors do.
  *
  * N = 4 (and 2, 3), the last rank dies while the others have collectives

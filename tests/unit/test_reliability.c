@@ -21,6 +21,8 @@
  *               peers far ahead are held, not dropped; beyond what any peer
  *               can be ahead they are a protocol error
  */
+#include "am_coll/api/config_read.h"
+#include "am_coll/api/context_open.h"
 #include "tests/unit/harness.h"
 
 #include <stdio.h>

@@ -12,8 +12,9 @@
  * - the sparse table: slots in distant chunks, chunks allocated only where
  *   a slot was set, the first insert wins.
  */
+#include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
-#include "am_coll/stats.h"
+#include "am_coll/context/stats.h"
 #include "base/sparse.h"
 
 #include <stdio.h>

@@ -69,9 +69,9 @@
  * in-place, commutative), the rank and the act.
  */
 #include "tests/unit/harness.h"
-#include "am_coll/alg.h"
-#include "am_coll/sched.h"
-#include "am_coll/topo.h"
+#include "am_coll/alg/alg.h"
+#include "am_coll/sched/sched.h"
+#include "am_coll/context/topo.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -300,7 +300,7 @@ typedef struct {
     unsigned char  *init[MAX_N][AMC_NBUFS]; /* the buffers before the first data run */
     uint64_t       *recv_init[MAX_N];
     unsigned char **msg[MAX_N];         /* per send act: its data, read when it is posted */
-    /* simulation (am_coll/coll_engine.c's rules) */
+    /* simulation (am_coll/coll/coll_engine.c's rules) */
     uint32_t       *pending[MAX_N];     /* per act: what it still requires */
     uint8_t        *state[MAX_N];       /* per act: SIM_* */
 } world_t;
@@ -1818,7 +1818,7 @@ static void shape_check(const shape_t *sh)
         cur_kind = KIND_STRUCTURE;
         status   = amc_sb_init(&b);
         if (status == AMC_SUCCESS) {
-            /* as am_coll/coll_cache.c does: finish frees all on an error */
+            /* as am_coll/coll/coll_cache.c does: finish frees all on an error */
             status = sh->alg->build(&b, &world.args[r], r, sh->n);
             if ((status != AMC_SUCCESS) && (b.status == AMC_SUCCESS)) {
                 b.status = status;

@@ -5,7 +5,7 @@
  * buffers laid out apart, aligned, and inside the instance's scratch.
  */
 #include "tests/unit/harness.h"
-#include "am_coll/sched.h"
+#include "am_coll/sched/sched.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -15,7 +15,7 @@
  * Built with -fsanitize=thread in CI (tests/run_all.sh).
  */
 #include "tests/unit/harness.h"
-#include "am_coll/request.h"
+#include "am_coll/context/request.h"
 
 #include <pthread.h>
 #include <stdio.h>

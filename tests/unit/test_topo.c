@@ -15,11 +15,12 @@
  * The data collectives' results against the flat ones: test_coll under
  * AMC_NODE_SIZE (run_coll_algs.sh); their schedules: test_sched_check.
  */
+#include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
-#include "am_coll/alg.h"
-#include "am_coll/comm.h"
-#include "am_coll/topo.h"
-#include "am_coll/progress.h"
+#include "am_coll/alg/alg.h"
+#include "am_coll/context/comm.h"
+#include "am_coll/context/topo.h"
+#include "am_coll/context/progress.h"
 #include "transport/node_map.h"
 
 #include <stdint.h>

@@ -18,11 +18,12 @@
  * The collectives' results with rules in force: test_coll under
  * tests/unit/tuning_example.rules (run_coll_algs.sh).
  */
+#include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
-#include "am_coll/alg.h"
-#include "am_coll/comm.h"
-#include "am_coll/topo.h"
-#include "am_coll/tuning.h"
+#include "am_coll/alg/alg.h"
+#include "am_coll/context/comm.h"
+#include "am_coll/context/topo.h"
+#include "am_coll/alg/tuning.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -363,7 +364,7 @@ static int selectable(int coll)
            (coll != AMC_COLL_REDUCE_SCATTER);
 }
 
-/* The built-in rules (am_coll/tuning_builtin.rules): there by default,
+/* The built-in rules (am_coll/alg/tuning_builtin.rules): there by default,
  * after a file's; none for the barrier (its fast path has no name); each
  * chooses its algorithm at both ends of its bytes wherever it is the first
  * match; the small collectives keep the barrier's rounds at N=2;

@@ -1,0 +1,367 @@
+/*
+ * Small collectives on the barrier's rounds. Round r exchanges with rank
+ * XOR 2^r, and the barrier's state machine sends round r once cur_val
+ * reaches r: the rounds before it arrived and the local rank entered,
+ * exactly when round r's message can be made.
+ *
+ * Allreduce and allgather: out[0] is the caller's data, out[r+1] joins
+ * out[r] with in[r] (what the partner sent in round r), and the result joins
+ * the last round's two. An allreduce joins by reducing, the lower group's
+ * operand on the left (MPI's order); an allgather by placing the lower
+ * group's blocks first, so after round r a rank holds the 2^(r+1) blocks of
+ * its group in rank order. Every rank joins the same pairs, so all get the
+ * same bits.
+ *
+ * Alltoall and reduce_scatter_block keep their N blocks in the slot (work)
+ * as they move. An alltoall sends in round r the N/2 it holds at the
+ * positions whose bit r differs from its rank's (blocks bound for the
+ * partner's half) and puts the partner's N/2 into those positions, in the
+ * same order: after round r position k holds the block from the source
+ * whose low r+1 bits are k's, bound for a destination whose low r+1 bits
+ * are this rank's; after the last, from source k to this rank, the receive
+ * buffer's order. A reduce_scatter_block does the same with partial sums
+ * (recursive halving): its live blocks after round r are those whose low
+ * r+1 bits are its rank's; it sends the live ones whose bit r differs and
+ * reduces the partner's into the others, the lower group's on the left.
+ *
+ * At N=2 the rooted ones and the scans are one message (the root's to the
+ * other for bcast and scatter, the other's to the root for reduce and
+ * gather, rank 0's to rank 1 for scan and exscan), flow-controlled as the
+ * engine's data messages are: with an eager token the sender's round 0
+ * needs no arrival (its bit is set at the entry), so its call ends once the
+ * message is out, as on the engine, and the receiver gives the token back
+ * once it consumed the message; without one the message asks for an
+ * answer, which the sender's call waits for, so a sender that runs ahead
+ * makes its peer hold at most AMC_EAGER_TOKENS of them (doc/design.md,
+ * "Back-pressure"). The receiver sends nothing else. The message names the
+ * root; a receiver whose call names another fails with AMC_ERR_PROTOCOL.
+ *
+ * A message whose length differs from this rank's call (the ranks' counts
+ * or datatypes differ) is not used: the instance's status becomes
+ * AMC_ERR_TRUNCATE, and its later messages carry that status, so every rank
+ * whose result depends on it (all of them, by the last round) fails too,
+ * instead of waiting for a round that never comes or returning a wrong
+ * result.
+ */
+#include "am_coll/barrier/ctrl_coll.h"
+#include "am_coll/barrier/barrier.h"
+#include "am_coll/context/comm.h"
+#include "am_coll/context/context.h"
+#include "am_coll/context/flow.h"
+#include "base/status.h"
+
+#include <string.h>
+
+int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
+                     const amc_alg_t *alg)
+{
+    size_t bytes = args->count * args->dt_size;
+    size_t max   = comm->ctx->cfg.fast_max;
+
+    if (!(alg->flags & AMC_ALG_FLAG_CTRL) || (comm->ctrl.pay == 0) || (bytes == 0)) {
+        return 0;
+    }
+    if (max > AMC_CTRL_PAY_MAX) {
+        max = AMC_CTRL_PAY_MAX;
+    }
+    if (amc_ctrl_coll_rooted(args->coll)) {
+        /* one message of the call's bytes (one block of a gather or a scatter) */
+        return (comm->size == 2) && (bytes <= max) &&
+               (((args->coll != AMC_COLL_REDUCE) && (args->coll != AMC_COLL_SCAN) &&
+                 (args->coll != AMC_COLL_EXSCAN)) ||
+                (amc_op_kernel(args->op, args->dt) != NULL));
+    }
+    if ((args->coll == AMC_COLL_ALLTOALL) || (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK)) {
+        /* N/2 blocks in every round (in the first of a reduce_scatter_block) */
+        return (!(alg->flags & AMC_ALG_FLAG_CTRL_AT_2) || (comm->size == 2)) &&
+               (bytes <= max / (size_t)(comm->size / 2)) &&
+               ((args->coll == AMC_COLL_ALLTOALL) || (amc_op_kernel(args->op, args->dt) != NULL));
+    }
+    if (args->coll == AMC_COLL_ALLGATHER) {
+        return bytes <= max / (size_t)(comm->size / 2); /* the last round's N/2 blocks */
+    }
+    return (bytes <= max) && (amc_op_kernel(args->op, args->dt) != NULL);
+}
+
+int amc_ctrl_coll_start(struct amc_comm *comm, const amc_coll_args_t *args,
+                        struct amc_request *req)
+{
+    return amc_barrier_enter(comm, req, args);
+}
+
+/* An alltoall's round r: the blocks of the positions whose bit r differs
+ * from this rank's, out of work into out[r] (in) or from in[r] into work. */
+static void amc_ctrl_coll_move(struct amc_comm *comm, amc_coll_slot_t *slot, int round, int in)
+{
+    const amc_barrier_slot_t *b    = &slot->barrier;
+    uint8_t                  *work = amc_coll_slot_work(&comm->ctrl, slot);
+    uint8_t                  *msg  = in ? amc_coll_slot_in(&comm->ctrl, slot, round)
+                                        : amc_coll_slot_out(&comm->ctrl, slot, round);
+    int                       k, bit = 1 << round;
+
+    for (k = 0; k < comm->size; k++) {
+        if ((k & bit) != (comm->rank & bit)) {
+            if (in) {
+                memcpy(work + (size_t)k * b->bytes, msg, b->bytes);
+            } else {
+                memcpy(msg, work + (size_t)k * b->bytes, b->bytes);
+            }
+            msg += b->bytes;
+        }
+    }
+}
+
+/* A reduce_scatter_block's round r: its live blocks are those whose low r
+ * bits are this rank's. Out: those of them whose bit r differs, the
+ * partner's half, into out[r]; in: in[r] reduced into the others, the
+ * lower rank's operand on the left. */
+static void amc_ctrl_coll_halve(struct amc_comm *comm, amc_coll_slot_t *slot, int round, int in)
+{
+    const amc_barrier_slot_t *b    = &slot->barrier;
+    const amc_coll_small_t   *sm   = amc_coll_slot_small(&comm->ctrl, slot);
+    uint8_t                  *work = amc_coll_slot_work(&comm->ctrl, slot);
+    uint8_t                  *msg  = in ? amc_coll_slot_in(&comm->ctrl, slot, round)
+                                        : amc_coll_slot_out(&comm->ctrl, slot, round);
+    uint8_t                   tmp[AMC_CTRL_PAY_MAX];
+    int                       k, bit = 1 << round, lower = (comm->rank ^ bit) < comm->rank;
+
+    for (k = 0; k < comm->size; k++) {
+        int differs = ((k ^ comm->rank) & bit) != 0;
+
+        if (((k ^ comm->rank) & (bit - 1)) || (differs == in)) {
+            continue; /* not live, or not this direction's */
+        }
+        if (!in) {
+            memcpy(msg, work + (size_t)k * b->bytes, b->bytes);
+        } else if (lower) {
+            sm->kernel(msg, work + (size_t)k * b->bytes, sm->count);
+        } else {
+            memcpy(tmp, msg, b->bytes);
+            sm->kernel(work + (size_t)k * b->bytes, tmp, sm->count);
+            memcpy(work + (size_t)k * b->bytes, tmp, b->bytes);
+        }
+        msg += b->bytes;
+    }
+}
+
+/* A rooted one's entry: the sender's message into out[0] (and whether it
+ * goes on a token); what a rank's own data gives its result at once (the
+ * root's own block of a gather or a scatter, rank 0's scan); what the
+ * receiver's result needs later. */
+static void amc_ctrl_coll_load_rooted(struct amc_comm *comm, amc_coll_slot_t *slot,
+                                      const amc_coll_args_t *args)
+{
+    amc_barrier_slot_t *b     = &slot->barrier;
+    amc_coll_small_t   *sm    = amc_coll_slot_small(&comm->ctrl, slot);
+    size_t              bytes = args->count * args->dt_size;
+    int                 root  = (args->root >= 0) ? args->root : 0;
+    uint8_t            *recv  = args->recvbuf;
+    const uint8_t      *in    = (args->sendbuf != NULL) ? args->sendbuf : args->recvbuf;
+
+    b->root = (int8_t)root;
+    sm->own = in;
+    if (!amc_ctrl_coll_sends(args->coll, comm->rank, root)) {
+        b->oneway = AMC_CTRL_HEARS;
+        return;
+    }
+    switch (args->coll) {
+    case AMC_COLL_BCAST:
+        in = args->recvbuf; /* the one buffer */
+        break;
+    case AMC_COLL_SCATTER:
+        in = (const uint8_t *)args->sendbuf + (size_t)(root ^ 1) * bytes;
+        if (recv != NULL) { /* else in place: its block stays in sendbuf */
+            memcpy(recv, (const uint8_t *)args->sendbuf + (size_t)root * bytes, bytes);
+        }
+        break;
+    case AMC_COLL_SCAN:
+        if (args->sendbuf != NULL) {
+            memcpy(recv, args->sendbuf, bytes); /* rank 0's result is its own */
+        }
+        break;
+    default: /* reduce and gather (not the root), exscan (rank 0): the input */
+        break;
+    }
+    memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), in, bytes);
+    b->oneway = amc_flow_take(&comm->ctx->flow, amc_comm_peer(comm, comm->rank ^ 1))
+                    ? AMC_CTRL_SENDS : AMC_CTRL_ASKS;
+}
+
+/* A rooted one's receiver, once the message arrived: its result. */
+static void amc_ctrl_coll_finish_rooted(struct amc_comm *comm, amc_coll_slot_t *slot)
+{
+    amc_barrier_slot_t *b       = &slot->barrier;
+    amc_coll_small_t   *sm      = amc_coll_slot_small(&comm->ctrl, slot);
+    const uint8_t      *theirs  = amc_coll_slot_in(&comm->ctrl, slot, 0);
+    uint8_t            *recv    = sm->recvbuf;
+    uint8_t             tmp[AMC_CTRL_PAY_MAX];
+    int                 partner = comm->rank ^ 1;
+
+    if ((sm->in_len[0] != b->bytes) || (sm->in_root != b->root) ||
+        (sm->in_alg == AMC_CTRL_MSG_ANSWER)) {
+        if (slot->status == AMC_SUCCESS) {
+            amc_error(&comm->ctx->log,
+                      "%s seq %llu on communicator 0x%llx: rank %d sent %u bytes for root %d, "
+                      "this rank's call takes %u from it for root %d (count, datatype or root "
+                      "differ)", amc_coll_name(b->coll), (unsigned long long)slot->seq,
+                      (unsigned long long)comm->cid, partner, (unsigned)sm->in_len[0],
+                      (int)sm->in_root, (unsigned)b->bytes, (int)b->root);
+            slot->status = (sm->in_len[0] != b->bytes) ? AMC_ERR_TRUNCATE : AMC_ERR_PROTOCOL;
+        }
+        return;
+    }
+    switch (b->coll) {
+    case AMC_COLL_GATHER:
+        if ((const void *)recv != sm->own) { /* else in place: its block is there */
+            memcpy(recv + (size_t)comm->rank * b->bytes, sm->own, b->bytes);
+        }
+        memcpy(recv + (size_t)partner * b->bytes, theirs, b->bytes);
+        break;
+    case AMC_COLL_REDUCE:
+    case AMC_COLL_SCAN:
+        /* MPI's order: the lower rank's operand on the left */
+        if (partner < comm->rank) {
+            if ((const void *)recv != sm->own) {
+                memcpy(recv, sm->own, b->bytes);
+            }
+            sm->kernel(theirs, recv, sm->count);
+        } else {
+            memcpy(tmp, theirs, b->bytes);
+            sm->kernel(sm->own, tmp, sm->count);
+            memcpy(recv, tmp, b->bytes);
+        }
+        break;
+    default: /* bcast, scatter, exscan: the sender's data is the result */
+        memcpy(recv, theirs, b->bytes);
+        break;
+    }
+}
+
+void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
+                        const amc_coll_args_t *args)
+{
+    amc_barrier_slot_t *b     = &slot->barrier;
+    amc_coll_small_t   *sm    = amc_coll_slot_small(&comm->ctrl, slot);
+    size_t              bytes = args->count * args->dt_size;
+    const uint8_t      *in    = args->sendbuf;
+
+    if (in == NULL) { /* AMC_IN_PLACE: the caller's data is in its place in recvbuf */
+        in = (const uint8_t *)args->recvbuf +
+             ((args->coll == AMC_COLL_ALLGATHER) ? (size_t)comm->rank * bytes : 0);
+    }
+    b->bytes   = (uint16_t)bytes;
+    b->half    = (uint8_t)(comm->size / 2);
+    b->oneway  = AMC_CTRL_BOTH;
+    sm->count   = args->count;
+    sm->kernel  = ((args->coll == AMC_COLL_ALLREDUCE) ||
+                   (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
+                   (args->coll == AMC_COLL_REDUCE) || (args->coll == AMC_COLL_SCAN))
+                      ? amc_op_kernel(args->op, args->dt) : NULL;
+    sm->recvbuf = args->recvbuf;
+    if (amc_ctrl_coll_rooted(args->coll)) {
+        amc_ctrl_coll_load_rooted(comm, slot, args);
+        return;
+    }
+    if (args->coll == AMC_COLL_ALLTOALL) {
+        memcpy(amc_coll_slot_work(&comm->ctrl, slot), in, (size_t)comm->size * bytes);
+        amc_ctrl_coll_move(comm, slot, 0, 0);
+        return;
+    }
+    if (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) {
+        memcpy(amc_coll_slot_work(&comm->ctrl, slot), in, (size_t)comm->size * bytes);
+        amc_ctrl_coll_halve(comm, slot, 0, 0);
+        return;
+    }
+    memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), in, bytes);
+}
+
+/* into = what out[r] and in[r] make together, the lower rank's group
+ * first. A length that differs fails the instance. */
+static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int round,
+                               void *into)
+{
+    amc_barrier_slot_t *b       = &slot->barrier;
+    amc_coll_small_t   *sm      = amc_coll_slot_small(&comm->ctrl, slot);
+    const uint8_t      *mine    = amc_coll_slot_out(&comm->ctrl, slot, round);
+    const uint8_t      *theirs  = amc_coll_slot_in(&comm->ctrl, slot, round);
+    size_t              len     = amc_ctrl_coll_len(b, round);
+    int                 partner = comm->rank ^ (1 << round);
+
+    if (sm->in_len[round] != len) {
+        if (slot->status == AMC_SUCCESS) {
+            amc_error(&comm->ctx->log,
+                      "%s seq %llu on communicator 0x%llx: rank %d sent %u bytes in round %d, "
+                      "this rank's call makes %zu (count or datatype differ)",
+                      amc_coll_name(b->coll), (unsigned long long)slot->seq,
+                      (unsigned long long)comm->cid, partner, (unsigned)sm->in_len[round], round,
+                      len);
+            slot->status = AMC_ERR_TRUNCATE;
+        }
+        return;
+    }
+    if (b->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) {
+        amc_ctrl_coll_halve(comm, slot, round, 1);
+        if (round + 1 < comm->nrounds) {
+            amc_ctrl_coll_halve(comm, slot, round + 1, 0);
+        } else {
+            memcpy(into, amc_coll_slot_work(&comm->ctrl, slot) + (size_t)comm->rank * b->bytes,
+                   b->bytes);
+        }
+    } else if (b->coll == AMC_COLL_ALLTOALL) {
+        /* the partner's blocks into their places; into is out[r+1] (sent
+         * next) or recvbuf (the last round: all of them) */
+        amc_ctrl_coll_move(comm, slot, round, 1);
+        if (round + 1 < comm->nrounds) {
+            amc_ctrl_coll_move(comm, slot, round + 1, 0);
+        } else {
+            memcpy(into, amc_coll_slot_work(&comm->ctrl, slot), (size_t)comm->size * b->bytes);
+        }
+    } else if (b->coll == AMC_COLL_ALLGATHER) {
+        /* the two halves side by side */
+        memcpy((uint8_t *)into + ((partner < comm->rank) ? len : 0), mine, len);
+        memcpy((uint8_t *)into + ((partner < comm->rank) ? 0 : len), theirs, len);
+    } else if (partner < comm->rank) {
+        memcpy(into, mine, len);
+        sm->kernel(theirs, into, sm->count);
+    } else {
+        memcpy(into, theirs, len);
+        sm->kernel(mine, into, sm->count);
+    }
+}
+
+void amc_ctrl_coll_step(struct amc_comm *comm, amc_coll_slot_t *slot, int round)
+{
+    amc_ctrl_coll_join(comm, slot, round - 1, amc_coll_slot_out(&comm->ctrl, slot, round));
+}
+
+void amc_ctrl_coll_finish(struct amc_comm *comm, amc_coll_slot_t *slot)
+{
+    amc_barrier_slot_t *b = &slot->barrier;
+
+    b->reduced = 1;
+    if ((b->oneway == AMC_CTRL_ASKS) && (slot->status == AMC_SUCCESS) &&
+        (amc_coll_slot_small(&comm->ctrl, slot)->in_alg != AMC_CTRL_MSG_ANSWER)) {
+        amc_error(&comm->ctx->log, "%s seq %llu on communicator 0x%llx: rank %d sent this rank "
+                  "data where this rank's call sends (roots differ)", amc_coll_name(b->coll),
+                  (unsigned long long)slot->seq, (unsigned long long)comm->cid, comm->rank ^ 1);
+        slot->status = AMC_ERR_PROTOCOL;
+    }
+    if ((b->oneway == AMC_CTRL_HEARS) && (amc_coll_slot_small(&comm->ctrl, slot)->in_alg ==
+                                          AMC_CTRL_MSG_EAGER)) {
+        /* consumed (or dropped with a failed instance): the sender's token back */
+        amc_flow_release(&comm->ctx->flow, amc_comm_peer(comm, comm->rank ^ 1));
+    }
+    /* a request that timed out gave its buffer back; one freed while it ran
+     * finishes unobserved, writing its result as the schedules' do (and as
+     * MPI's freed point-to-point requests); a failed instance's buffer holds
+     * nothing of use either way */
+    if (((slot->req == NULL) && !slot->freed) || (slot->status != AMC_SUCCESS)) {
+        return;
+    }
+    if (b->oneway == AMC_CTRL_HEARS) {
+        amc_ctrl_coll_finish_rooted(comm, slot);
+    } else if (b->oneway == AMC_CTRL_BOTH) {
+        amc_ctrl_coll_join(comm, slot, comm->nrounds - 1,
+                           amc_coll_slot_small(&comm->ctrl, slot)->recvbuf);
+    }
+}

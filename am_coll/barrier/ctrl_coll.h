@@ -1,0 +1,112 @@
+/*
+ * Small allreduce, allgather, alltoall and reduce_scatter_block on the
+ * barrier's control structure (the patent's cur_val carrying data):
+ * exchanges with rank XOR 2^r on a power-of-two communicator, each round's
+ * message holding the sender's partial result (allreduce), the blocks its
+ * half of the group gathered so far (allgather), the N/2 blocks bound for
+ * the partner's half (alltoall, the hypercube exchange), or the partial
+ * sums of the blocks the partner's half keeps (reduce_scatter_block,
+ * recursive halving); at N=2 also the rooted ones and the scans, one
+ * message each way it is needed (the data one way, on a token, or asking
+ * for an answer without one). The barrier's state machine (am_coll/barrier/barrier.c)
+ * runs them; this module decides when they apply, enters them, and does
+ * what their rounds need of the data. No schedule, no instance, no
+ * allocation: everything lives in the slot.
+ */
+#ifndef AMC_CTRL_COLL_H
+#define AMC_CTRL_COLL_H
+
+#include "am_coll/coll/coll.h"
+#include "ctrl/coll_ctrl.h"
+
+struct amc_comm;
+struct amc_request;
+
+/* Whether a communicator of size ranks can run them (its slots then carry
+ * the round data). */
+static inline int amc_ctrl_coll_size_ok(int size)
+{
+    return (size > 1) && ((size & (size - 1)) == 0) && (size <= (1 << 30));
+}
+
+/* The rooted ones, and scan and exscan: at N=2 one message from the rank
+ * that holds the data to the one that needs it (the root's to the other
+ * for bcast and scatter, the other's to the root for reduce and gather,
+ * rank 0's to rank 1 for the scans), whatever the algorithm. */
+static inline int amc_ctrl_coll_rooted(unsigned coll)
+{
+    return (coll == AMC_COLL_BCAST) || (coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_GATHER) ||
+           (coll == AMC_COLL_SCATTER) || (coll == AMC_COLL_SCAN) || (coll == AMC_COLL_EXSCAN);
+}
+
+/* Whether rank (of 2) sends a rooted one's message. */
+static inline int amc_ctrl_coll_sends(unsigned coll, int rank, int root)
+{
+    switch (coll) {
+    case AMC_COLL_BCAST:
+    case AMC_COLL_SCATTER: return rank == root;
+    case AMC_COLL_REDUCE:
+    case AMC_COLL_GATHER:  return rank != root;
+    default:               return rank == 0; /* scan, exscan */
+    }
+}
+
+/* Whether the wire's coll is one of them. */
+static inline int amc_ctrl_coll_is(unsigned coll)
+{
+    return (coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_ALLGATHER) ||
+           (coll == AMC_COLL_ALLTOALL) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
+           amc_ctrl_coll_rooted(coll);
+}
+
+/* The pattern coll runs on the rounds, for messages that name it. */
+static inline const char *amc_ctrl_coll_alg(unsigned coll)
+{
+    return (coll == AMC_COLL_ALLTOALL)               ? "hypercube exchange"
+           : (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ? "recursive_halving"
+           : amc_ctrl_coll_rooted(coll)              ? "one message at N=2"
+                                                     : "recursive_doubling";
+}
+
+/* Bytes of round r's message: the call's bytes for an allreduce, 2^r
+ * blocks for an allgather, N/2 for an alltoall, N/2^(r+1) for a
+ * reduce_scatter_block. */
+static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int round)
+{
+    if (b->oneway == AMC_CTRL_HEARS) {
+        return 0; /* its only message is an answer */
+    }
+    switch (b->coll) {
+    case AMC_COLL_ALLGATHER:            return (size_t)b->bytes << round;
+    case AMC_COLL_ALLTOALL:             return (size_t)b->bytes * b->half;
+    case AMC_COLL_REDUCE_SCATTER_BLOCK: return (size_t)b->bytes * (size_t)(b->half >> round);
+    default:                            return b->bytes;
+    }
+}
+
+/* Whether a call runs here: the algorithm chosen for it says so
+ * (AMC_ALG_FLAG_CTRL), an allreduce with a predefined op of 1 ..
+ * AMC_FAST_MAX bytes, or an allgather or alltoall whose rounds carry at
+ * most that (N/2 blocks). Every rank decides alike from the same call
+ * and configuration. */
+int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
+                     const amc_alg_t *alg);
+
+/* Starts it; req completes when this rank has the result in recvbuf. */
+int amc_ctrl_coll_start(struct amc_comm *comm, const amc_coll_args_t *args,
+                        struct amc_request *req);
+
+/* With ctrl->lock held, at the entry: the caller's data is round 0's
+ * message; what the rounds need of the call is kept in the slot. */
+void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
+                        const amc_coll_args_t *args);
+
+/* With ctrl->lock held, before round r > 0 is sent: out[r] = what the
+ * rounds before it gathered (out[r-1] with in[r-1], in rank order). */
+void amc_ctrl_coll_step(struct amc_comm *comm, amc_coll_slot_t *slot, int round);
+
+/* With ctrl->lock held, once every round arrived: the result into the
+ * caller's buffer (unless the request is gone or the instance failed). */
+void amc_ctrl_coll_finish(struct amc_comm *comm, amc_coll_slot_t *slot);
+
+#endif
