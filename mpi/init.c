@@ -14,17 +14,6 @@
 
 /* ------------------------------------------------------------------ controls */
 
-static int amcm_amc_level(int mpi_level)
-{
-    if (mpi_level == MPI_THREAD_MULTIPLE) {
-        return AMC_THREAD_MULTIPLE;
-    }
-    if ((mpi_level == MPI_THREAD_SERIALIZED) || (mpi_level == MPI_THREAD_FUNNELED)) {
-        return AMC_THREAD_SERIALIZED;
-    }
-    return AMC_THREAD_SINGLE;
-}
-
 /* amcoll's idle hook: one pass of MPI's progress while this rank waits in
  * amcoll (requests.c, "MPI's own requests", says why). An Iprobe on a
  * communicator of our own matches nothing and runs the progress engine in
@@ -42,7 +31,7 @@ static void amcm_start(int *argc, char ***argv, int mpi_provided)
 {
     const char *env = getenv("AMCOLL_MPI");
     int         wrank = 0, wsize = 1, ok, all = 0, rc, arank = -1, asize = -1, prov = 0;
-    int         need = amcm_amc_level(mpi_provided);
+    int         need = amcm_thread_level(mpi_provided);
     amc_comm_t  self = AMC_COMM_NULL;
 
     PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);

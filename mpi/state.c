@@ -81,6 +81,18 @@ int amcm_raise(MPI_Comm comm, int rc)
 
 /* ------------------------------------------------------------------ controls */
 
+int amcm_thread_level(int mpi_level)
+{
+    if (mpi_level == MPI_THREAD_MULTIPLE) {
+        return AMC_THREAD_MULTIPLE;
+    }
+    if ((mpi_level == MPI_THREAD_SERIALIZED) || (mpi_level == MPI_THREAD_FUNNELED)) {
+        return AMC_THREAD_SERIALIZED;
+    }
+    return AMC_THREAD_SINGLE;
+}
+
+
 unsigned amcm_parse_colls(const char *s)
 {
     unsigned bits = 0;

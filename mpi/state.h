@@ -113,6 +113,8 @@ void amcm_stats_print(const char *who);
 extern const char *const amcm_coll_names[AMCM_NCOLL];
 /* AMCOLL_MPI_COLLS's syntax: names, "all"; unknown ones reported by world rank 0 */
 unsigned amcm_parse_colls(const char *s);
+/* amcoll's thread level for the level MPI grants */
+int      amcm_thread_level(int mpi_level);
 
 #pragma GCC visibility pop
 

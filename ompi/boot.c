@@ -2,38 +2,24 @@
  * mca_coll_amcoll: amcoll's start and end inside Open MPI's job (boot.h).
  */
 #include "ompi/boot.h"
-#include "ompi/comp.h"
+#include "ompi/params.h"
 #include "ompi/ops.h"
 #include "ompi/request.h"
 #include "mpi/comms.h"
 #include "mpi/dtype.h"
+#include "mpi/state.h"
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/runtime/mpiruntime.h"
 #include "opal/runtime/opal_progress.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-volatile int           amcomp_late_done;
-static pthread_mutex_t amcomp_late_lock = PTHREAD_MUTEX_INITIALIZER;
-
 int amcomp_on(void)
 {
     return amcm_g.on;
-}
-
-static int amcomp_amc_level(int mpi_level)
-{
-    if (mpi_level == MPI_THREAD_MULTIPLE) {
-        return AMC_THREAD_MULTIPLE;
-    }
-    if ((mpi_level == MPI_THREAD_SERIALIZED) || (mpi_level == MPI_THREAD_FUNNELED)) {
-        return AMC_THREAD_SERIALIZED;
-    }
-    return AMC_THREAD_SINGLE;
 }
 
 /* Whether amcoll started here and its world is MPI's: this rank's answer. */
@@ -62,7 +48,7 @@ static int amcomp_start_here(struct ompi_communicator_t *world, int need)
                         "stay with Open MPI's components\n", rank, prov, need);
         return 0;
     }
-    if (rank == mca_coll_amcoll_component.test_fail_rank) {
+    if (rank == amcomp_params.test_fail_rank) {
         fprintf(stderr, "coll/amcoll: rank %d: coll_amcoll_test_fail_rank: acting as if amcoll "
                         "could not start\n", rank);
         return 0;
@@ -70,7 +56,7 @@ static int amcomp_start_here(struct ompi_communicator_t *world, int need)
     return amcm_comm_add(world, AMC_COMM_WORLD) == MPI_SUCCESS;
 }
 
-int amcomp_boot(amcomp_module_t *w)
+int amcomp_boot(const amcomp_agree_t *w)
 {
     struct ompi_communicator_t *world = w->comm;
     int ok, all = 0, rc;
@@ -80,7 +66,7 @@ int amcomp_boot(amcomp_module_t *w)
     /* which collectives is each module's choice (its functions), so the
      * core's own filter lets all through */
     amcm_g.colls      = (1u << AMCM_NCOLL) - 1;
-    ok = amcomp_start_here(world, amcomp_amc_level(ompi_mpi_thread_provided));
+    ok = amcomp_start_here(world, amcm_thread_level(ompi_mpi_thread_provided));
     /* every rank takes amcoll's path or none does */
     all = ok;
     rc  = amcomp_agree(w, &all, 1, MPI_INT, MPI_MIN);
@@ -103,24 +89,13 @@ int amcomp_boot(amcomp_module_t *w)
     return OMPI_SUCCESS;
 }
 
-void amcomp_late_init(void)
-{
-    pthread_mutex_lock(&amcomp_late_lock);
-    if (!amcomp_late_done) {
-        amcm_dtype_init();
-        amcm_errors_init();
-        amcomp_late_done = 1;
-    }
-    pthread_mutex_unlock(&amcomp_late_lock);
-}
-
 void amcomp_shutdown(void)
 {
     if (!amcm_g.inited) {
         return;
     }
     amcomp_request_drain();
-    if (mca_coll_amcoll_component.verbose > 0) {
+    if (amcomp_params.verbose > 0) {
         amcm_stats_print("coll/amcoll");
     }
     amcm_g.on = 0;

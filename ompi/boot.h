@@ -11,17 +11,14 @@
 #ifndef AMCOMP_BOOT_H
 #define AMCOMP_BOOT_H
 
-#include "ompi/module.h"
+#include "ompi/agree.h"
 
-/* At the world module's enable: OMPI_SUCCESS if amcoll runs on every rank,
- * else an error on every rank (the module is then dropped everywhere). */
-int  amcomp_boot(amcomp_module_t *world);
+/* At the world module's enable (world: its agreement): OMPI_SUCCESS if
+ * amcoll runs on every rank, else an error on every rank (the module is
+ * then dropped everywhere). */
+int  amcomp_boot(const amcomp_agree_t *world);
 /* amcoll up and agreed: the same answer on every rank */
 int  amcomp_on(void);
-/* What MPI refuses before MPI_Init returns (the named types' sizes, the
- * error codes): done by the first collective that needs it. */
-void amcomp_late_init(void);
-extern volatile int amcomp_late_done;
 /* At the world module's destruct: the statistics, then amcoll's end. */
 void amcomp_shutdown(void);
 

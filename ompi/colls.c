@@ -7,8 +7,8 @@
  * not, a communicator not mapped, an argument MPI reports.
  */
 #include "ompi/colls.h"
-#include "ompi/boot.h"
-#include "ompi/module.h"
+#include "ompi/late.h"
+#include "ompi/prev.h"
 #include "ompi/request.h"
 #include "mpi/prep.h"
 
@@ -29,14 +29,6 @@ static int amcomp_run_blocking(amcm_req_t *r, int prep)
     amcm_req_release(r);
     amcm_bump(&amcm_g.routed[r->coll][AMCM_BLOCKING]);
     return amcomp_code(rc);
-}
-
-/* The types' table and the error codes wait for MPI_Init's end (boot.h). */
-static inline void amcomp_ready(void)
-{
-    if (__builtin_expect(!amcomp_late_done, 0)) {
-        amcomp_late_init();
-    }
 }
 
 #define AMCOMP_B(coll, prep, prev)                                                             \

@@ -9,15 +9,12 @@
 #include "ompi/module.h"
 #include "ompi/boot.h"
 #include "ompi/colls.h"
-#include "ompi/comp.h"
+#include "ompi/params.h"
 #include "mpi/comms.h"
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/group/group.h"
-#include "ompi/request/request.h"
-#include "opal/runtime/opal_progress.h"
 
-#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +43,8 @@ static void amcomp_module_destruct(amcomp_module_t *m)
         }
     }
     AMCOMP_COLLS(AMCOMP_RELEASE_PREV)
-    if (m->iagree_module != NULL) {
-        OBJ_RELEASE(m->iagree_module);
+    if (m->agree.module != NULL) {
+        OBJ_RELEASE(m->agree.module);
     }
 }
 
@@ -77,25 +74,6 @@ OBJ_CLASS_INSTANCE(amcomp_module_t, mca_coll_base_module_t, amcomp_module_constr
         ((m->super.coll_i##name != NULL) && (m->prev.i##name == NULL))) {                      \
         missing = #name;                                                                       \
     }
-
-int amcomp_agree(amcomp_module_t *m, void *buf, int count, struct ompi_datatype_t *dt,
-                 struct ompi_op_t *op)
-{
-    ompi_request_t *req = MPI_REQUEST_NULL;
-    int             rc;
-
-    rc = m->iagree(MPI_IN_PLACE, buf, count, dt, op, m->comm, &req, m->iagree_module);
-    if (rc != OMPI_SUCCESS) {
-        return rc;
-    }
-    while (!REQUEST_COMPLETE(req)) {
-        opal_progress();
-        sched_yield(); /* ranks may share cores */
-    }
-    rc = req->req_status.MPI_ERROR;
-    ompi_request_free(&req);
-    return rc;
-}
 
 /* amcoll's communicator for a communicator other than the world: its
  * members alone make it (amc_comm_create_group), from an id rank 0
@@ -127,7 +105,7 @@ static int amcomp_module_map(amcomp_module_t *m)
     if ((rank == 0) && (x[0] == 0) && (amc_comm_id_reserve(AMC_COMM_WORLD, &x[1]) != AMC_SUCCESS)) {
         x[0] = 1;
     }
-    rc = amcomp_agree(m, x, 2, MPI_UINT64_T, MPI_MAX);
+    rc = amcomp_agree(&m->agree, x, 2, MPI_UINT64_T, MPI_MAX);
     ok = (rc == OMPI_SUCCESS) && (x[0] == 0);
     if (ok) {
         rc = amc_comm_create_group(AMC_COMM_WORLD, ranks, n, x[1], &ac);
@@ -136,7 +114,7 @@ static int amcomp_module_map(amcomp_module_t *m)
             amc_comm_free(&ac);
         }
         /* the creation is local: whether every member made it is not */
-        rc = amcomp_agree(m, &ok, 1, MPI_INT, MPI_MIN);
+        rc = amcomp_agree(&m->agree, &ok, 1, MPI_INT, MPI_MIN);
         if ((rc != OMPI_SUCCESS) || !ok) {
             amcm_comm_drop(comm); /* frees ac if it was mapped here */
             ok = 0;
@@ -155,21 +133,22 @@ static int amcomp_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     m->comm = comm;
     AMCOMP_COLLS(AMCOMP_SAVE_PREV)
     AMCOMP_COLLS(AMCOMP_CHECK_PREV)
-    m->iagree        = comm->c_coll->coll_iallreduce;
-    m->iagree_module = comm->c_coll->coll_iallreduce_module;
-    if (m->iagree_module != NULL) {
-        OBJ_RETAIN(m->iagree_module);
+    m->agree.comm   = comm;
+    m->agree.fn     = comm->c_coll->coll_iallreduce;
+    m->agree.module = comm->c_coll->coll_iallreduce_module;
+    if (m->agree.module != NULL) {
+        OBJ_RETAIN(m->agree.module);
     }
-    if ((missing != NULL) || (m->iagree == NULL)) {
+    if ((missing != NULL) || (m->agree.fn == NULL)) {
         /* the same modules below on every rank: the same answer */
-        if (mca_coll_amcoll_component.verbose > 0) {
+        if (amcomp_params.verbose > 0) {
             fprintf(stderr, "coll/amcoll: communicator %s: no module below for %s: not taken\n",
                     comm->c_name, missing ? missing : "iallreduce");
         }
         return OMPI_ERROR;
     }
     if (comm == &ompi_mpi_comm_world.comm) {
-        rc = amcomp_boot(m);
+        rc = amcomp_boot(&m->agree);
     } else {
         rc = amcomp_module_map(m);
     }
@@ -177,7 +156,7 @@ static int amcomp_module_enable(mca_coll_base_module_t *module, struct ompi_comm
         return rc; /* on every member: the release of the module puts the previous back */
     }
     m->mapped = 1;
-    if ((mca_coll_amcoll_component.verbose > 0) && (ompi_comm_rank(comm) == 0)) {
+    if ((amcomp_params.verbose > 0) && (ompi_comm_rank(comm) == 0)) {
         fprintf(stderr, "coll/amcoll: took communicator %s (cid %u, %d ranks)\n", comm->c_name,
                 (unsigned)comm->c_contextid, ompi_comm_size(comm));
     }
@@ -193,7 +172,7 @@ amcomp_module_t *amcomp_module_new(struct ompi_communicator_t *comm)
         return NULL;
     }
     m->super.coll_module_enable = amcomp_module_enable;
-    amcomp_colls_set(&m->super, mca_coll_amcoll_component.colls_b,
-                     mca_coll_amcoll_component.colls_nb);
+    amcomp_colls_set(&m->super, amcomp_params.colls_b,
+                     amcomp_params.colls_nb);
     return m;
 }

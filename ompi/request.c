@@ -10,7 +10,7 @@
  * it leaves amcoll alone (amcoll is not re-entered from its own wait).
  */
 #include "ompi/request.h"
-#include "ompi/boot.h"
+#include "ompi/late.h"
 #include "mpi/state.h"
 
 #include "opal/runtime/opal_progress.h"
@@ -25,17 +25,6 @@ static amcomp_request_t *amcomp_live;  /* started, not yet completed */
 static volatile long     amcomp_nlive;
 static pthread_mutex_t   amcomp_live_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int      amcomp_in_idle;
-
-int amcomp_code(int amc_rc)
-{
-    if (amc_rc == AMC_SUCCESS) {
-        return OMPI_SUCCESS;
-    }
-    if (!amcomp_late_done) {
-        amcomp_late_init(); /* the error codes with amcoll's messages */
-    }
-    return amcm_mpi_code(amc_rc);
-}
 
 amcomp_request_t *amcomp_request_get(void)
 {

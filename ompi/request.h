@@ -36,8 +36,6 @@ int  amcomp_request_start(amcomp_request_t *q, int prep, struct ompi_communicato
 /* The amcoll call of r, retried while amcoll refuses it for back-pressure
  * and requests of ours can complete: amcoll code. */
 int  amcomp_issue(amcm_req_t *r);
-/* An amcoll code as an MPI error code of amcoll's message. */
-int  amcomp_code(int amc_rc);
 
 /* opal_progress callback: tests the live requests. */
 int  amcomp_progress(void);

@@ -7,6 +7,8 @@
 #   transport/  UCX active messages, PMIx bootstrap, the fake transport
 #   base/       status codes, log, clock, locks
 # A folder may include its own headers and those of any folder below it.
+# In mpi/ and ompi/ the modules (X.c with X.h) include each other without a
+# loop.
 set -u
 src=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 [ -d "$src/am_coll" ] || src=$(cd "$src/.." && pwd) # run from tests/
@@ -41,6 +43,26 @@ while read -r from to file; do
         bad=$((bad + 1))
     fi
 done <<<"$edges"
+# Within mpi/ and ompi/: a module is X.c with X.h; no two include each
+# other, directly or around a loop (tsort finds a loop in the include edges).
+for d in mpi ompi; do
+    [ -d "$d" ] || continue
+    medges=$(for f in "$d"/*.c "$d"/*.h; do
+        [ -f "$f" ] || continue
+        m=$(basename "$f" | sed 's/\.[ch]$//')
+        sed -n "s|^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$d/\([a-z_]*\)\.h\".*|\1|p" "$f" |
+            while read -r t; do
+                [ "$t" = "$m" ] || echo "$m $t"
+            done
+    done)
+    if [ -n "$medges" ] && ! echo "$medges" | tsort >/dev/null 2>&1; then
+        echo "FAIL: the modules of $d/ include each other around a loop:"
+        echo "$medges" | tsort 2>&1 >/dev/null | sed 's/^/    /'
+        bad=$((bad + 1))
+    else
+        echo "no include loop among the modules of $d/"
+    fi
+done
 if [ "$bad" -gt 0 ]; then
     echo "check_layers: $bad include(s) point up"
     exit 1

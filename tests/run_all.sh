@@ -27,6 +27,20 @@ tally() {
 
 step() { echo; echo "==== $*"; }
 
+# script_step NAME SCRIPT: runs SCRIPT from build/ (log build/NAME.log),
+# shows its PASS/FAIL lines and adds its closing "NAME: N passed, N failed";
+# no such line (it died) counts one failure and shows the log's end.
+script_step() {
+    local name=$1 script=$2 log=build/$1.log p f rc
+    ( cd build && bash "../$script" ) >"$log" 2>&1; rc=$?
+    grep -E "^(PASS|FAIL):|^    \|" "$log"
+    p=$(sed -n "s/^$name: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p" "$log")
+    f=$(sed -n "s/^$name: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p" "$log")
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + ${f:-1}))
+    [ $rc -eq 0 ] || [ -n "$f" ] || tail -n 30 "$log"
+}
+
 step "build (-Wall -Wextra -Werror)"
 ./build.sh || { echo "run_all: build failed"; echo "0 passed, 1 failed"; exit 1; }
 
@@ -41,25 +55,13 @@ tally build/test-suite.log
 step "across hosts: an emulated two-node cluster (Slurm's srun, mpirun --hostfile)"
 # tests/cluster/: namespaces for nodes, Slurm and munge from Debian, the
 # programs the step above built
-( cd build && bash ../tests/cluster/run_cluster.sh ) >build/cluster.log 2>&1; rc=$?
-grep -E "^(PASS|FAIL):|^    \|" build/cluster.log
-p=$(sed -n 's/^cluster: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' build/cluster.log)
-f=$(sed -n 's/^cluster: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' build/cluster.log)
-passed=$((passed + ${p:-0}))
-failed=$((failed + ${f:-1}))
-[ $rc -eq 0 ] || [ -n "$f" ] || tail -n 30 build/cluster.log
+script_step cluster tests/cluster/run_cluster.sh
 
 step "Open MPI component: the MPI test programs under coll/amcoll"
 # tests/ompi/: the programs the unit and integration step built, plain MPI
 # programs under mpirun with the build tree's mca_coll_amcoll.so enabled
 if [ -e build/ompi/components/mca_coll_amcoll.so ]; then
-    ( cd build && bash ../tests/ompi/run_component.sh ) >build/component.log 2>&1; rc=$?
-    grep -E "^(PASS|FAIL):|^    \|" build/component.log
-    p=$(sed -n 's/^component: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' build/component.log)
-    f=$(sed -n 's/^component: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' build/component.log)
-    passed=$((passed + ${p:-0}))
-    failed=$((failed + ${f:-1}))
-    [ $rc -eq 0 ] || [ -n "$f" ] || tail -n 30 build/component.log
+    script_step component tests/ompi/run_component.sh
 else
     echo "FAIL: build/ompi/components/mca_coll_amcoll.so not built (Open MPI's headers not found?)"
     failed=$((failed + 1))
