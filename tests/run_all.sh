@@ -153,13 +153,7 @@ step "Debian packages: built from a clean copy, lintian, installed, used, purged
 # the .debs, a C program via pkg-config and an MPI program under the preloaded
 # libamcoll_mpi and under the installed component, then the purge. Last: the
 # packages are on the machine only while this step runs.
-bash tests/debian/run_packages.sh >build/packages.log 2>&1; rc=$?
-grep -E "^(PASS|FAIL|SKIP):|^run_packages:" build/packages.log
-p=$(sed -n 's/^packages: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' build/packages.log)
-f=$(sed -n 's/^packages: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' build/packages.log)
-passed=$((passed + ${p:-0}))
-failed=$((failed + ${f:-1}))
-[ $rc -eq 0 ] || { echo "---- build/packages.log"; cat build/packages.log; }
+script_step packages tests/debian/run_packages.sh
 
 echo
 echo "${passed} passed, ${failed} failed"
