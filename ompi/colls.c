@@ -28,7 +28,7 @@ static int amcomp_run_blocking(amcm_req_t *r, int prep)
     }
     amcm_req_release(r);
     amcm_bump(&amcm_g.routed[r->coll][AMCM_BLOCKING]);
-    return amcomp_code(rc);
+    return amcomp_code(r->comm, rc);
 }
 
 #define AMCOMP_B(coll, prep, prev)                                                             \
@@ -53,7 +53,7 @@ static int amcomp_run_blocking(amcm_req_t *r, int prep)
         int               w_;                                                                  \
         amcomp_ready();                                                                        \
         if ((q_ = amcomp_request_get()) == NULL) {                                             \
-            return amcomp_code(AMC_ERR_NO_MEMORY); /* this rank alone: an error, not MPI's */  \
+            return amcomp_code(comm, AMC_ERR_NO_MEMORY); /* this rank alone: not MPI's */ \
         }                                                                                      \
         r_ = &q_->r;                                                                           \
         w_ = (prep);                                                                           \

@@ -17,7 +17,11 @@ static inline void amcomp_ready(void)
     }
 }
 
-/* An amcoll code as an MPI error code of amcoll's message. */
-int amcomp_code(int amc_rc);
+/* An amcoll code of a call on comm as an MPI error code of amcoll's
+ * message, for Open MPI to hand to comm's error handler. Under
+ * MPI_ERRORS_ARE_FATAL it is said here first: Open MPI's own report can
+ * be lost when ranks abort at once. */
+struct ompi_communicator_t;
+int amcomp_code(struct ompi_communicator_t *comm, int amc_rc);
 
 #endif /* AMCOMP_LATE_H */

@@ -108,7 +108,7 @@ int amcomp_request_start(amcomp_request_t *q, int prep, struct ompi_communicator
     }
     if (rc != AMC_SUCCESS) {
         amcomp_request_put(q);
-        return amcomp_code(rc);
+        return amcomp_code(comm, rc);
     }
     q->r.active = 1;
     OMPI_REQUEST_INIT(&q->super.super, false);
@@ -140,7 +140,7 @@ static void amcomp_request_finish(amcomp_request_t *q, int rc)
         rc = amcm_req_run_jobs(&q->r, 1);
     }
     amcm_req_release(&q->r);
-    q->super.super.req_status.MPI_ERROR = amcomp_code(rc);
+    q->super.super.req_status.MPI_ERROR = amcomp_code(q->super.super.req_mpi_object.comm, rc);
     pthread_mutex_lock(&amcomp_live_lock);
     if (q->freed) {
         pthread_mutex_unlock(&amcomp_live_lock);

@@ -9,7 +9,8 @@
 #     same results;
 #   - coll_amcoll_colls: what it excludes stays with Open MPI;
 #   - test_mixed_nb (self-checking) at N=2,3,4; test_mpi_shim's fast,
-#     errors and idup sub-tests;
+#     errors, idup and fatal sub-tests (errors reach the handler with
+#     amcoll's message);
 #   - tests/ompi/test_component: 10,000 MPI_Comm_dup/free without a leak,
 #     MPI_IN_PLACE, what must fall back (MINLOC, MAXLOC, long double) and a
 #     user's op (taken),
@@ -153,6 +154,17 @@ for sub in fast errors idup; do
         showlog "$sub"
     fi
 done
+
+# an amcoll error under MPI_ERRORS_ARE_FATAL: Open MPI's handler aborts
+# with amcoll's message (N = 2: one rank fails, one abort)
+mpi fatal 2 "${ON[@]}" -- $SHIM fatal
+rc=$?
+if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q "amcoll: message truncated" "$WORK/fatal.log"; then
+    pass "MPI_ERRORS_ARE_FATAL aborts with amcoll's message (exit $rc)"
+else
+    fail "MPI_ERRORS_ARE_FATAL (exit $rc)"
+    showlog fatal
+fi
 
 # ---------------------------------------------------------------- lifecycle, in place, fallback, threads
 for np in 2 4; do
