@@ -110,7 +110,19 @@ for f in "$work"/*_"$ver"_*.deb; do
 done
 for f in "${debs[@]}"; do
     echo "    $(basename "$f"): $(dpkg-deb -c "$f" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); printf "%s ", $6 }')"
+    echo "        Depends: $(dpkg-deb -f "$f" Depends)"
 done
+# the component is built against Open MPI's internal headers: it must
+# depend on the very release it was built with
+compdeb=$(ls "$work"/openmpi-coll-amcoll_"$ver"_*.deb 2>/dev/null)
+if [ -n "$compdeb" ]; then
+    ompiver=$(dpkg-query -W -f='${Version}' libopenmpi-dev | sed -e 's/^[0-9]*://' -e 's/-[^-]*$//')
+    if dpkg-deb -f "$compdeb" Depends | grep -qF "libopenmpi3 (<< $ompiver.1~)"; then
+        pass "openmpi-coll-amcoll depends on Open MPI $ompiver, the release built against"
+    else
+        fail "openmpi-coll-amcoll: Depends has no libopenmpi3 (<< $ompiver.1~): $(dpkg-deb -f "$compdeb" Depends)"
+    fi
+fi
 
 # ---------------------------------------------------------------- lintian
 lintian --fail-on error --tag-display-limit 0 "$work"/amcoll_"$ver"_*.changes \
