@@ -25,13 +25,12 @@ static void amcomp_module_construct(amcomp_module_t *m)
     memset(&m->comm, 0, sizeof(*m) - offsetof(amcomp_module_t, comm));
 }
 
-#define AMCOMP_RELEASE_PREV(name, idx)                                                         \
-    if (m->prev.name##_module != NULL) {                                                       \
-        OBJ_RELEASE(m->prev.name##_module);                                                    \
-    }                                                                                          \
-    if (m->prev.i##name##_module != NULL) {                                                    \
-        OBJ_RELEASE(m->prev.i##name##_module);                                                 \
+#define AMCOMP_RELEASE_ONE(fn)                                                                 \
+    if (m->prev.fn##_module != NULL) {                                                         \
+        OBJ_RELEASE(m->prev.fn##_module);                                                      \
     }
+#define AMCOMP_RELEASE_PREV(name, idx)                                                         \
+    AMCOMP_RELEASE_ONE(name) AMCOMP_RELEASE_ONE(i##name) AMCOMP_RELEASE_ONE(name##_init)
 
 static void amcomp_module_destruct(amcomp_module_t *m)
 {
@@ -53,32 +52,24 @@ OBJ_CLASS_INSTANCE(amcomp_module_t, mca_coll_base_module_t, amcomp_module_constr
 
 /* The previous module of each collective this module replaces: its calls
  * that amcoll does not run go there. */
+#define AMCOMP_SAVE_ONE(fn)                                                                    \
+    if (m->super.coll_##fn != NULL) {                                                          \
+        m->prev.fn          = comm->c_coll->coll_##fn;                                         \
+        m->prev.fn##_module = comm->c_coll->coll_##fn##_module;                                \
+        if (m->prev.fn##_module != NULL) {                                                     \
+            OBJ_RETAIN(m->prev.fn##_module);                                                   \
+        }                                                                                      \
+        if (m->prev.fn == NULL) {                                                              \
+            missing = #fn;                                                                     \
+        }                                                                                      \
+    }
 #define AMCOMP_SAVE_PREV(name, idx)                                                            \
-    if (m->super.coll_##name != NULL) {                                                        \
-        m->prev.name        = comm->c_coll->coll_##name;                                       \
-        m->prev.name##_module = comm->c_coll->coll_##name##_module;                            \
-        if (m->prev.name##_module != NULL) {                                                   \
-            OBJ_RETAIN(m->prev.name##_module);                                                 \
-        }                                                                                      \
-    }                                                                                          \
-    if (m->super.coll_i##name != NULL) {                                                       \
-        m->prev.i##name        = comm->c_coll->coll_i##name;                                   \
-        m->prev.i##name##_module = comm->c_coll->coll_i##name##_module;                        \
-        if (m->prev.i##name##_module != NULL) {                                                \
-            OBJ_RETAIN(m->prev.i##name##_module);                                              \
-        }                                                                                      \
-    }
-
-#define AMCOMP_CHECK_PREV(name, idx)                                                           \
-    if (((m->super.coll_##name != NULL) && (m->prev.name == NULL)) ||                          \
-        ((m->super.coll_i##name != NULL) && (m->prev.i##name == NULL))) {                      \
-        missing = #name;                                                                       \
-    }
+    AMCOMP_SAVE_ONE(name) AMCOMP_SAVE_ONE(i##name) AMCOMP_SAVE_ONE(name##_init)
 
 /* amcoll's communicator for a communicator other than the world: its
  * members alone make it (amc_comm_create_group), from an id rank 0
  * reserves and a maximum over the members passes on, then agree that every
- * member made it. The previous module's allreduce carries both: the
+ * member made it. The module below carries both (agree.h): the
  * communicator is not usable for anything else yet. */
 static int amcomp_module_map(amcomp_module_t *m)
 {
@@ -132,7 +123,6 @@ static int amcomp_module_enable(mca_coll_base_module_t *module, struct ompi_comm
 
     m->comm = comm;
     AMCOMP_COLLS(AMCOMP_SAVE_PREV)
-    AMCOMP_COLLS(AMCOMP_CHECK_PREV)
     m->agree.comm   = comm;
     m->agree.fn     = comm->c_coll->coll_iallreduce;
     m->agree.module = comm->c_coll->coll_iallreduce_module;

@@ -23,12 +23,13 @@
     X(reduce_scatter_block, AMCM_REDUCE_SCATTER_BLOCK) X(scan, AMCM_SCAN)                      \
     X(exscan, AMCM_EXSCAN)
 
-/* The previous module's function and module of one collective. */
+/* The previous module's function and module of one form (fn: bcast,
+ * ibcast, bcast_init), and of the three forms of one collective. */
+#define AMCOMP_PREV_ONE(fn)                                                                    \
+    mca_coll_base_module_##fn##_fn_t fn;                                                       \
+    mca_coll_base_module_t          *fn##_module;
 #define AMCOMP_PREV_FIELD(name, idx)                                                           \
-    mca_coll_base_module_##name##_fn_t name;                                                   \
-    mca_coll_base_module_t            *name##_module;                                          \
-    mca_coll_base_module_i##name##_fn_t i##name;                                               \
-    mca_coll_base_module_t            *i##name##_module;
+    AMCOMP_PREV_ONE(name) AMCOMP_PREV_ONE(i##name) AMCOMP_PREV_ONE(name##_init)
 
 typedef struct {
     mca_coll_base_module_t super;

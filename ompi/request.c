@@ -16,7 +16,6 @@
 #include "opal/runtime/opal_progress.h"
 
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 OBJ_CLASS_INSTANCE(amcomp_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
@@ -31,8 +30,9 @@ amcomp_request_t *amcomp_request_get(void)
     amcomp_request_t *q = OBJ_NEW(amcomp_request_t);
 
     if (q != NULL) {
-        q->next  = NULL;
-        q->freed = 0;
+        q->next       = NULL;
+        q->freed      = 0;
+        q->persistent = 0;
     }
     return q;
 }
@@ -79,12 +79,15 @@ static int amcomp_request_cancel(ompi_request_t *req, int complete)
     return OMPI_SUCCESS; /* a collective cannot be cancelled */
 }
 
-int amcomp_issue(amcm_req_t *r)
+/* amcoll's call of r (start: amc_start of its persistent request),
+ * retried while amcoll refuses it for back-pressure and requests of ours
+ * can complete. */
+static int amcomp_issue_or_start(amcm_req_t *r, int start)
 {
     int rc;
 
     for (;;) {
-        rc = amcm_issue(r);
+        rc = start ? amc_start(&r->areq) : amcm_issue(r);
         /* amcoll refuses a start while too many collectives are outstanding
          * on the communicator: complete some of ours and try again */
         if ((rc != AMC_ERR_NO_MEMORY) || (amcomp_nlive == 0)) {
@@ -93,6 +96,35 @@ int amcomp_issue(amcm_req_t *r)
         amcomp_progress();
         sched_yield();
     }
+}
+
+int amcomp_issue(amcm_req_t *r)
+{
+    return amcomp_issue_or_start(r, 0);
+}
+
+/* Open MPI's request fields for a start of q (active, pending). */
+static void amcomp_request_arm(amcomp_request_t *q, struct ompi_communicator_t *comm)
+{
+    q->super.super.req_type              = OMPI_REQUEST_COLL;
+    q->super.super.req_state             = OMPI_REQUEST_ACTIVE;
+    q->super.super.req_complete          = REQUEST_PENDING;
+    q->super.super.req_mpi_object.comm   = comm;
+    q->super.super.req_status.MPI_SOURCE = MPI_ANY_SOURCE;
+    q->super.super.req_status.MPI_TAG    = MPI_ANY_TAG;
+    q->super.super.req_status.MPI_ERROR  = OMPI_SUCCESS;
+    q->super.super.req_status._cancelled = 0;
+    q->super.super.req_status._ucount    = 0;
+}
+
+static void amcomp_request_go_live(amcomp_request_t *q)
+{
+    q->r.active = 1;
+    pthread_mutex_lock(&amcomp_live_lock);
+    q->next     = amcomp_live;
+    amcomp_live = q;
+    amcomp_nlive++;
+    pthread_mutex_unlock(&amcomp_live_lock);
 }
 
 int amcomp_request_start(amcomp_request_t *q, int prep, struct ompi_communicator_t *comm,
@@ -110,24 +142,63 @@ int amcomp_request_start(amcomp_request_t *q, int prep, struct ompi_communicator
         amcomp_request_put(q);
         return amcomp_code(comm, rc);
     }
-    q->r.active = 1;
     OMPI_REQUEST_INIT(&q->super.super, false);
-    q->super.super.req_type                = OMPI_REQUEST_COLL;
-    q->super.super.req_state               = OMPI_REQUEST_ACTIVE;
-    q->super.super.req_free                = amcomp_request_free;
-    q->super.super.req_cancel              = amcomp_request_cancel;
-    q->super.super.req_mpi_object.comm     = comm;
-    q->super.super.req_status.MPI_SOURCE   = MPI_ANY_SOURCE;
-    q->super.super.req_status.MPI_TAG      = MPI_ANY_TAG;
-    q->super.super.req_status.MPI_ERROR    = OMPI_SUCCESS;
-    q->super.super.req_status._cancelled   = 0;
-    q->super.super.req_status._ucount      = 0;
+    q->super.super.req_free   = amcomp_request_free;
+    q->super.super.req_cancel = amcomp_request_cancel;
+    amcomp_request_arm(q, comm);
     amcm_bump(&amcm_g.routed[q->r.coll][AMCM_NONBLOCKING]);
-    pthread_mutex_lock(&amcomp_live_lock);
-    q->next     = amcomp_live;
-    amcomp_live = q;
-    amcomp_nlive++;
-    pthread_mutex_unlock(&amcomp_live_lock);
+    amcomp_request_go_live(q);
+    *request = &q->super.super;
+    return OMPI_SUCCESS;
+}
+
+static void amcomp_request_finish(amcomp_request_t *q, int rc);
+
+/* MPI_Start / MPI_Startall of persistent ones: each packs its input and
+ * starts amcoll's request again; one that cannot start completes at once
+ * with its error. */
+static int amcomp_request_start_p(size_t count, ompi_request_t **reqs)
+{
+    size_t i;
+
+    for (i = 0; i < count; i++) {
+        amcomp_request_t *q  = (amcomp_request_t *)reqs[i];
+        int               rc = amcm_req_run_jobs(&q->r, 0);
+
+        if (rc == AMC_SUCCESS) {
+            rc = amcomp_issue_or_start(&q->r, 1);
+        }
+        amcomp_request_arm(q, q->super.super.req_mpi_object.comm);
+        if (rc != AMC_SUCCESS) {
+            q->r.active = 0;
+            amcomp_request_finish(q, rc);
+            continue;
+        }
+        amcomp_request_go_live(q);
+    }
+    return OMPI_SUCCESS;
+}
+
+int amcomp_request_persist(amcomp_request_t *q, int prep, struct ompi_communicator_t *comm,
+                           ompi_request_t **request)
+{
+    int rc = (prep >= AMCM_FAIL) ? prep - AMCM_FAIL : AMC_SUCCESS;
+
+    if (rc == AMC_SUCCESS) {
+        rc = amcomp_issue(&q->r); /* amc_X_init: made, not started */
+    }
+    if (rc != AMC_SUCCESS) {
+        amcomp_request_put(q);
+        return amcomp_code(comm, rc);
+    }
+    q->persistent = 1;
+    OMPI_REQUEST_INIT(&q->super.super, true); /* inactive until MPI_Start */
+    q->super.super.req_type            = OMPI_REQUEST_COLL;
+    q->super.super.req_mpi_object.comm = comm;
+    q->super.super.req_start           = amcomp_request_start_p;
+    q->super.super.req_free            = amcomp_request_free;
+    q->super.super.req_cancel          = amcomp_request_cancel;
+    amcm_bump(&amcm_g.routed[q->r.coll][AMCM_PERSISTENT]);
     *request = &q->super.super;
     return OMPI_SUCCESS;
 }
@@ -139,7 +210,9 @@ static void amcomp_request_finish(amcomp_request_t *q, int rc)
     if ((rc == AMC_SUCCESS) && q->r.nunpack) {
         rc = amcm_req_run_jobs(&q->r, 1);
     }
-    amcm_req_release(&q->r);
+    if (!q->persistent) {
+        amcm_req_release(&q->r); /* a persistent one keeps its temporaries */
+    }
     q->super.super.req_status.MPI_ERROR = amcomp_code(q->super.super.req_mpi_object.comm, rc);
     pthread_mutex_lock(&amcomp_live_lock);
     if (q->freed) {

@@ -21,6 +21,7 @@ typedef struct amcomp_request {
     amcm_req_t             r;      /* the prepared call (mpi/req.h) */
     struct amcomp_request *next;   /* in the list of live ones */
     int                    freed;  /* MPI_Request_free came before the completion */
+    int                    persistent; /* MPI_X_init: started again and again */
 } amcomp_request_t;
 
 OBJ_CLASS_DECLARATION(amcomp_request_t);
@@ -33,6 +34,10 @@ void amcomp_request_put(amcomp_request_t *q);
  * out in *request: an MPI error code; on failure q is gone. */
 int  amcomp_request_start(amcomp_request_t *q, int prep, struct ompi_communicator_t *comm,
                           ompi_request_t **request);
+/* Makes q's prepared persistent call (MPIX_X_init) and hands it out,
+ * inactive, in *request: an MPI error code; on failure q is gone. */
+int  amcomp_request_persist(amcomp_request_t *q, int prep, struct ompi_communicator_t *comm,
+                            ompi_request_t **request);
 /* The amcoll call of r, retried while amcoll refuses it for back-pressure
  * and requests of ours can complete: amcoll code. */
 int  amcomp_issue(amcm_req_t *r);

@@ -2,8 +2,9 @@
 # coll/amcoll, the Open MPI component (issue 35): the project's MPI test
 # programs, plain (no LD_PRELOAD), under mpirun with the build tree's
 # component beside Open MPI's own, enabled and verbose:
-#   - test_mpi_shim colls at N=2,3,4: every collective, blocking and
-#     non-blocking, results compared element by element with a run without
+#   - test_mpi_shim colls at N=2,3,4: every collective, blocking,
+#     non-blocking and persistent, results compared element by element
+#     with a run without
 #     the component, and the statistics must show the calls taken;
 #   - the component disabled (the default): not selected, silent, the
 #     same results;
@@ -14,7 +15,8 @@
 #   - tests/ompi/test_component: 10,000 MPI_Comm_dup/free without a leak,
 #     MPI_IN_PLACE, what must fall back (MINLOC, MAXLOC, long double) and a
 #     user's op (taken),
-#     split/create/split_type/idup, MPI_THREAD_MULTIPLE;
+#     split/create/create_group/split_type/idup, an intercommunicator,
+#     MPI_THREAD_MULTIPLE;
 #   - amcoll failing to start on one rank: every rank falls back;
 #   - ompi_info lists the parameters.
 # Run from the build directory (make check, or bash ../tests/ompi/run_component.sh).
@@ -89,9 +91,9 @@ for np in 2 3 4; do
     line=$(stats0 "on$np")
     if [ "${r:-0}" -gt 500 ] && grep -q "^coll/amcoll: took communicator MPI_COMM_WORLD" "$WORK/on$np.log" &&
        echo "$line" | grep -q "alltoallw: routed [1-9][0-9]* (b [1-9][0-9]*, nb [1-9]" &&
-       echo "$line" | grep -q " reduce: routed [1-9][0-9]* (b [1-9][0-9]*, nb [1-9][0-9]*, p 0; fast 0);" &&
+       echo "$line" | grep -q " reduce: routed [1-9][0-9]* (b [1-9][0-9]*, nb [1-9][0-9]*, p [1-9][0-9]*; fast 0);" &&
        echo "$line" | grep -q "allreduce: routed [0-9]* ([^)]*) fell through [1-9][0-9]* (type [1-9][0-9]*, op [1-9]"; then
-        pass "coll/amcoll took the world and ran the calls N=$np ($r on rank 0, blocking and non-blocking, user ops included; MINLOC-like ops and types amcoll lacks passed on)"
+        pass "coll/amcoll took the world and ran the calls N=$np ($r on rank 0, blocking, non-blocking and persistent, user ops included; MINLOC-like ops and types amcoll lacks passed on)"
     else
         fail "coll/amcoll statistics N=$np: ${line:-none}"
     fi
@@ -193,8 +195,8 @@ else
     showlog fallback
 fi
 if mpi comms 4 "${ON[@]}" -- $TC comms && grep -q "^ok comms N=4" "$WORK/comms.log" &&
-   [ "$(grep -c "^coll/amcoll: took communicator" "$WORK/comms.log")" -ge 6 ]; then
-    pass "split, split_type, create, idup N=4: taken and right"
+   [ "$(grep -c "^coll/amcoll: took communicator" "$WORK/comms.log")" -ge 7 ]; then
+    pass "split, split_type, create, create_group, idup N=4: taken and right; an intercommunicator's allreduce right (Open MPI's)"
 else
     fail "communicator creations N=4"
     showlog comms

@@ -2,7 +2,7 @@
  * coll/amcoll (issue 35): an ordinary MPI program for what the component
  * must get right beyond the collectives' results that test_mpi_shim
  * compares: communicator lifecycle (10,000 dup/free, split, create,
- * split_type, idup), MPI_IN_PLACE, calls the previous module must take
+ * create_group, split_type, idup; an intercommunicator left to Open MPI), MPI_IN_PLACE, calls the previous module must take
  * (MINLOC, MAXLOC, long double) beside what it takes (a user's op, a
  * mixed struct, a non-contiguous vector), and
  * MPI_THREAD_MULTIPLE. Each sub-test checks its own results and prints
@@ -283,6 +283,31 @@ static void sub_comms(void)
         die("odd rank in the even ranks' communicator", 1, 0);
     }
     (void)first;
+    /* the even ranks again, made by them alone (the odd ones never call) */
+    if ((rank % 2) == 0) {
+        CHK(MPI_Comm_create_group(MPI_COMM_WORLD, g, 7, &sub));
+        check_comm(sub, "allreduce on MPI_Comm_create_group of the even ranks");
+        CHK(MPI_Comm_free(&sub));
+    }
+    /* an intercommunicator between the halves: not taken, its
+     * collectives are Open MPI's (the remote group's sum) */
+    if (size >= 2) {
+        MPI_Comm inter;
+        int      x = rank + 1, y = -1, want = 0, r;
+        /* each half's rank 0 is its highest world rank (keys reversed) */
+        int top_even = ((size - 1) % 2 == 0) ? size - 1 : size - 2;
+        int top_odd  = ((size - 1) % 2 == 1) ? size - 1 : size - 2;
+        CHK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, (rank % 2) ? top_even : top_odd, 9,
+                                 &inter));
+        CHK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, inter));
+        for (r = 0; r < size; r++) {
+            want += ((r % 2) != (rank % 2)) ? r + 1 : 0;
+        }
+        if (y != want) {
+            die("allreduce on an intercommunicator (the remote group's sum)", y, want);
+        }
+        CHK(MPI_Comm_free(&inter));
+    }
     CHK(MPI_Group_free(&g));
     CHK(MPI_Group_free(&wg));
     CHK(MPI_Comm_idup(half, &dup, &q));
