@@ -119,12 +119,28 @@ static void amcm_sig_add(amcm_sig_t *acc, const amcm_sig_t *part, long times)
     acc->n += part->n * times;
 }
 
+static amcm_dt_opaque_t amcm_dt_opaque;
+
+void amcm_dt_set_opaque(amcm_dt_opaque_t fn)
+{
+    amcm_dt_opaque = fn;
+}
+
+/* 1: the envelope must not be asked about dt (dtype.h); *dense then set */
+static inline int amcm_is_opaque(MPI_Datatype dt, int *dense)
+{
+    return (amcm_dt_opaque != NULL) && amcm_dt_opaque(dt, dense);
+}
+
 static int amcm_is_named(MPI_Datatype dt)
 {
-    int ni, na, nd, comb;
+    int ni, na, nd, comb, dense;
 
     if (amcm_named_find(dt) != NULL) {
         return 1;
+    }
+    if (amcm_is_opaque(dt, &dense)) {
+        return 0; /* derived: a non-blocking call dups it (MPI_Type_dup reads no arguments) */
     }
     if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS) {
         return 1; /* never free what we cannot name */
@@ -152,6 +168,10 @@ static void amcm_walk(MPI_Datatype dt, amcm_sig_t *sig, int *dense, int depth)
         sig->n     = 1;
         sig->basic = dt;
         *dense     = 1;
+        return;
+    }
+    if (amcm_is_opaque(dt, dense)) {
+        sig->ok = 0; /* no signature to read: data only */
         return;
     }
     if ((depth > 64) || (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS)) {

@@ -58,6 +58,17 @@ void amcm_op_set_resolver(amcm_op_resolver_t fn);
 /* A user op MPI_Op_create made (the library's hook): remembered so that
  * reductions with it can be routed; MPI error code. */
 int  amcm_op_remember(MPI_Op op, MPI_User_function *fn, int commute);
+/* Which types MPI_Type_get_envelope cannot read (the Open MPI component:
+ * types Open MPI makes inside itself record no constructor arguments, and
+ * asking for them calls the error handler, MPI_ERRORS_ARE_FATAL on
+ * MPI_COMM_WORLD): 1 and whether count elements of such a type are count *
+ * size contiguous bytes, read from the MPI's own datatype object; 0 for a
+ * type the envelope reads. Such a type is data only (no signature: its
+ * reductions stay with MPI), alike on every rank, since the same internal
+ * call makes the same kind of type everywhere. None set (the PMPI
+ * library): every type is read through the envelope. */
+typedef int (*amcm_dt_opaque_t)(MPI_Datatype dt, int *dense);
+void amcm_dt_set_opaque(amcm_dt_opaque_t fn);
 
 #pragma GCC visibility pop
 

@@ -2,6 +2,7 @@
  * mca_coll_amcoll: amcoll's start and end inside Open MPI's job (boot.h).
  */
 #include "ompi/boot.h"
+#include "ompi/dtypes.h"
 #include "ompi/params.h"
 #include "ompi/ops.h"
 #include "ompi/request.h"
@@ -85,6 +86,7 @@ int amcomp_boot(const amcomp_agree_t *w)
     amc_set_idle_hook(amcomp_idle, NULL);
     opal_progress_register(amcomp_progress);
     amcm_op_set_resolver(amcomp_op_resolve);
+    amcm_dt_set_opaque(amcomp_dt_opaque);
     amcm_g.on = 1;
     return OMPI_SUCCESS;
 }

@@ -16,7 +16,8 @@
 #     MPI_IN_PLACE, what must fall back (MINLOC, MAXLOC, long double) and a
 #     user's op (taken),
 #     split/create/create_group/split_type/idup, an intercommunicator,
-#     MPI_THREAD_MULTIPLE;
+#     Open MPI's internal datatypes (MPI_Intercomm_merge, an
+#     intercommunicator's allgatherv) at N=3 and 4, MPI_THREAD_MULTIPLE;
 #   - amcoll failing to start on one rank: every rank falls back;
 #   - ompi_info lists the parameters.
 # Run from the build directory (make check, or bash ../tests/ompi/run_component.sh).
@@ -201,6 +202,18 @@ else
     fail "communicator creations N=4"
     showlog comms
 fi
+# Open MPI's own datatypes (no recorded arguments for MPI_Type_get_envelope)
+# in the local group's collectives: MPI_Intercomm_merge's allgatherv
+# bcasts an indexed type Open MPI built; once fatal at N=3 and 4
+for np in 3 4; do
+    if mpi "internal$np" "$np" "${ON[@]}" -- $TC internal && grep -q "^ok internal N=$np" "$WORK/internal$np.log" &&
+       [ "$(routed0 "internal$np")" -gt 0 ]; then
+        pass "Open MPI's internal datatypes N=$np: an intercommunicator's allgatherv, MPI_Intercomm_merge, right"
+    else
+        fail "Open MPI's internal datatypes N=$np (intercommunicator allgatherv, MPI_Intercomm_merge)"
+        showlog "internal$np"
+    fi
+done
 for np in 2 4; do
     if mpi "threads$np" "$np" "${ON[@]}" -- $TC threads && grep -q "^ok threads N=$np" "$WORK/threads$np.log" &&
        [ "$(routed0 "threads$np")" -ge 400 ]; then

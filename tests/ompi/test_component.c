@@ -2,12 +2,15 @@
  * coll/amcoll (issue 35): an ordinary MPI program for what the component
  * must get right beyond the collectives' results that test_mpi_shim
  * compares: communicator lifecycle (10,000 dup/free, split, create,
- * create_group, split_type, idup; an intercommunicator left to Open MPI), MPI_IN_PLACE, calls the previous module must take
+ * create_group, split_type, idup; an intercommunicator left to Open MPI),
+ * Open MPI's own datatypes in the local group's collectives (an
+ * intercommunicator's allgatherv, MPI_Intercomm_merge), MPI_IN_PLACE,
+ * calls the previous module must take
  * (MINLOC, MAXLOC, long double) beside what it takes (a user's op, a
  * mixed struct, a non-contiguous vector), and
  * MPI_THREAD_MULTIPLE. Each sub-test checks its own results and prints
  * "ok SUB N=n" on rank 0; any wrong value aborts with a message.
- * Usage: test_component dupfree|inplace|fallback|comms|threads [iterations]
+ * Usage: test_component dupfree|inplace|fallback|comms|threads|internal [iterations]
  */
 #include <mpi.h>
 #include <pthread.h>
@@ -318,6 +321,72 @@ static void sub_comms(void)
     CHK(MPI_Comm_free(&half));
 }
 
+/* Datatypes Open MPI makes inside itself (ompi_datatype_create_* without
+ * the arguments MPI_Type_get_envelope reads) reach the component when
+ * Open MPI's own code calls the local communicator's collectives: an
+ * intercommunicator's allgatherv (coll/inter: an indexed type, bcast on
+ * the local group), and MPI_Intercomm_merge, which runs one. */
+static void sub_internal(void)
+{
+    MPI_Comm half, inter, merged;
+    int      hr, rs, i, mr, ms, x, mine[64];
+    int     *counts, *displs, *got;
+    long     want;
+
+    CHK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half));
+    CHK(MPI_Comm_rank(half, &hr));
+    /* the other half's leader: world rank 1 for the evens, 0 for the odds */
+    CHK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, (rank % 2) ? 0 : 1, 11, &inter));
+    CHK(MPI_Comm_remote_size(inter, &rs));
+    /* each rank of the remote group sends world rank + 1, i + 1 times */
+    counts = malloc(sizeof(int) * (size_t)rs);
+    displs = malloc(sizeof(int) * (size_t)rs);
+    got    = malloc(sizeof(int) * (size_t)(rs * (rs + 1) / 2 + 1));
+    if (!counts || !displs || !got) {
+        die("malloc", 0, 1);
+    }
+    for (i = 0; i < rs; i++) {
+        counts[i] = i + 1;
+        displs[i] = i * (i + 1) / 2;
+    }
+    for (i = 0; (i <= hr) && (i < 64); i++) {
+        mine[i] = rank + 1;
+    }
+    CHK(MPI_Allgatherv(mine, hr + 1, MPI_INT, got, counts, displs, MPI_INT, inter));
+    for (i = 0; i < rs; i++) {
+        /* the remote group's rank i is world rank 2 i + (other parity) */
+        int w = 2 * i + ((rank % 2) ? 0 : 1), k;
+        for (k = 0; k < counts[i]; k++) {
+            if (got[displs[i] + k] != w + 1) {
+                die("allgatherv on an intercommunicator", got[displs[i] + k], w + 1);
+            }
+        }
+    }
+    /* the odd half high: the evens first, then the odds, each by world rank */
+    CHK(MPI_Intercomm_merge(inter, rank % 2, &merged));
+    CHK(MPI_Comm_rank(merged, &mr));
+    CHK(MPI_Comm_size(merged, &ms));
+    if (ms != size) {
+        die("size of the merged communicator", ms, size);
+    }
+    want = (rank % 2) ? (size + 1) / 2 + hr : hr;
+    if (mr != want) {
+        die("rank in the merged communicator", mr, want);
+    }
+    check_comm(merged, "allreduce on an MPI_Intercomm_merge");
+    x = (mr == 0) ? 42 : -1;
+    CHK(MPI_Bcast(&x, 1, MPI_INT, 0, merged));
+    if (x != 42) {
+        die("bcast on an MPI_Intercomm_merge", x, 42);
+    }
+    free(counts);
+    free(displs);
+    free(got);
+    CHK(MPI_Comm_free(&merged));
+    CHK(MPI_Comm_free(&inter));
+    CHK(MPI_Comm_free(&half));
+}
+
 #define NTHREADS 2
 static MPI_Comm tcomm[NTHREADS];
 
@@ -386,6 +455,8 @@ int main(int argc, char **argv)
         sub_comms();
     } else if (strcmp(sub, "threads") == 0) {
         sub_threads();
+    } else if (strcmp(sub, "internal") == 0) {
+        sub_internal();
     } else {
         die("unknown sub-test", 0, 0);
     }
