@@ -4,10 +4,13 @@
 set -euo pipefail
 
 # clang: the fuzz target (tests/fuzz/build.sh, libFuzzer) needs it;
-# slurm-wlm, munge, iproute2: the emulated cluster (tests/cluster/)
+# slurm-wlm, munge, iproute2: the emulated cluster (tests/cluster/);
+# dpkg-dev, debhelper, chrpath, lintian: the Debian packages (debian/,
+# tests/debian/run_packages.sh)
 packages=(build-essential autoconf automake libtool pkg-config clang
           libucx-dev ucx-utils libpmix-dev openmpi-bin libopenmpi-dev gnuplot-nox
-          slurm-wlm munge iproute2)
+          slurm-wlm munge iproute2
+          dpkg-dev debhelper chrpath lintian)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -4,8 +4,9 @@
 # the integration tests (real UCX under mpirun), then rebuilds with
 # AddressSanitizer + UBSan and runs the unit tests again, and with
 # ThreadSanitizer for the threaded ones, runs the fuzz target for a minute
-# (tests/fuzz/, clang + libFuzzer). Ends with one line
-# "N passed, N failed".
+# (tests/fuzz/, clang + libFuzzer), runs make distcheck, and last builds the
+# Debian packages from a clean copy of the tree, installs them, uses them and
+# purges them (tests/debian/). Ends with one line "N passed, N failed".
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -145,6 +146,14 @@ else
     tail -n 30 build/distcheck.log
     failed=$((failed + 1))
 fi
+
+step "Debian packages: built from a clean copy, lintian, installed, used, purged"
+# tests/debian/run_packages.sh: dpkg-buildpackage of the tracked tree (the
+# unit tests ran above: nocheck), lintian without errors, apt-get install of
+# the .debs, a C program via pkg-config and an MPI program under the preloaded
+# libamcoll_mpi and under the installed component, then the purge. Last: the
+# packages are on the machine only while this step runs.
+script_step packages tests/debian/run_packages.sh
 
 echo
 echo "${passed} passed, ${failed} failed"
