@@ -4,7 +4,7 @@
  * temporaries of a non-contiguous layout. AMCM_ROUTE, a reason not to route
  * (AMCM_WHY_*: the call goes to MPI's own), or AMCM_FAIL + an amcoll code.
  *
- * The routing rule (issue 16): every rank of a call must make the same
+ * The routing rule: every rank of a call must make the same
  * choice, so the choice depends only on what MPI makes identical on all
  * ranks of the call: the collective, the communicator (mapped or not, agreed
  * when it was created), the op, and for reductions the datatype's signature

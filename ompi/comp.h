@@ -1,5 +1,5 @@
 /*
- * mca_coll_amcoll: amcoll as a coll component of Open MPI (issue 35).
+ * mca_coll_amcoll: amcoll as a coll component of Open MPI.
  * The component's public instance (its parameters: params.h).
  */
 #ifndef AMCOMP_COMP_H

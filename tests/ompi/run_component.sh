@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# coll/amcoll, the Open MPI component (issue 35): the project's MPI test
+# coll/amcoll, the Open MPI component: the project's MPI test
 # programs, plain (no LD_PRELOAD), under mpirun with the build tree's
 # component beside Open MPI's own, enabled and verbose:
 #   - test_mpi_shim colls at N=2,3,4: every collective, blocking,

@@ -1,5 +1,5 @@
 /*
- * coll/amcoll (issue 35): an ordinary MPI program for what the component
+ * coll/amcoll: an ordinary MPI program for what the component
  * must get right beyond the collectives' results that test_mpi_shim
  * compares: communicator lifecycle (10,000 dup/free, split, create,
  * create_group, split_type, idup; an intercommunicator left to Open MPI),
