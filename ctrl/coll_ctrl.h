@@ -141,6 +141,14 @@ typedef struct amc_coll_ctrl {
     size_t           pay_off;      /* where it starts in a slot: aligned for any datatype */
 } amc_coll_ctrl_t;
 
+/* Whether the small collectives can run on the rounds of a communicator of
+ * size ranks (a power of two: the exchanges pair rank with rank XOR 2^r),
+ * so that its slots carry room for their data. */
+static inline int amc_coll_ctrl_carries_data(int size)
+{
+    return (size > 1) && ((size & (size - 1)) == 0) && (size <= (1 << 30));
+}
+
 /* lock_live: the context's "threads may meet now" flag (base/spinlock.h), or NULL.
  * nhdr: the barrier's rounds on the communicator (its slots carry that many
  * headers), at most AMC_CTRL_MAX_ROUNDS; payload: whether the slots carry

@@ -6,6 +6,8 @@
 #include "am_coll/context/datatype.h"
 #include "am_coll/context/op.h"
 #include "am_coll/context/request.h"
+#include "am_coll/api/coll_start.h"
+#include "am_coll/context/wait.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,6 +4,8 @@
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"
 #include "am_coll/context/request.h"
+#include "am_coll/api/comm_create.h"
+#include "am_coll/context/wait.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,6 +4,9 @@
 #include "am_coll/context/progress_thread.h"
 #include "am_coll/context/request.h"
 #include "base/status.h"
+#include "am_coll/api/comm_create.h"
+#include "am_coll/context/context_progress.h"
+#include "am_coll/context/wait.h"
 
 #include <stdint.h>
 #include <stdlib.h>

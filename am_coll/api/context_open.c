@@ -2,8 +2,10 @@
 #include "am_coll/coll/timeline.h"
 #include "am_coll/alg/alg.h"
 #include "am_coll/alg/tuning.h"
+#include "am_coll/barrier/barrier.h"
 #include "am_coll/coll/coll.h"
-#include "am_coll/context/comm.h"
+#include "am_coll/context/comm_life.h"
+#include "am_coll/context/comm_table.h"
 #include "am_coll/context/request.h"
 #include "am_coll/context/progress_thread.h"
 #include "am_coll/context/dispatch.h"
@@ -31,6 +33,19 @@ static void amc_context_drop_recv(void *arg, const void *hdr, size_t hdr_len, co
     (void)data;
     (void)len;
     (void)desc; /* the transport is going: nothing waits for it */
+}
+
+/* The engines as the context's room calls them: set here, above both, so
+ * that the context includes neither (am_coll/context/engines.h). */
+static void amc_context_engines_set(amc_engines_t *engines)
+{
+    engines->barrier_arrival  = amc_barrier_on_arrival;
+    engines->coll_arrival     = amc_coll_on_arrival;
+    engines->peer_dead        = amc_coll_notify_dead;
+    engines->inst_discard     = amc_coll_inst_discard;
+    engines->sched_release    = amc_coll_sched_release;
+    engines->inst_fail        = amc_coll_fail_request;
+    engines->barrier_describe = amc_barrier_describe;
 }
 
 int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threaded,
@@ -72,6 +87,7 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     amc_spinlock_init(&ctx->lock, ctx->lock_live_p);
     amc_spinlock_init(&ctx->notice_lock, ctx->lock_live_p);
     amc_defer_init(&ctx->defer, ctx->lock_live_p);
+    amc_context_engines_set(&ctx->engines);
     amc_dispatch_init(ctx);
     amc_transport_set_recv(tp, amc_am_recv, &ctx->am);
 
@@ -80,7 +96,7 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
     if (status != AMC_SUCCESS) {
         goto err_free_ctx; /* logged with file:line */
     }
-    status = amc_flow_init(&ctx->flow, ctx, tp->size, ctx->cfg.eager_tokens,
+    status = amc_flow_init(&ctx->flow, tp, tp->size, ctx->cfg.eager_tokens,
                            ctx->lock_live_p);
     if (status != AMC_SUCCESS) {
         goto err_tuning;

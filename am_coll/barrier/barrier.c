@@ -21,6 +21,7 @@
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/tuning_rules.h"
 #include "base/status.h"
+#include "am_coll/context/comm_life.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -190,10 +191,10 @@ static const char *amc_barrier_check_msg(const struct amc_comm *comm, const amc_
         if (len != 0) {
             return "a barrier message carries no data";
         }
-    } else if (!amc_ctrl_coll_is(hdr->coll) || (comm->ctrl.pay == 0) ||
-               (amc_ctrl_coll_rooted(hdr->coll) && (comm->size != 2))) {
+    } else if (!amc_alg_rounds_is(hdr->coll) || (comm->ctrl.pay == 0) ||
+               (amc_alg_rounds_rooted(hdr->coll) && (comm->size != 2))) {
         return "not a collective that runs on the barrier's rounds of this communicator";
-    } else if (amc_ctrl_coll_rooted(hdr->coll)) {
+    } else if (amc_alg_rounds_rooted(hdr->coll)) {
         if (hdr->alg > AMC_CTRL_MSG_ANSWER) {
             return "unknown message of a rooted collective on the barrier's rounds";
         }
@@ -278,7 +279,7 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, co
                          "%s on the barrier's rounds (up to AMC_FAST_MAX bytes), this rank %s "
                          "on the engine: %s, or count, datatype or op differ",
                          (unsigned)hdr->src, amc_coll_name(hdr->coll),
-                         amc_ctrl_coll_alg(hdr->coll), amc_alg_name(slot->inst->coll, slot->inst->alg),
+                         amc_alg_rounds_name(hdr->coll), amc_alg_name(slot->inst->coll, slot->inst->alg),
                          amc_alg_config_hint(hdr->coll));
                 why = msg;
             }
@@ -607,5 +608,5 @@ int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
         return amc_barrier_post(comm, req);
     }
     amc_coll_args_barrier(&args);
-    return amc_coll_start(comm, &args, req);
+    return amc_coll_start_engine(comm, &args, req);
 }

@@ -44,7 +44,6 @@
  * result.
  */
 #include "am_coll/barrier/ctrl_coll.h"
-#include "am_coll/barrier/barrier.h"
 #include "am_coll/context/comm.h"
 #include "am_coll/context/context.h"
 #include "am_coll/context/flow.h"
@@ -64,7 +63,7 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
     if (max > AMC_CTRL_PAY_MAX) {
         max = AMC_CTRL_PAY_MAX;
     }
-    if (amc_ctrl_coll_rooted(args->coll)) {
+    if (amc_alg_rounds_rooted(args->coll)) {
         /* one message of the call's bytes (one block of a gather or a scatter) */
         return (comm->size == 2) && (bytes <= max) &&
                (((args->coll != AMC_COLL_REDUCE) && (args->coll != AMC_COLL_SCAN) &&
@@ -81,12 +80,6 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
         return bytes <= max / (size_t)(comm->size / 2); /* the last round's N/2 blocks */
     }
     return (bytes <= max) && (amc_op_kernel(args->op, args->dt) != NULL);
-}
-
-int amc_ctrl_coll_start(struct amc_comm *comm, const amc_coll_args_t *args,
-                        struct amc_request *req)
-{
-    return amc_barrier_enter(comm, req, args);
 }
 
 /* An alltoall's round r: the blocks of the positions whose bit r differs
@@ -160,7 +153,7 @@ static void amc_ctrl_coll_load_rooted(struct amc_comm *comm, amc_coll_slot_t *sl
 
     b->root = (int8_t)root;
     sm->own = in;
-    if (!amc_ctrl_coll_sends(args->coll, comm->rank, root)) {
+    if (!amc_alg_rounds_sends(args->coll, comm->rank, root)) {
         b->oneway = AMC_CTRL_HEARS;
         return;
     }
@@ -258,7 +251,7 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
                    (args->coll == AMC_COLL_REDUCE) || (args->coll == AMC_COLL_SCAN))
                       ? amc_op_kernel(args->op, args->dt) : NULL;
     sm->recvbuf = args->recvbuf;
-    if (amc_ctrl_coll_rooted(args->coll)) {
+    if (amc_alg_rounds_rooted(args->coll)) {
         amc_ctrl_coll_load_rooted(comm, slot, args);
         return;
     }

@@ -16,57 +16,12 @@
 #ifndef AMC_CTRL_COLL_H
 #define AMC_CTRL_COLL_H
 
+#include "am_coll/alg/alg_rounds.h"
 #include "am_coll/coll/coll.h"
 #include "ctrl/coll_ctrl.h"
 
 struct amc_comm;
 struct amc_request;
-
-/* Whether a communicator of size ranks can run them (its slots then carry
- * the round data). */
-static inline int amc_ctrl_coll_size_ok(int size)
-{
-    return (size > 1) && ((size & (size - 1)) == 0) && (size <= (1 << 30));
-}
-
-/* The rooted ones, and scan and exscan: at N=2 one message from the rank
- * that holds the data to the one that needs it (the root's to the other
- * for bcast and scatter, the other's to the root for reduce and gather,
- * rank 0's to rank 1 for the scans), whatever the algorithm. */
-static inline int amc_ctrl_coll_rooted(unsigned coll)
-{
-    return (coll == AMC_COLL_BCAST) || (coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_GATHER) ||
-           (coll == AMC_COLL_SCATTER) || (coll == AMC_COLL_SCAN) || (coll == AMC_COLL_EXSCAN);
-}
-
-/* Whether rank (of 2) sends a rooted one's message. */
-static inline int amc_ctrl_coll_sends(unsigned coll, int rank, int root)
-{
-    switch (coll) {
-    case AMC_COLL_BCAST:
-    case AMC_COLL_SCATTER: return rank == root;
-    case AMC_COLL_REDUCE:
-    case AMC_COLL_GATHER:  return rank != root;
-    default:               return rank == 0; /* scan, exscan */
-    }
-}
-
-/* Whether the wire's coll is one of them. */
-static inline int amc_ctrl_coll_is(unsigned coll)
-{
-    return (coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_ALLGATHER) ||
-           (coll == AMC_COLL_ALLTOALL) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
-           amc_ctrl_coll_rooted(coll);
-}
-
-/* The pattern coll runs on the rounds, for messages that name it. */
-static inline const char *amc_ctrl_coll_alg(unsigned coll)
-{
-    return (coll == AMC_COLL_ALLTOALL)               ? "hypercube exchange"
-           : (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ? "recursive_halving"
-           : amc_ctrl_coll_rooted(coll)              ? "one message at N=2"
-                                                     : "recursive_doubling";
-}
 
 /* Bytes of round r's message: the call's bytes for an allreduce, 2^r
  * blocks for an allgather, N/2 for an alltoall, N/2^(r+1) for a
@@ -91,10 +46,6 @@ static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int round)
  * and configuration. */
 int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
                      const amc_alg_t *alg);
-
-/* Starts it; req completes when this rank has the result in recvbuf. */
-int amc_ctrl_coll_start(struct amc_comm *comm, const amc_coll_args_t *args,
-                        struct amc_request *req);
 
 /* With ctrl->lock held, at the entry: the caller's data is round 0's
  * message; what the rounds need of the call is kept in the slot. */

@@ -110,12 +110,25 @@ enum {
 /* Bytes of an instance of sched, its per-act arrays included. */
 size_t amc_coll_inst_size(const amc_sched_t *sched);
 
-/* Starts a collective on comm; req completes when this rank's part is done. */
-int  amc_coll_start(struct amc_comm *comm, const amc_coll_args_t *args, struct amc_request *req);
+/* The call with what it needs before it starts (the configuration's
+ * segment sizes, comm's nodes) into args, and the algorithm chosen for it
+ * into *alg_p; an error (logged) when there is none or no memory. */
+int  amc_coll_select(struct amc_comm *comm, const amc_coll_args_t *call, amc_coll_args_t *args,
+                     const amc_alg_t **alg_p);
+
+/* Starts args (selected) as alg's schedule on comm; req completes when this
+ * rank's part is done. amc_coll_start (am_coll/api/coll_start.h) chooses
+ * between this engine and the barrier's rounds. */
+int  amc_coll_start_alg(struct amc_comm *comm, const amc_coll_args_t *args,
+                        const amc_alg_t *alg, struct amc_request *req);
+
+/* Selects and starts a call on this engine, whatever the algorithm's flags. */
+int  amc_coll_start_engine(struct amc_comm *comm, const amc_coll_args_t *args,
+                           struct amc_request *req);
 
 /* Tests: runs sched, built by the caller and taken over (freed with its
  * instance, or at once on an error), as args describes the call (kind,
- * root, buffers, datatype, op); req completes as with amc_coll_start. */
+ * root, buffers, datatype, op); req completes as with amc_coll_start_alg. */
 int  amc_coll_start_sched(struct amc_comm *comm, const amc_coll_args_t *args, amc_sched_t *sched,
                           struct amc_request *req);
 
@@ -204,5 +217,10 @@ void amc_coll_cancel(amc_coll_inst_t *inst, int status);
 
 /* With ctrl->lock held: what the instance waits for, for a timeout message. */
 void amc_coll_describe(const amc_coll_inst_t *inst, char *buf, size_t len);
+
+/* amc_engines_t's inst_fail (am_coll/context/engines.h): a wait gives up on
+ * req, whose slot runs inst. */
+int  amc_coll_fail_request(amc_coll_inst_t *inst, struct amc_request *req, int status,
+                           int timed_out, char *why, size_t len);
 
 #endif

@@ -7,13 +7,14 @@
  * advances without its caller.
  */
 #include "am_coll/coll/coll.h"
-#include "am_coll/barrier/ctrl_coll.h"
+#include "am_coll/alg/alg_rounds.h"
 #include "am_coll/context/topo.h"
 #include "am_coll/alg/alg.h"
 #include "am_coll/context/comm.h"
 #include "am_coll/context/op.h"
 #include "am_coll/context/request.h"
 #include "base/status.h"
+#include "am_coll/context/comm_life.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -934,7 +935,7 @@ static void amc_coll_barrier_mismatch(amc_comm_t comm, amc_coll_slot_t *slot,
                   "rounds (up to AMC_FAST_MAX bytes): %s, or count, datatype or op differ",
                   (unsigned long long)comm->cid, (unsigned long long)hdr->seq,
                   (unsigned)hdr->src, amc_coll_name(hdr->coll),
-                  amc_alg_name(hdr->coll, hdr->alg), amc_ctrl_coll_alg(hdr->coll),
+                  amc_alg_name(hdr->coll, hdr->alg), amc_alg_rounds_name(hdr->coll),
                   amc_alg_config_hint(hdr->coll));
     } else {
         amc_error(&comm->ctx->log, "%s message on communicator 0x%llx seq %llu from rank %u: %s",
@@ -1141,29 +1142,32 @@ static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, const a
                            amc_coll_inst_t *inst,
                            struct amc_request *req);
 
-int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_request *req)
+int amc_coll_select(amc_comm_t comm, const amc_coll_args_t *call, amc_coll_args_t *args,
+                    const amc_alg_t **alg_p)
 {
-    amc_coll_args_t   args_copy = *call, *args = &args_copy;
-    amc_coll_ctrl_t  *ctrl = &comm->ctrl;
-    const amc_alg_t  *alg;
-    amc_sched_t      *sched;
-    amc_coll_inst_t  *inst;
-    int               status;
-
+    *args             = *call;
     args->segment     = comm->ctx->cfg.bcast_segment;
     args->bruck_block = comm->ctx->cfg.alltoallv_bruck_block;
     args->topo        = amc_comm_topo(comm);
     if (args->topo == NULL) {
         return AMC_ERR_NO_MEMORY; /* logged */
     }
-    alg           = amc_alg_select(comm, args);
-    if (alg == NULL) {
+    *alg_p = amc_alg_select(comm, args);
+    if (*alg_p == NULL) {
         amc_error(&comm->ctx->log, "no algorithm for %s", amc_coll_name(args->coll));
         return AMC_ERR_UNSUPPORTED;
     }
-    if ((alg->flags & AMC_ALG_FLAG_CTRL) && amc_ctrl_coll_ok(comm, args, alg)) {
-        return amc_ctrl_coll_start(comm, args, req);
-    }
+    return AMC_SUCCESS;
+}
+
+int amc_coll_start_alg(amc_comm_t comm, const amc_coll_args_t *args, const amc_alg_t *alg,
+                       struct amc_request *req)
+{
+    amc_coll_ctrl_t *ctrl = &comm->ctrl;
+    amc_sched_t     *sched;
+    amc_coll_inst_t *inst;
+    int              status;
+
     /* the schedule cache and its users count are shared with handlers that
      * forward a bcast (amc_coll_forward_start): both under the lock */
     amc_spin_lock(&ctrl->lock);
@@ -1179,6 +1183,15 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
         return status;
     }
     return amc_coll_launch(comm, args, alg, inst, req);
+}
+
+int amc_coll_start_engine(amc_comm_t comm, const amc_coll_args_t *call, struct amc_request *req)
+{
+    amc_coll_args_t  args;
+    const amc_alg_t *alg;
+    int              status = amc_coll_select(comm, call, &args, &alg);
+
+    return (status != AMC_SUCCESS) ? status : amc_coll_start_alg(comm, &args, alg, req);
 }
 
 /* no table entry: its id is in no other algorithm's headers, so no rank
@@ -1441,4 +1454,27 @@ void amc_coll_describe(const amc_coll_inst_t *inst, char *buf, size_t len)
             used += (size_t)snprintf(buf + used, len - used, " rank %d", act->peer);
         }
     }
+}
+
+int amc_coll_fail_request(amc_coll_inst_t *inst, struct amc_request *req, int status,
+                          int timed_out, char *why, size_t len)
+{
+    if (inst->aborted) {
+        return 0; /* cancelled already: waits for its pulls */
+    }
+    if (timed_out && (inst->coll == AMC_COLL_BARRIER)) {
+        /* a barrier on the engine times out as the fast path's does: the
+         * caller gets the error, the instance runs on detached (it touches
+         * no user memory), so a late peer's barrier still completes and the
+         * sequence numbers stay in step */
+        amc_coll_describe(inst, why, len);
+        req->slot->req = NULL;
+        amc_request_complete(req, status);
+        return 0;
+    }
+    if (timed_out) {
+        amc_coll_describe(inst, why, len);
+    }
+    amc_coll_cancel(inst, status);
+    return 1; /* the abort notices */
 }

@@ -1,63 +1,9 @@
 #include "am_coll/context/context.h"
-#include "am_coll/context/comm.h"
-#include "am_coll/context/dispatch.h"
-
-#include <sched.h>
-#include <stdlib.h>
-#include <string.h>
-
-static inline unsigned amc_context_bucket(uint64_t cid)
-{
-    return (unsigned)((cid ^ (cid >> 17) ^ (cid >> 41)) & (AMC_CID_BUCKETS - 1));
-}
+#include "base/status.h"
 
 struct amc_comm *amc_context_world(amc_context_t *ctx)
 {
     return ctx->world;
-}
-
-/* Destroys user-freed communicators whose instances have all finished. Runs
- * from progress in the caller's context, never from a handler. */
-static int amc_context_reap(amc_context_t *ctx)
-{
-    struct amc_comm **link, *comm, *done = NULL;
-    unsigned          active;
-    int               reaped = 0;
-
-    amc_spin_lock(&ctx->lock);
-    for (link = &ctx->zombies; (comm = *link) != NULL;) {
-        amc_spin_lock(&comm->ctrl.lock);
-        active = comm->ctrl.active;
-        amc_spin_unlock(&comm->ctrl.lock);
-        if (active > 0) {
-            link = &comm->list_next;
-            continue;
-        }
-        *link           = comm->list_next;
-        comm->list_next = done;
-        done            = comm;
-    }
-    amc_spin_unlock(&ctx->lock);
-
-    /* destroy takes ctx->lock itself */
-    while ((comm = done) != NULL) {
-        done = comm->list_next;
-        amc_comm_destroy(comm);
-        reaped = 1;
-    }
-    amc_context_flush(ctx);
-    return reaped;
-}
-
-int amc_context_progress(amc_context_t *ctx)
-{
-    int progressed = ctx->tp->ops->progress(ctx->tp);
-
-    amc_context_flush(ctx);
-    if (__atomic_load_n(&ctx->zombies, __ATOMIC_RELAXED) != NULL) {
-        progressed |= amc_context_reap(ctx);
-    }
-    return progressed;
 }
 
 void amc_context_sleep(void *arg, int timeout_ms)
@@ -81,114 +27,6 @@ int amc_context_take_error(amc_context_t *ctx)
         return AMC_SUCCESS;
     }
     return __atomic_exchange_n(&ctx->pending_err, AMC_SUCCESS, __ATOMIC_ACQ_REL);
-}
-
-struct amc_comm *amc_context_lookup(amc_context_t *ctx, uint64_t cid)
-{
-    struct amc_comm *comm;
-
-    /* the world lives as long as the context: no lock for the common case */
-    if ((ctx->world != NULL) && (ctx->world->cid == cid)) {
-        return ctx->world;
-    }
-    amc_spin_lock(&ctx->lock);
-    for (comm = ctx->table[amc_context_bucket(cid)]; comm != NULL; comm = comm->next) {
-        if (comm->cid == cid) {
-            __atomic_add_fetch(&comm->in_handlers, 1, __ATOMIC_ACQ_REL);
-            break;
-        }
-    }
-    amc_spin_unlock(&ctx->lock);
-    return comm;
-}
-
-void amc_context_unlookup(amc_context_t *ctx, struct amc_comm *comm)
-{
-    if (comm != ctx->world) {
-        __atomic_sub_fetch(&comm->in_handlers, 1, __ATOMIC_ACQ_REL);
-    }
-}
-
-int amc_context_cid_is_dead(amc_context_t *ctx, uint64_t cid)
-{
-    int i, dead = 0;
-
-    amc_spin_lock(&ctx->lock);
-    for (i = 0; i < AMC_DEAD_CIDS; i++) {
-        if (ctx->dead_cids[i] == cid) {
-            dead = 1;
-            break;
-        }
-    }
-    amc_spin_unlock(&ctx->lock);
-    return dead;
-}
-
-int amc_context_insert(amc_context_t *ctx, struct amc_comm *comm)
-{
-    amc_orphan_t **link, *orphan, *mine = NULL, **mine_tail = &mine;
-    unsigned       bucket = amc_context_bucket(comm->cid);
-    struct amc_comm *other;
-
-    amc_spin_lock(&ctx->lock);
-    for (other = ctx->table[bucket]; other != NULL; other = other->next) {
-        if (other->cid == comm->cid) {
-            amc_spin_unlock(&ctx->lock);
-            amc_error(&ctx->log, "context id 0x%llx is already in use",
-                      (unsigned long long)comm->cid);
-            return AMC_ERR_COMM;
-        }
-    }
-    comm->next          = ctx->table[bucket];
-    ctx->table[bucket]  = comm;
-
-    /* take this communicator's orphans, in arrival order */
-    for (link = &ctx->orphans; (orphan = *link) != NULL;) {
-        if (orphan->cid != comm->cid) {
-            link = &orphan->next;
-            continue;
-        }
-        *link        = orphan->next;
-        orphan->next = NULL;
-        *mine_tail   = orphan;
-        mine_tail    = &orphan->next;
-        ctx->orphan_count--;
-    }
-    amc_spin_unlock(&ctx->lock);
-
-    while ((orphan = mine) != NULL) {
-        mine = orphan->next;
-        amc_dispatch_replay(ctx, comm, orphan->bytes, orphan->bytes + orphan->hdr_len,
-                            orphan->len, orphan->desc);
-        free(orphan);
-    }
-    return AMC_SUCCESS;
-}
-
-void amc_context_remove(amc_context_t *ctx, struct amc_comm *comm)
-{
-    struct amc_comm **link;
-    unsigned          spins = 0;
-
-    amc_spin_lock(&ctx->lock);
-    for (link = &ctx->table[amc_context_bucket(comm->cid)]; *link != NULL;
-         link = &(*link)->next) {
-        if (*link == comm) {
-            *link = comm->next;
-            break;
-        }
-    }
-    ctx->dead_cids[ctx->dead_next++ % AMC_DEAD_CIDS] = comm->cid;
-    amc_spin_unlock(&ctx->lock);
-
-    /* no new lookup finds it now; a handler still dispatching to it (the
-     * progress thread's, say) finishes before its storage goes. Handlers
-     * never block, so this is short. */
-    while (__atomic_load_n(&comm->in_handlers, __ATOMIC_ACQUIRE) > 0) {
-        if (++spins > 100) {
-            sched_yield();
-        }
-    }
 }
 
 void amc_context_release_desc(void *arg, void *desc)
@@ -215,64 +53,6 @@ void amc_context_flush_slow(amc_context_t *ctx)
     amc_flow_flush(&ctx->flow);
 }
 
-int amc_context_hold_orphan(amc_context_t *ctx, uint64_t cid, const void *hdr,
-                            size_t hdr_len, const void *data, size_t len, void *desc,
-                            struct amc_comm **created)
-{
-    amc_orphan_t    *orphan, **link;
-    struct amc_comm *comm;
-
-    if (__atomic_load_n(&ctx->orphan_count, __ATOMIC_RELAXED) >= ctx->cfg.orphan_max) {
-        return AMC_ERR_PROTOCOL;
-    }
-    orphan = malloc(sizeof(*orphan) + hdr_len + ((desc != NULL) ? 0 : len));
-    if (orphan == NULL) {
-        return AMC_ERR_NO_MEMORY;
-    }
-    orphan->next    = NULL;
-    orphan->cid     = cid;
-    orphan->desc    = desc;
-    orphan->hdr_len = hdr_len;
-    orphan->len     = len;
-    memcpy(orphan->bytes, hdr, hdr_len);
-    if ((desc == NULL) && (len > 0)) {
-        memcpy(orphan->bytes + hdr_len, data, len);
-    }
-
-    /* the lookup and the append are one step against amc_context_insert,
-     * which replays only what it finds held: a communicator created since
-     * this handler's lookup takes the message directly */
-    amc_spin_lock(&ctx->lock);
-    for (comm = ctx->table[amc_context_bucket(cid)]; comm != NULL; comm = comm->next) {
-        if (comm->cid == cid) {
-            __atomic_add_fetch(&comm->in_handlers, 1, __ATOMIC_ACQ_REL);
-            break;
-        }
-    }
-    if (comm == NULL) {
-        for (link = &ctx->orphans; *link != NULL; link = &(*link)->next) {
-        }
-        *link = orphan;
-        ctx->orphan_count++;
-    }
-    amc_spin_unlock(&ctx->lock);
-    *created = comm;
-    if (comm != NULL) {
-        free(orphan);
-    }
-    return AMC_SUCCESS;
-}
-
-unsigned amc_context_orphans(amc_context_t *ctx)
-{
-    unsigned count;
-
-    amc_spin_lock(&ctx->lock);
-    count = ctx->orphan_count;
-    amc_spin_unlock(&ctx->lock);
-    return count;
-}
-
 int amc_context_cid_reserve(amc_context_t *ctx, uint64_t *num_p)
 {
     /* atomic: application threads may create on different parents at once */
@@ -292,43 +72,4 @@ uint64_t amc_context_cid_make(amc_context_t *ctx, uint64_t num, int leader)
     /* a bijection of (num, leader): num < cid_limit keeps it below 2^64, and
      * 0 and the world's 1 are never made */
     return AMC_CID_WORLD + 1 + num * (uint64_t)ctx->tp->size + (uint64_t)leader;
-}
-
-void amc_context_tomb_push(amc_context_t *ctx, struct amc_comm *comm)
-{
-    amc_spin_lock(&ctx->lock);
-    comm->list_next = NULL;
-    if (ctx->tomb_tail != NULL) {
-        ctx->tomb_tail->list_next = comm;
-    } else {
-        ctx->tomb_head = comm;
-    }
-    ctx->tomb_tail = comm;
-    ctx->tomb_count++;
-    amc_spin_unlock(&ctx->lock);
-}
-
-struct amc_comm *amc_context_tomb_take(amc_context_t *ctx)
-{
-    struct amc_comm *comm = NULL;
-
-    amc_spin_lock(&ctx->lock);
-    if (ctx->tomb_count > AMC_TOMBSTONES) {
-        comm           = ctx->tomb_head;
-        ctx->tomb_head = comm->list_next;
-        if (ctx->tomb_head == NULL) {
-            ctx->tomb_tail = NULL;
-        }
-        ctx->tomb_count--;
-    }
-    amc_spin_unlock(&ctx->lock);
-    return comm;
-}
-
-void amc_context_add_zombie(amc_context_t *ctx, struct amc_comm *comm)
-{
-    amc_spin_lock(&ctx->lock);
-    comm->list_next = ctx->zombies;
-    ctx->zombies    = comm;
-    amc_spin_unlock(&ctx->lock);
 }

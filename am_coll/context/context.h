@@ -9,6 +9,7 @@
 
 #include "am_coll/context/config.h"
 #include "am_coll/context/defer.h"
+#include "am_coll/context/engines.h"
 #include "am_coll/context/flow.h"
 #include "am_coll/context/tuning_rules.h"
 #include "base/log.h"
@@ -19,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define AMC_CID_WORLD   1u   /* the world communicator's context id */
 #define AMC_CID_BUCKETS 64   /* power of two */
 #define AMC_DEAD_CIDS   64   /* freed context ids remembered to reject late messages */
 #define AMC_TOMBSTONES  64   /* destroyed communicators kept before their memory is reused */
@@ -39,6 +41,7 @@ typedef struct amc_orphan {
 typedef struct amc_context {
     amc_config_t     cfg;
     amc_am_table_t   am;           /* the header handler's dispatch table */
+    amc_engines_t    engines;      /* the engines' handlers and hooks (engines.h) */
     const struct amc_alg *alg_forced[AMC_COLL_LAST]; /* AMC_<COLL>_ALG resolved (NULL: auto) */
     amc_tuning_t     tuning;       /* AMC_TUNING_FILE's rules, resolved */
     amc_log_t        log;
@@ -89,25 +92,12 @@ typedef struct amc_context {
 
 struct amc_comm *amc_context_world(amc_context_t *ctx);
 
-/* One progress pass: transport handlers, then freed communicators whose last
- * instance finished. Returns non-zero if anything happened. */
-int  amc_context_progress(amc_context_t *ctx);
-
 /* amc_sleep_fn_t for amc_waiter_t */
 void amc_context_sleep(void *ctx, int timeout_ms);
 
 /* First error wins; take returns and clears it. */
 void amc_context_set_error(amc_context_t *ctx, int status);
 int  amc_context_take_error(amc_context_t *ctx);
-
-/* Communicator table (locks internally). Insert replays held orphans. A
- * found communicator (other than the world) cannot be destroyed until the
- * caller, a handler, is done with it and calls unlookup. */
-struct amc_comm *amc_context_lookup(amc_context_t *ctx, uint64_t cid);
-void amc_context_unlookup(amc_context_t *ctx, struct amc_comm *comm);
-int  amc_context_insert(amc_context_t *ctx, struct amc_comm *comm);
-void amc_context_remove(amc_context_t *ctx, struct amc_comm *comm);
-int  amc_context_cid_is_dead(amc_context_t *ctx, uint64_t cid);
 
 /* Context ids (doc/design.md, "Context ids"): each creation takes the id
  * number reserved by one member, its leader, and makes the id from that
@@ -116,20 +106,6 @@ int  amc_context_cid_is_dead(amc_context_t *ctx, uint64_t cid);
  * gets from this rank, or AMC_ERR_NO_MEMORY once they are used up. */
 int      amc_context_cid_reserve(amc_context_t *ctx, uint64_t *num_p);
 uint64_t amc_context_cid_make(amc_context_t *ctx, uint64_t num, int leader);
-
-/* Destroyed communicators: kept in a FIFO so that a stale handle reads as
- * freed; take gives the oldest back for reuse once more than AMC_TOMBSTONES
- * wait, else NULL. */
-void             amc_context_tomb_push(amc_context_t *ctx, struct amc_comm *comm);
-struct amc_comm *amc_context_tomb_take(amc_context_t *ctx);
-
-/* Holds a message whose communicator is unknown; AMC_ERR_PROTOCOL when full.
- * If the communicator was created meanwhile, *created is set and the caller
- * dispatches the message to it instead. */
-int  amc_context_hold_orphan(amc_context_t *ctx, uint64_t cid, const void *hdr,
-                             size_t hdr_len, const void *data, size_t len, void *desc,
-                             struct amc_comm **created);
-unsigned amc_context_orphans(amc_context_t *ctx);
 
 /* amc_early_release_fn_t: gives an unread rendezvous descriptor back (queued:
  * may be called under a lock; amc_context_flush makes the call). */
@@ -145,8 +121,5 @@ static inline void amc_context_flush(amc_context_t *ctx)
         amc_context_flush_slow(ctx);
     }
 }
-
-/* A user-freed communicator with instances still running. */
-void amc_context_add_zombie(amc_context_t *ctx, struct amc_comm *comm);
 
 #endif

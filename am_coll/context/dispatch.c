@@ -1,14 +1,13 @@
 /*
  * What the header handler's table (handlers/am_handler.h) calls for this
  * context: a message for a communicator is found by its context id and
- * handed to its engine (the barrier's or the schedules'), or held until this
+ * handed to its engine (the barrier's or the schedules', through the
+ * context's table of them: engines.h), or held until this
  * rank creates that communicator; a credit message goes to flow control.
  */
 #include "am_coll/context/dispatch.h"
-#include "am_coll/barrier/barrier.h"
-#include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"
-#include "am_coll/context/context.h"
+#include "am_coll/context/comm_table.h"
 
 static void amc_dispatch_to_comm(struct amc_comm *comm, const amc_wire_hdr_t *hdr,
                                  const void *data, size_t len, void *desc)
@@ -20,9 +19,9 @@ static void amc_dispatch_to_comm(struct amc_comm *comm, const amc_wire_hdr_t *hd
             data = NULL;
             len  = (len != 0) ? SIZE_MAX : 0;
         }
-        amc_barrier_on_arrival(comm, hdr, data, len);
+        comm->ctx->engines.barrier_arrival(comm, hdr, data, len);
     } else {
-        amc_coll_on_arrival(comm, hdr, data, len, desc);
+        comm->ctx->engines.coll_arrival(comm, hdr, data, len, desc);
     }
 }
 

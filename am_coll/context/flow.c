@@ -1,5 +1,4 @@
 #include "am_coll/context/flow.h"
-#include "am_coll/context/context.h"
 #include "base/status.h"
 
 #include <stdlib.h>
@@ -24,7 +23,7 @@ amc_flow_peer_t *amc_flow_peer_make(amc_flow_t *flow, int peer)
         return NULL;
     }
     rec->tokens      = flow->window;
-    rec->credit.ctx  = flow->ctx;
+    rec->credit.flow = flow;
     rec->credit.peer = peer;
     won = amc_sparse_insert(&flow->peers, peer, rec);
     if (won != rec) {
@@ -43,7 +42,7 @@ amc_flow_peer_t *amc_flow_peer_make(amc_flow_t *flow, int peer)
 static void amc_flow_credit_done(amc_completion_t *comp, int status)
 {
     amc_flow_credit_t *credit = amc_container_of(comp, amc_flow_credit_t, comp);
-    amc_flow_t        *flow   = &credit->ctx->flow;
+    amc_flow_t        *flow   = credit->flow;
 
     (void)status; /* a lost credit only costs eager sends, never correctness */
     __atomic_store_n(&credit->busy, 0, __ATOMIC_RELEASE);
@@ -55,8 +54,7 @@ static void amc_flow_credit_done(amc_completion_t *comp, int status)
 
 static void amc_flow_credit_send(amc_flow_credit_t *credit)
 {
-    amc_context_t   *ctx = credit->ctx;
-    amc_transport_t *tp  = ctx->tp;
+    amc_transport_t *tp = credit->flow->tp;
     amc_wire_hdr_t   hdr;
     uint32_t         n;
     size_t           len;
@@ -83,11 +81,11 @@ static void amc_flow_credit_send(amc_flow_credit_t *credit)
     }
 }
 
-int amc_flow_init(amc_flow_t *flow, amc_context_t *ctx, int npeers, unsigned window,
+int amc_flow_init(amc_flow_t *flow, amc_transport_t *tp, int npeers, unsigned window,
                   const int *live)
 {
     flow->live     = live;
-    flow->ctx      = ctx;
+    flow->tp       = tp;
     flow->window   = window;
     flow->any_due  = 0;
     flow->list     = NULL;

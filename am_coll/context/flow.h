@@ -18,12 +18,12 @@
 
 #include <stdint.h>
 
-struct amc_context;
+struct amc_flow;
 
 typedef struct amc_flow_credit {
     amc_completion_t    comp;
     amc_wire_packed_t   wire;     /* alive until its send completes */
-    struct amc_context *ctx;
+    struct amc_flow    *flow;
     int                 peer;
     int                 busy;
     int                 due;      /* half a window owed: flush sends it */
@@ -40,7 +40,7 @@ typedef struct amc_flow_peer {
 
 typedef struct amc_flow {
     const int          *live;      /* the context's "threads may meet" flag */
-    struct amc_context *ctx;
+    amc_transport_t    *tp;        /* credits go through it */
     unsigned            window;    /* AMC_EAGER_TOKENS */
     int                 any_due;   /* some record's credit.due is set */
     amc_sparse_t        peers;     /* rank -> amc_flow_peer_t */
@@ -48,7 +48,7 @@ typedef struct amc_flow {
     unsigned            nrecords;  /* atomic */
 } amc_flow_t;
 
-int      amc_flow_init(amc_flow_t *flow, struct amc_context *ctx, int npeers, unsigned window,
+int      amc_flow_init(amc_flow_t *flow, amc_transport_t *tp, int npeers, unsigned window,
                        const int *live);
 void     amc_flow_cleanup(amc_flow_t *flow);
 

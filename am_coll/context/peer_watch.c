@@ -1,5 +1,4 @@
 #include "am_coll/context/peer_watch.h"
-#include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"
 #include "base/clock.h"
 
@@ -47,7 +46,7 @@ static void amc_peer_watch_pass_on(amc_context_t *ctx)
     for (r = 0; r < tp->size; r++) {
         if (amc_peer_set_test(&tp->dead, r) && !amc_peer_set_test(&ctx->dead_told, r) &&
             amc_peer_set_mark(&ctx->dead_passed, r)) {
-            amc_coll_notify_dead(ctx, r);
+            ctx->engines.peer_dead(ctx, r);
             told = 1;
         }
     }

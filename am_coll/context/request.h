@@ -52,25 +52,17 @@ void amc_request_detach(struct amc_request *req);
 void amc_request_drop(struct amc_request *req);
 
 /* Non-blocking starts: call begin before the start (the request may complete
- * inside it), then end with the start's status. They hand the request to the
- * progress thread, if there is one. */
+ * inside it), then end with the start's status (amc_request_end_start,
+ * am_coll/context/wait.h). They hand the request to the progress thread, if
+ * there is one. */
 void amc_request_begin_nb(struct amc_request *req);
-void amc_request_end_start(struct amc_request *req, int start_status);
+
+/* The progress thread no longer counts it (nobody waits for it any more). */
+void amc_request_untrack(struct amc_request *req);
 
 /* Called by the collective with ctrl->lock held. */
 void amc_request_complete(struct amc_request *req, int status);
 
 int  amc_request_is_complete(const struct amc_request *req);
-
-/* Checks a request once (no progress): its final status once complete,
- * AMC_INPROGRESS while running. A handler error left on its communicator or
- * the passing of AMC_TIMEOUT completes it with that error, and so does the
- * death of a member of its communicator (AMC_ERR_PEER, am_coll/context/peer_watch.h;
- * the transport is asked to look for dead peers now and then). */
-int  amc_request_poll(struct amc_request *req);
-
-/* Waits for one request without releasing it; the error of a failed wait
- * detaches the request from its instance, which runs on to keep in step. */
-int  amc_request_wait_one(struct amc_request *req);
 
 #endif

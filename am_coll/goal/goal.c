@@ -29,6 +29,7 @@
 #include "am_coll/context/request.h"
 #include "base/log.h"
 #include "base/spinlock.h"
+#include "am_coll/context/wait.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -3,6 +3,9 @@
 #include "am_coll/api/config_read.h"
 #include "am_coll/alg/alg.h"
 #include "am_coll/context/topo.h"
+#include "am_coll/api/comm_create.h"
+#include "am_coll/context/wait.h"
+#include "am_coll/context/context_progress.h"
 
 #include <stdarg.h>
 #include <stdio.h>

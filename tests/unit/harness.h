@@ -9,6 +9,7 @@
 #include "am_coll/context/context.h"
 #include "transport/fake.h"
 #include "amcoll.h"
+#include "am_coll/api/comm_create.h"
 
 #include <stdint.h>
 

@@ -3,6 +3,10 @@
 
 #include "tests/unit/harness.h"
 #include "am_coll/sched/sched.h"
+#include "am_coll/api/comm_create.h"
+#include "am_coll/context/context_progress.h"
+#include "am_coll/context/request.h"
+#include "am_coll/context/wait.h"
 
 #include <malloc.h>
 #include <stdio.h>

@@ -6,6 +6,9 @@
  */
 #include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
+#include "am_coll/context/comm_table.h"
+#include "am_coll/context/context_progress.h"
+#include "am_coll/context/wait.h"
 
 #include <stdlib.h>
 

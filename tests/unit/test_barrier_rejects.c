@@ -7,6 +7,7 @@
 #include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
 #include "handlers/wire.h"
+#include "am_coll/context/comm_table.h"
 
 #include <string.h>
 

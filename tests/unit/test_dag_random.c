@@ -43,6 +43,7 @@
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/request.h"
 #include "am_coll/sched/sched.h"
+#include "am_coll/context/wait.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -70,6 +70,7 @@
 #include "am_coll/context/context.h"
 #include "am_coll/context/datatype.h"
 #include "am_coll/context/request.h"
+#include "am_coll/context/context_progress.h"
 
 #include <pthread.h>
 #include <stdint.h>

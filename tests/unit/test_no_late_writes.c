@@ -9,6 +9,7 @@
 #include "am_coll/api/config_read.h"
 #include "tests/unit/harness.h"
 #include "base/status.h"
+#include "am_coll/context/context_progress.h"
 
 #include <string.h>
 #include <time.h>

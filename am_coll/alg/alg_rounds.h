@@ -1,0 +1,51 @@
+/*
+ * The collectives that run on the barrier's rounds rather than on a
+ * schedule (am_coll/barrier/ctrl_coll.c): which ones, who sends at N=2, and
+ * the name of the pattern they run, for the engines and their messages
+ * alike.
+ */
+#ifndef AMC_ALG_ROUNDS_H
+#define AMC_ALG_ROUNDS_H
+
+#include "am_coll/sched/sched.h"
+
+/* The rooted ones, and scan and exscan: at N=2 one message from the rank
+ * that holds the data to the one that needs it (the root's to the other
+ * for bcast and scatter, the other's to the root for reduce and gather,
+ * rank 0's to rank 1 for the scans), whatever the algorithm. */
+static inline int amc_alg_rounds_rooted(unsigned coll)
+{
+    return (coll == AMC_COLL_BCAST) || (coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_GATHER) ||
+           (coll == AMC_COLL_SCATTER) || (coll == AMC_COLL_SCAN) || (coll == AMC_COLL_EXSCAN);
+}
+
+/* Whether rank (of 2) sends a rooted one's message. */
+static inline int amc_alg_rounds_sends(unsigned coll, int rank, int root)
+{
+    switch (coll) {
+    case AMC_COLL_BCAST:
+    case AMC_COLL_SCATTER: return rank == root;
+    case AMC_COLL_REDUCE:
+    case AMC_COLL_GATHER:  return rank != root;
+    default:               return rank == 0; /* scan, exscan */
+    }
+}
+
+/* Whether the wire's coll is one of them. */
+static inline int amc_alg_rounds_is(unsigned coll)
+{
+    return (coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_ALLGATHER) ||
+           (coll == AMC_COLL_ALLTOALL) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
+           amc_alg_rounds_rooted(coll);
+}
+
+/* The pattern coll runs on the rounds, for messages that name it. */
+static inline const char *amc_alg_rounds_name(unsigned coll)
+{
+    return (coll == AMC_COLL_ALLTOALL)               ? "hypercube exchange"
+           : (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ? "recursive_halving"
+           : amc_alg_rounds_rooted(coll)              ? "one message at N=2"
+                                                     : "recursive_doubling";
+}
+
+#endif

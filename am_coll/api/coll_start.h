@@ -1,0 +1,16 @@
+/*
+ * Which engine runs a call (am_coll/api/coll_start.c): the barrier's rounds
+ * for the small ones whose algorithm says so, a schedule for the rest.
+ */
+#ifndef AMC_COLL_START_H
+#define AMC_COLL_START_H
+
+#include "am_coll/alg/coll_args.h"
+
+struct amc_comm;
+struct amc_request;
+
+/* Starts a collective on comm; req completes when this rank's part is done. */
+int amc_coll_start(struct amc_comm *comm, const amc_coll_args_t *args, struct amc_request *req);
+
+#endif
