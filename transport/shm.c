@@ -19,6 +19,7 @@
 #define AMC_SHM_NCELLS    128u   /* cells per ring: 8 KiB */
 _Static_assert(AMC_SHM_MAX_BYTES * 4 == AMC_SHM_NCELLS * AMC_SHM_CELL,
                "one message's cells are a quarter of the ring at most");
+_Static_assert(AMC_SHM_NCELLS == 128, "a sender's stale bits are two words (amc_shm_send)");
 
 /* The control word, the first 8 bytes of a message's first cell, stored
  * last with release: valid bit, flags, header length, data length, and
@@ -573,14 +574,19 @@ int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr
     }
     cell = out->ring->cells + off * AMC_SHM_CELL;
     amc_shm_copy_short(cell + sizeof(uint64_t), hdr, hdr_len);
-    amc_shm_copy_short(cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), data, len);
-    /* amc_shm_mark of one cell */
-    next = (off + 1) % AMC_SHM_NCELLS;
-    amc_shm_stale_set(out, off, 0);
-    if (amc_shm_stale_test(out, next)) {
-        __atomic_store_n((uint64_t *)(out->ring->cells + next * AMC_SHM_CELL), 0,
-                         __ATOMIC_RELAXED);
-        amc_shm_stale_set(out, next, 0);
+    if (len > 0) {
+        amc_shm_copy_short(cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), data, len);
+    }
+    if ((out->stale[0] | out->stale[1]) != 0) {
+        /* amc_shm_mark of one cell; a ring that only ever took one-cell
+         * messages has no cell to mark */
+        next = (off + 1) % AMC_SHM_NCELLS;
+        amc_shm_stale_set(out, off, 0);
+        if (amc_shm_stale_test(out, next)) {
+            __atomic_store_n((uint64_t *)(out->ring->cells + next * AMC_SHM_CELL), 0,
+                             __ATOMIC_RELAXED);
+            amc_shm_stale_set(out, next, 0);
+        }
     }
     __atomic_store_n((uint64_t *)cell, amc_shm_ctl(head, hdr_len, len), __ATOMIC_RELEASE);
     out->head = head + 1;
