@@ -23,7 +23,7 @@ static void amc_am_recv_one(amc_am_table_t *table, const void *hdr_bytes, size_t
                             const void *data, size_t len, void *desc)
 {
     amc_wire_hdr_t hdr;
-    const char    *why = amc_wire_unpack(hdr_bytes, hdr_len, &hdr);
+    const char    *why = amc_wire_unpack_inline(hdr_bytes, hdr_len, &hdr);
 
     if (why != NULL) {
         table->reject(table->arg, why, NULL, desc);

@@ -17,7 +17,9 @@
 
 #define AMC_SHM_CELL      64u
 #define AMC_SHM_NCELLS    128u   /* cells per ring: 8 KiB */
-#define AMC_SHM_MAX_BYTES 2048u  /* one message's cells at most: a quarter of the ring */
+_Static_assert(AMC_SHM_MAX_BYTES * 4 == AMC_SHM_NCELLS * AMC_SHM_CELL,
+               "one message's cells are a quarter of the ring at most");
+_Static_assert(AMC_SHM_NCELLS == 128, "a sender's stale bits are two words (amc_shm_send)");
 
 /* The control word, the first 8 bytes of a message's first cell, stored
  * last with release: valid bit, flags, header length, data length, and
@@ -70,7 +72,14 @@ struct amc_shm_out {
     amc_shm_out_t   *next;       /* every ring this rank writes */
 };
 
+/* A ring this rank reads. An empty poll is one load and one compare: the
+ * word at the tail is compared with idle, a word already found there that
+ * says nothing came yet (0 says so at any tail); only a word that differs
+ * is checked in full. */
 typedef struct amc_shm_in {
+    const uint64_t *next;        /* the first word of the cell at tail; a broken
+                                  * ring's points at idle: it never looks busy */
+    uint64_t        idle;
     amc_shm_ring_t *ring;
     uint64_t        tail;        /* cells read; the next message's position */
     int             src;
@@ -327,7 +336,7 @@ int amc_shm_connect(amc_shm_t *shm, int dest, const amc_shm_addr_t *addr, amc_sh
 
 /* The receiver sleeps: a byte in its pipe wakes it. Rare, so the pipe is
  * opened on the first need. */
-static void amc_shm_ring_bell(amc_shm_out_t *out)
+static __attribute__((noinline, cold)) void amc_shm_ring_bell(amc_shm_out_t *out)
 {
     static const char one = 1;
     int               fd  = __atomic_load_n(&out->bell, __ATOMIC_ACQUIRE);
@@ -349,9 +358,48 @@ static void amc_shm_ring_bell(amc_shm_out_t *out)
     (void)!write(fd, &one, 1);
 }
 
-static size_t amc_shm_cells(size_t hdr_len, size_t len)
+static inline size_t amc_shm_cells(size_t hdr_len, size_t len)
 {
     return (sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len) + len + AMC_SHM_CELL - 1) / AMC_SHM_CELL;
+}
+
+/* Copies at most 32 bytes into a cell without a call: loads first, then
+ * stores that may overlap; only [dst, dst + n) is written and only
+ * [src, src + n) read. */
+static inline void amc_shm_copy_short(uint8_t *dst, const void *src, size_t n)
+{
+    const uint8_t *s = src;
+    uint64_t       a, b, c, d;
+    uint32_t       x, y;
+    uint16_t       h, k;
+
+    if (n >= 16) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + 8, 8);
+        memcpy(&c, s + n - 16, 8);
+        memcpy(&d, s + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + 8, &b, 8);
+        memcpy(dst + n - 16, &c, 8);
+        memcpy(dst + n - 8, &d, 8);
+    } else if (n >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4) {
+        memcpy(&x, s, 4);
+        memcpy(&y, s + n - 4, 4);
+        memcpy(dst, &x, 4);
+        memcpy(dst + n - 4, &y, 4);
+    } else if (n >= 2) {
+        memcpy(&h, s, 2);
+        memcpy(&k, s + n - 2, 2);
+        memcpy(dst, &h, 2);
+        memcpy(dst + n - 2, &k, 2);
+    } else if (n == 1) {
+        dst[0] = s[0];
+    }
 }
 
 static inline int amc_shm_stale_test(const amc_shm_out_t *out, size_t cell)
@@ -377,7 +425,7 @@ static inline void amc_shm_stale_set(amc_shm_out_t *out, size_t cell, int on)
  * of a long message from the writer's cache and gave it back on the next
  * lap (at 1 KiB, 16 lines each way). The room for the next cell was
  * checked. */
-static void amc_shm_mark(amc_shm_out_t *out, size_t off, size_t cells)
+static inline void amc_shm_mark(amc_shm_out_t *out, size_t off, size_t cells)
 {
     size_t next = (off + cells) % AMC_SHM_NCELLS, i;
 
@@ -392,20 +440,30 @@ static void amc_shm_mark(amc_shm_out_t *out, size_t off, size_t cells)
     }
 }
 
+static inline uint64_t amc_shm_ctl(uint64_t position, size_t hdr_len, size_t len)
+{
+    return AMC_SHM_CTL_VALID | ((uint64_t)(hdr_len & 0xff) << 48) |
+           ((uint64_t)(len & 0xffff) << 32) | (uint32_t)position;
+}
+
 /* Copies one message into out's ring if it has room: 1, else 0. Lock held. */
 static int amc_shm_put(amc_shm_out_t *out, const void *hdr, size_t hdr_len, const void *data,
                        size_t len)
 {
+    uint64_t  head = out->head;
     size_t    need = amc_shm_cells(hdr_len, len);
-    size_t    off  = (size_t)(out->head % AMC_SHM_NCELLS);
-    size_t    skip = (off + need > AMC_SHM_NCELLS) ? AMC_SHM_NCELLS - off : 0;
-    size_t    at   = (skip > 0) ? 0 : off;
+    size_t    off  = (size_t)(head % AMC_SHM_NCELLS);
+    size_t    skip = 0, at = off;
     uint8_t  *cell;
 
+    if (off + need > AMC_SHM_NCELLS) {
+        skip = AMC_SHM_NCELLS - off;
+        at   = 0;
+    }
     /* one cell more than the message: the one after it may be cleared */
-    if (out->head + skip + need + 1 - out->tail_seen > AMC_SHM_NCELLS) {
+    if (head + skip + need + 1 - out->tail_seen > AMC_SHM_NCELLS) {
         out->tail_seen = __atomic_load_n(&out->ring->tail, __ATOMIC_ACQUIRE);
-        if (out->head + skip + need + 1 - out->tail_seen > AMC_SHM_NCELLS) {
+        if (head + skip + need + 1 - out->tail_seen > AMC_SHM_NCELLS) {
             return 0;
         }
     }
@@ -416,24 +474,23 @@ static int amc_shm_put(amc_shm_out_t *out, const void *hdr, size_t hdr_len, cons
     }
     amc_shm_mark(out, at, need);
     /* last: a sender that dies before it leaves nothing readable */
-    __atomic_store_n((uint64_t *)cell, amc_shm_ctl_word(out->head + skip, hdr_len, len),
-                     __ATOMIC_RELEASE);
+    __atomic_store_n((uint64_t *)cell, amc_shm_ctl(head + skip, hdr_len, len), __ATOMIC_RELEASE);
     if (skip > 0) {
         /* the rest of the ring unused: published after the message at 0,
          * so a reader that follows it finds the message there */
         amc_shm_stale_set(out, off, 0);
         __atomic_store_n((uint64_t *)(out->ring->cells + off * AMC_SHM_CELL),
-                         AMC_SHM_CTL_VALID | AMC_SHM_CTL_SKIP | (uint32_t)out->head,
+                         AMC_SHM_CTL_VALID | AMC_SHM_CTL_SKIP | (uint32_t)head,
                          __ATOMIC_RELEASE);
     }
-    out->head += skip + need;
+    out->head = head + skip + need;
     return 1;
 }
 
 /* After a publication: a receiver that announced its sleep before it is
  * woken (the fence pairs with the one in amc_shm_sleep_begin: either the
  * sender sees the sleeper, or the sleeper sees the message). */
-static void amc_shm_notify(amc_shm_out_t *out)
+static inline int amc_shm_wakes(amc_shm_out_t *out)
 {
     if (out->fence) {
 #if defined(__SANITIZE_THREAD__)
@@ -445,27 +502,30 @@ static void amc_shm_notify(amc_shm_out_t *out)
     } else {
         __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the sleeper's membarrier fences the CPU */
     }
-    if (__atomic_load_n(out->sleepers, __ATOMIC_RELAXED) != 0) {
+    return __atomic_load_n(out->sleepers, __ATOMIC_RELAXED) != 0;
+}
+
+static inline void amc_shm_notify(amc_shm_out_t *out)
+{
+    if (amc_shm_wakes(out)) {
         amc_shm_ring_bell(out);
     }
 }
 
-int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
-                 const void *data, size_t len, amc_completion_t *comp)
+/* amc_shm_notify's bell, as a send's last act */
+static __attribute__((noinline, cold)) int amc_shm_send_bell(amc_shm_out_t *out)
 {
-    int held, put;
+    amc_shm_ring_bell(out);
+    return AMC_SUCCESS;
+}
 
-    if ((hdr_len > 0xff) || (sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len) + len > AMC_SHM_MAX_BYTES)) {
-        return AMC_SHM_TOO_BIG;
-    }
-    held = amc_shm_lock(shm, &out->lock);
-    put  = (out->q.head == NULL) && amc_shm_put(out, hdr, hdr_len, data, len);
-    if (put) {
-        amc_shm_unlock(&out->lock, held);
-        amc_shm_notify(out);
-        return AMC_SUCCESS;
-    }
-    /* full (or others wait already): in order behind them, from progress */
+/* A send that found its ring full, or others waiting: in order behind
+ * them, copied from progress. Lock held (held: by this call). */
+static __attribute__((noinline)) int amc_shm_queue(amc_shm_t *shm, amc_shm_out_t *out,
+                                                   const void *hdr, size_t hdr_len,
+                                                   const void *data, size_t len,
+                                                   amc_completion_t *comp, int held)
+{
     if (amc_send_queue_push(&out->q, out, hdr, hdr_len, data, len, AMC_SEND_EAGER, comp) == NULL) {
         amc_shm_unlock(&out->lock, held);
         amc_error(&shm->log, "out of memory queueing a message to rank %d", out->dest);
@@ -474,6 +534,66 @@ int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr
     __atomic_add_fetch(&shm->nqueued, 1, __ATOMIC_RELEASE);
     amc_shm_unlock(&out->lock, held);
     return AMC_INPROGRESS;
+}
+
+static __attribute__((noinline)) int amc_shm_send_any(amc_shm_t *shm, amc_shm_out_t *out,
+                                                      const void *hdr, size_t hdr_len,
+                                                      const void *data, size_t len,
+                                                      amc_completion_t *comp)
+{
+    int held;
+
+    if (!amc_shm_fits(hdr_len, len)) {
+        return AMC_SHM_TOO_BIG;
+    }
+    held = amc_shm_lock(shm, &out->lock);
+    if ((out->q.head == NULL) && amc_shm_put(out, hdr, hdr_len, data, len)) {
+        amc_shm_unlock(&out->lock, held);
+        amc_shm_notify(out);
+        return AMC_SUCCESS;
+    }
+    return amc_shm_queue(shm, out, hdr, hdr_len, data, len, comp, held);
+}
+
+/* The usual message (a header and a few words of data: one cell) while
+ * threads cannot meet, to a ring known to have room and no sends waiting,
+ * is amc_shm_put and amc_shm_notify without a call, a lock or a register
+ * to save; every other goes the whole way. */
+int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
+                 const void *data, size_t len, amc_completion_t *comp)
+{
+    uint64_t head = out->head;
+    size_t   off  = (size_t)(head % AMC_SHM_NCELLS), next;
+    uint8_t *cell;
+
+    if ((hdr_len > 32) || (len > 32) ||
+        (sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len) + len > AMC_SHM_CELL) ||
+        (head + 2 - out->tail_seen > AMC_SHM_NCELLS) || (out->q.head != NULL) ||
+        amc_lock_live(shm->tp->lock_live)) {
+        return amc_shm_send_any(shm, out, hdr, hdr_len, data, len, comp);
+    }
+    cell = out->ring->cells + off * AMC_SHM_CELL;
+    amc_shm_copy_short(cell + sizeof(uint64_t), hdr, hdr_len);
+    if (len > 0) {
+        amc_shm_copy_short(cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), data, len);
+    }
+    if ((out->stale[0] | out->stale[1]) != 0) {
+        /* amc_shm_mark of one cell; a ring that only ever took one-cell
+         * messages has no cell to mark */
+        next = (off + 1) % AMC_SHM_NCELLS;
+        amc_shm_stale_set(out, off, 0);
+        if (amc_shm_stale_test(out, next)) {
+            __atomic_store_n((uint64_t *)(out->ring->cells + next * AMC_SHM_CELL), 0,
+                             __ATOMIC_RELAXED);
+            amc_shm_stale_set(out, next, 0);
+        }
+    }
+    __atomic_store_n((uint64_t *)cell, amc_shm_ctl(head, hdr_len, len), __ATOMIC_RELEASE);
+    out->head = head + 1;
+    if (amc_shm_wakes(out)) {
+        return amc_shm_send_bell(out);
+    }
+    return AMC_SUCCESS;
 }
 
 /* Queued sends that fit now; to a peer that died, dropped (as a send to a
@@ -515,8 +635,9 @@ static int amc_shm_drain(amc_shm_t *shm)
 /* Rings whose writers registered since the last look. */
 static void amc_shm_adopt(amc_shm_t *shm)
 {
-    uint32_t n = __atomic_load_n(&shm->inbox->nreg, __ATOMIC_ACQUIRE);
-    int32_t  who;
+    uint32_t      n = __atomic_load_n(&shm->inbox->nreg, __ATOMIC_ACQUIRE);
+    amc_shm_in_t *in;
+    int32_t       who;
 
     if (n > shm->nrings) {
         n = shm->nrings;  /* writers turned away */
@@ -526,12 +647,15 @@ static void amc_shm_adopt(amc_shm_t *shm)
         if (who == 0) {
             return;        /* taken, not ready yet */
         }
-        shm->in[shm->nin].ring   = amc_shm_ring_at(shm->inbox, shm->nrings, shm->nin);
-        shm->in[shm->nin].tail   = 0;
-        shm->in[shm->nin].src    = who - 1;
-        shm->in[shm->nin].broken = (who < 1) || (who > shm->tp->size) ||
-                                   (who - 1 == shm->tp->rank);
-        if (shm->in[shm->nin].broken) {
+        in         = &shm->in[shm->nin];
+        in->ring   = amc_shm_ring_at(shm->inbox, shm->nrings, shm->nin);
+        in->tail   = 0;
+        in->next   = (const uint64_t *)in->ring->cells;
+        in->idle   = 0;
+        in->src    = who - 1;
+        in->broken = (who < 1) || (who > shm->tp->size) || (who - 1 == shm->tp->rank);
+        if (in->broken) {
+            in->next = &in->idle;
             amc_error(&shm->log, "rejected mailbox: a writer registered as rank %d of %d",
                       who - 1, shm->tp->size);
         }
@@ -558,17 +682,22 @@ static inline const char *amc_shm_check(const amc_shm_in_t *in, uint64_t w, int 
     uint32_t behind = (uint32_t)in->tail - AMC_SHM_CTL_POS(w);
     size_t   off    = (size_t)(in->tail % AMC_SHM_NCELLS);
 
-    *empty = amc_shm_nothing_yet(in, w);
-    if (*empty) {
-        return NULL;
-    }
-    if (!(w & AMC_SHM_CTL_VALID) || (behind != 0)) {
-        return "wrong sequence";
-    }
-    if ((w & AMC_SHM_CTL_FLAGS) & ~AMC_SHM_CTL_SKIP) {
-        return "unknown flags";
-    }
-    if (w & AMC_SHM_CTL_SKIP) {
+    *empty = 0;
+    if ((w & (AMC_SHM_CTL_VALID | AMC_SHM_CTL_FLAGS | 0xffffffffull)) !=
+        (AMC_SHM_CTL_VALID | (uint32_t)in->tail)) {
+        /* not the usual word (a message at its place, without flags,
+         * whose lengths are all that is left to check) */
+        *empty = amc_shm_nothing_yet(in, w);
+        if (*empty) {
+            return NULL;
+        }
+        if (!(w & AMC_SHM_CTL_VALID) || (behind != 0)) {
+            return "wrong sequence";
+        }
+        if ((w & AMC_SHM_CTL_FLAGS) & ~AMC_SHM_CTL_SKIP) {
+            return "unknown flags";
+        }
+        /* a skip: the only flag */
         return ((AMC_SHM_CTL_HDR(w) | AMC_SHM_CTL_LEN(w)) != 0) ? "a skip with a length" : NULL;
     }
     if (AMC_SHM_CTL_HDR(w) == 0) {
@@ -582,21 +711,33 @@ static inline const char *amc_shm_check(const amc_shm_in_t *in, uint64_t w, int 
     return NULL;
 }
 
+/* Moves in's tail on by cells; nothing is known yet of the word there. */
+static inline void amc_shm_in_advance(amc_shm_in_t *in, uint64_t cells)
+{
+    in->tail += cells;
+    in->next  = (const uint64_t *)(in->ring->cells +
+                                   (size_t)(in->tail % AMC_SHM_NCELLS) * AMC_SHM_CELL);
+    in->idle  = 0;
+}
+
 /* Takes up to AMC_SHM_POLL_BATCH messages from one ring. */
 static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
 {
     amc_transport_t *tp = shm->tp;
     const char      *why;
-    uint8_t         *cell;
+    const uint8_t   *cell;
     uint64_t         w;
     size_t           hdr_len, len;
     int              n = 0, empty;
 
     while (!in->broken && (n < AMC_SHM_POLL_BATCH)) {
-        cell = in->ring->cells + (size_t)(in->tail % AMC_SHM_NCELLS) * AMC_SHM_CELL;
-        w    = __atomic_load_n((uint64_t *)cell, __ATOMIC_ACQUIRE);
+        w = __atomic_load_n(in->next, __ATOMIC_ACQUIRE);
+        if (w == in->idle) {
+            break;
+        }
         why = amc_shm_check(in, w, &empty);
         if (empty) {
+            in->idle = w;
             break;
         }
         if (why != NULL) {
@@ -604,6 +745,7 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
              * closed, and its writer treated as failed (clear errors on
              * its collectives, no hang) */
             in->broken = 1;
+            in->next   = &in->idle;
             amc_error(&shm->log, "rejected mailbox message from rank %d (control word "
                       "0x%016llx at cell %llu): %s; rank %d is treated as failed", in->src,
                       (unsigned long long)w, (unsigned long long)in->tail, why, in->src);
@@ -611,8 +753,9 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
             break;
         }
         if (w & AMC_SHM_CTL_SKIP) {
-            in->tail += AMC_SHM_NCELLS - (in->tail % AMC_SHM_NCELLS);
+            amc_shm_in_advance(in, AMC_SHM_NCELLS - (in->tail % AMC_SHM_NCELLS));
         } else {
+            cell    = (const uint8_t *)in->next;
             hdr_len = AMC_SHM_CTL_HDR(w);
             len     = AMC_SHM_CTL_LEN(w);
             if (!closing) {
@@ -620,7 +763,7 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
                             cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), len, NULL);
             }
             /* the writer cleared where the next one starts (amc_shm_mark) */
-            in->tail += amc_shm_cells(hdr_len, len);
+            amc_shm_in_advance(in, amc_shm_cells(hdr_len, len));
         }
         __atomic_store_n(&in->ring->tail, in->tail, __ATOMIC_RELEASE);
         n++;
@@ -655,6 +798,23 @@ int amc_shm_progress(amc_shm_t *shm, int closing)
     return n;
 }
 
+int amc_shm_idle(amc_shm_t *shm)
+{
+    const amc_shm_in_t *in, *end;
+
+    if (amc_lock_live(shm->tp->lock_live) ||
+        (__atomic_load_n(&shm->nqueued, __ATOMIC_RELAXED) != 0) ||
+        (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_RELAXED) != shm->nin)) {
+        return 0;
+    }
+    for (in = shm->in, end = in + shm->nin; in < end; in++) {
+        if (__atomic_load_n(in->next, __ATOMIC_RELAXED) != in->idle) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Whether a message or a new writer waits. The rings' read state belongs
  * to whoever holds the poll lock: a thread that reads them now runs what
  * came, so its sleeper need not sleep. */
@@ -679,9 +839,10 @@ static int amc_shm_pending(amc_shm_t *shm)
         if (in->broken) {
             continue;
         }
-        w = __atomic_load_n((uint64_t *)(in->ring->cells +
-                                         (size_t)(in->tail % AMC_SHM_NCELLS) * AMC_SHM_CELL),
-                            __ATOMIC_ACQUIRE);
+        w = __atomic_load_n(in->next, __ATOMIC_ACQUIRE);
+        if (w == in->idle) {
+            continue;
+        }
         why   = amc_shm_check(in, w, &empty);
         found = !empty || (why != NULL);
     }
@@ -774,8 +935,7 @@ int amc_shm_owns(const amc_shm_t *shm, const void *p, size_t len)
 
 uint64_t amc_shm_ctl_word(uint64_t position, size_t hdr_len, size_t len)
 {
-    return AMC_SHM_CTL_VALID | ((uint64_t)(hdr_len & 0xff) << 48) |
-           ((uint64_t)(len & 0xffff) << 32) | (uint32_t)position;
+    return amc_shm_ctl(position, hdr_len, len);
 }
 
 void amc_shm_destroy(amc_shm_t *shm)

@@ -52,6 +52,18 @@ typedef struct amc_shm_out amc_shm_out_t;  /* one ring this rank writes, to one 
  * sends it another way. */
 #define AMC_SHM_TOO_BIG 1
 
+/* One message's cells at most: the control word, the header rounded up to
+ * 8 bytes, the data. */
+#define AMC_SHM_MAX_BYTES 2048u
+
+/* Whether amc_shm_send takes a message of this size (else AMC_SHM_TOO_BIG):
+ * a caller that asks first may hand over the send as its last act. */
+static inline int amc_shm_fits(size_t hdr_len, size_t len)
+{
+    return (hdr_len <= 0xff) && (len <= AMC_SHM_MAX_BYTES) &&
+           (sizeof(uint64_t) + ((hdr_len + 7u) & ~(size_t)7u) + len <= AMC_SHM_MAX_BYTES);
+}
+
 /* The inbox of tp's rank, with a ring for each of nrings writers (the
  * ranks on its node but itself). Messages reach tp->recv_cb; dead peers
  * are read from tp->dead, and locks are taken while tp->lock_live says
@@ -78,6 +90,12 @@ int  amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hd
  * sends into rings that have room; returns how many it did. closing: the
  * messages are dropped unread (teardown). */
 int  amc_shm_progress(amc_shm_t *shm, int closing);
+
+/* Non-zero if a progress would find nothing to do: no message, no new
+ * writer, no queued send. A look without a lock, so only while threads
+ * cannot meet (tp->lock_live down); 0 otherwise. Costs a load and a
+ * compare per ring: a spinning wait calls it on every pass. */
+int  amc_shm_idle(amc_shm_t *shm);
 
 /* Sleeping: begin() announces the sleeper and returns non-zero if a message
  * came meanwhile (then do not sleep, and call end() all the same); while

@@ -430,7 +430,6 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
     amc_ucx_peer_t      *peer;
     amc_shm_out_t       *out;
     ucp_ep_h             ep;
-    int                  status;
 
     if (self->closing) {
         /* a send completion in the teardown's flush advanced a pending
@@ -448,11 +447,8 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
         return amc_ucx_send_slow(self, dest, hdr, hdr_len, data, len, mode, comp);
     }
     out = __atomic_load_n(&peer->mbox, __ATOMIC_ACQUIRE);
-    if ((out != NULL) && (mode == AMC_SEND_EAGER)) {
-        status = amc_shm_send(self->shm, out, hdr, hdr_len, data, len, comp);
-        if (status != AMC_SHM_TOO_BIG) {
-            return status;
-        }
+    if ((out != NULL) && (mode == AMC_SEND_EAGER) && amc_shm_fits(hdr_len, len)) {
+        return amc_shm_send(self->shm, out, hdr, hdr_len, data, len, comp);
     }
     ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
     if (ep == NULL) {
@@ -510,17 +506,35 @@ static void amc_ucx_release(amc_transport_t *tp, void *desc)
     amc_ucx_leave(self, held);
 }
 
+/* Out of line: the idle pass saves no registers. */
+static __attribute__((noinline)) int amc_ucx_progress_all(amc_ucx_transport_t *self);
+
 static int amc_ucx_progress(amc_transport_t *tp)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
-    int                  held = amc_ucx_enter(self);
-    unsigned             count;
+
+    /* a spinning wait's usual pass: UCX's turn has not come and the
+     * mailboxes are empty, seen by a look that takes no lock */
+    if ((self->shm != NULL) && (self->hot == 0) &&
+        (((self->passes + 1) & (AMC_UCX_POLL_EVERY - 1)) != 0) &&
+        (__atomic_load_n(&self->npending, __ATOMIC_RELAXED) == 0) && amc_shm_idle(self->shm)) {
+        self->passes++;
+        return 0;
+    }
+    return amc_ucx_progress_all(self);
+}
+
+static int amc_ucx_progress_all(amc_ucx_transport_t *self)
+{
+    int      held = amc_ucx_enter(self);
+    unsigned count;
 
     amc_ucx_in_progress = 1;
     if (self->shm == NULL) {
         count = ucp_worker_progress(self->worker);
     } else {
-        count = (unsigned)amc_shm_progress(self->shm, self->closing);
+        /* UCX's turn finds the mailboxes empty more often than not */
+        count = amc_shm_idle(self->shm) ? 0 : (unsigned)amc_shm_progress(self->shm, self->closing);
         if ((self->hot > 0) || ((++self->passes & (AMC_UCX_POLL_EVERY - 1)) == 0)) {
             unsigned ucx = ucp_worker_progress(self->worker);
 
