@@ -87,7 +87,7 @@ struct amc_transport {
     unsigned long              eps_created;
     /* Progress passes that cost what one pass of UCX alone costs (0: 1):
      * the automatic spin of the waits (AMC_SPIN_COUNT) is that many times
-     * longer in passes, the same in time. */
+     * longer in passes, about the same in time. */
     unsigned                   pass_scale;
     /* Mailbox rings (transport/shm.h) this rank writes into and reads from
      * so far (atomic): one per peer on its node, on first contact. */
