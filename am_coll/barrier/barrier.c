@@ -356,6 +356,13 @@ static void amc_barrier_sends_done(struct amc_comm *comm, amc_coll_slot_t *slot,
     if ((status != AMC_SUCCESS) && (slot->status == AMC_SUCCESS)) {
         slot->status = status;
     }
+    if ((slot->barrier.cur_val != comm->nrounds) ||
+        (slot->barrier.send_complete != slot->barrier.send_posted)) {
+        /* the common case, a send that completed at once: the rounds still
+         * to come (or sends still out) finish the slot, not this */
+        amc_spin_unlock(&comm->ctrl.lock);
+        return;
+    }
     amc_barrier_advance(comm, slot, &first, &count);
     amc_spin_unlock(&comm->ctrl.lock);
     /* every bit setter claims its rounds at once, so this is zero; sending
