@@ -562,16 +562,22 @@ static __attribute__((noinline)) int amc_shm_send_any(amc_shm_t *shm, amc_shm_ou
 int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
                  const void *data, size_t len, amc_completion_t *comp)
 {
-    uint64_t head = out->head;
-    size_t   off  = (size_t)(head % AMC_SHM_NCELLS), next;
+    uint64_t head;
+    size_t   off, next;
     uint8_t *cell;
 
+    /* the ring's fields are another thread's while threads may meet: not
+     * read before that is known */
     if ((hdr_len > 32) || (len > 32) ||
         (sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len) + len > AMC_SHM_CELL) ||
-        (head + 2 - out->tail_seen > AMC_SHM_NCELLS) || (out->q.head != NULL) ||
         amc_lock_live(shm->tp->lock_live)) {
         return amc_shm_send_any(shm, out, hdr, hdr_len, data, len, comp);
     }
+    head = out->head;
+    if ((head + 2 - out->tail_seen > AMC_SHM_NCELLS) || (out->q.head != NULL)) {
+        return amc_shm_send_any(shm, out, hdr, hdr_len, data, len, comp);
+    }
+    off  = (size_t)(head % AMC_SHM_NCELLS);
     cell = out->ring->cells + off * AMC_SHM_CELL;
     amc_shm_copy_short(cell + sizeof(uint64_t), hdr, hdr_len);
     if (len > 0) {

@@ -514,8 +514,9 @@ static int amc_ucx_progress(amc_transport_t *tp)
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
 
     /* a spinning wait's usual pass: UCX's turn has not come and the
-     * mailboxes are empty, seen by a look that takes no lock */
-    if ((self->shm != NULL) && (self->hot == 0) &&
+     * mailboxes are empty, seen by a look that takes no lock (so only while
+     * threads cannot meet: the pass counters are the lock holder's then) */
+    if ((self->shm != NULL) && !amc_lock_live(tp->lock_live) && (self->hot == 0) &&
         (((self->passes + 1) & (AMC_UCX_POLL_EVERY - 1)) != 0) &&
         (__atomic_load_n(&self->npending, __ATOMIC_RELAXED) == 0) && amc_shm_idle(self->shm)) {
         self->passes++;
