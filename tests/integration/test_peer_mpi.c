@@ -117,20 +117,27 @@ static void tp_death_path(const char *dir, char *buf, size_t len)
     snprintf(buf, len, "%s/death", dir);
 }
 
-/* The victim: its death time where the survivors find it, then the death. */
+/* The victim: its death time where the survivors find it, then the death.
+ * Written aside and renamed into place: where several ranks die (a node
+ * lost), one that truncated the file and was killed before writing it
+ * (by the launcher, which kills the rest of a node's tasks) must not leave
+ * it empty for a survivor to read. */
 static void tp_die(const char *dir)
 {
-    char          path[4096];
+    char          path[4096], tmp[4200];
     struct rlimit no_core = { 0, 0 };
     double        t;
     FILE         *f;
 
     tp_death_path(dir, path, sizeof(path));
+    snprintf(tmp, sizeof(tmp), "%s.%d.%ld", path, tp_rank, (long)getpid());
     t = tp_now();
-    f = fopen(path, "w");
+    f = fopen(tmp, "w");
     if (f != NULL) {
         fprintf(f, "%.9f\n", t);
-        fclose(f);
+        if ((fclose(f) != 0) || (rename(tmp, path) != 0)) {
+            (void)unlink(tmp);
+        }
     }
     if (strcmp(tp_env("AMCTEST_DEATH", "sigkill"), "abort") == 0) {
         (void)setrlimit(RLIMIT_CORE, &no_core); /* no core file to write first */
