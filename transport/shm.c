@@ -402,6 +402,26 @@ static inline void amc_shm_copy_short(uint8_t *dst, const void *src, size_t n)
     }
 }
 
+/* Copies n bytes to dst, 8-byte aligned in a ring, in aligned 8-byte
+ * stores, none across two lines. glibc's memcpy stores with 32- and 64-byte
+ * vectors from wherever dst starts, so most of them straddle two cells, and
+ * a store that straddles two lines the reader holds stalls the writer: perf
+ * put 88% of memcpy's samples on one such store, and a two-cell allreduce
+ * (40 B) took 0.58-0.67 us back to back against 0.43-0.51 with this copy;
+ * bcast 1 KiB 1.30 against 1.13. */
+static inline void amc_shm_copy_words(uint8_t *dst, const void *src, size_t n)
+{
+    const uint8_t *s = src;
+    uint64_t       w;
+    size_t         i;
+
+    for (i = 0; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        memcpy(dst + i, &w, 8);
+    }
+    amc_shm_copy_short(dst + i, s + i, n - i);
+}
+
 static inline int amc_shm_stale_test(const amc_shm_out_t *out, size_t cell)
 {
     return (int)((out->stale[cell / 64] >> (cell % 64)) & 1u);
@@ -468,9 +488,9 @@ static int amc_shm_put(amc_shm_out_t *out, const void *hdr, size_t hdr_len, cons
         }
     }
     cell = out->ring->cells + at * AMC_SHM_CELL;
-    memcpy(cell + sizeof(uint64_t), hdr, hdr_len);
+    amc_shm_copy_words(cell + sizeof(uint64_t), hdr, hdr_len);
     if (len > 0) {
-        memcpy(cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), data, len);
+        amc_shm_copy_words(cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), data, len);
     }
     amc_shm_mark(out, at, need);
     /* last: a sender that dies before it leaves nothing readable */
