@@ -36,6 +36,9 @@ void amc_alg_resolve(const amc_config_t *cfg, const amc_alg_t **forced);
  * algorithm without knowing their names. */
 size_t           amc_alg_count(void);
 const amc_alg_t *amc_alg_at(size_t i);
+/* alg's index in the table (amc_alg_at's inverse), or amc_alg_count() for
+ * an algorithm that is not in it. */
+size_t           amc_alg_index(const amc_alg_t *alg);
 
 /* ", name" for every algorithm of coll, for amc_info. */
 void amc_alg_print_names(FILE *stream, int coll);

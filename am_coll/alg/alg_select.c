@@ -225,6 +225,17 @@ const amc_alg_t *amc_alg_at(size_t i)
     return (i < AMC_ALG_COUNT) ? &amc_alg_table[i] : NULL;
 }
 
+size_t amc_alg_index(const amc_alg_t *alg)
+{
+    uintptr_t at = (uintptr_t)alg, first = (uintptr_t)&amc_alg_table[0];
+
+    if ((at < first) || (at >= (uintptr_t)&amc_alg_table[AMC_ALG_COUNT]) ||
+        ((at - first) % sizeof(amc_alg_t) != 0)) {
+        return AMC_ALG_COUNT;
+    }
+    return (at - first) / sizeof(amc_alg_t);
+}
+
 void amc_alg_print_names(FILE *stream, int coll)
 {
     size_t i;

@@ -110,6 +110,12 @@ enum {
 /* Bytes of an instance of sched, its per-act arrays included. */
 size_t amc_coll_inst_size(const amc_sched_t *sched);
 
+/* args = call, with what the engine's algorithms read of the communicator
+ * and the configuration (segment sizes, nodes); an error (logged) when
+ * there is no memory for the nodes. */
+int  amc_coll_args_fill(struct amc_comm *comm, const amc_coll_args_t *call,
+                        amc_coll_args_t *args);
+
 /* The call with what it needs before it starts (the configuration's
  * segment sizes, comm's nodes) into args, and the algorithm chosen for it
  * into *alg_p; an error (logged) when there is none or no memory. */

@@ -1142,15 +1142,22 @@ static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, const a
                            amc_coll_inst_t *inst,
                            struct amc_request *req);
 
-int amc_coll_select(amc_comm_t comm, const amc_coll_args_t *call, amc_coll_args_t *args,
-                    const amc_alg_t **alg_p)
+int amc_coll_args_fill(amc_comm_t comm, const amc_coll_args_t *call, amc_coll_args_t *args)
 {
     *args             = *call;
     args->segment     = comm->ctx->cfg.bcast_segment;
     args->bruck_block = comm->ctx->cfg.alltoallv_bruck_block;
     args->topo        = amc_comm_topo(comm);
-    if (args->topo == NULL) {
-        return AMC_ERR_NO_MEMORY; /* logged */
+    return (args->topo != NULL) ? AMC_SUCCESS : AMC_ERR_NO_MEMORY; /* logged */
+}
+
+int amc_coll_select(amc_comm_t comm, const amc_coll_args_t *call, amc_coll_args_t *args,
+                    const amc_alg_t **alg_p)
+{
+    int status = amc_coll_args_fill(comm, call, args);
+
+    if (status != AMC_SUCCESS) {
+        return status;
     }
     *alg_p = amc_alg_select(comm, args);
     if (*alg_p == NULL) {

@@ -41,6 +41,8 @@ struct amc_comm {
     unsigned         in_handlers;  /* arrivals being dispatched to it (context.h) */
     int              broken;       /* a member died: AMC_ERR_PEER for good (peer_watch.h) */
     int              dead_rank;    /* that member's rank here, once broken */
+    uint64_t         choice[AMC_COLL_LAST]; /* the last call's algorithm per collective
+                                    * (am_coll/api/coll_start.c); 0: none yet */
 };
 
 /* The transport rank of communicator rank i. */
