@@ -61,6 +61,14 @@ static const char *amc_barrier_verdict_str(amc_barrier_verdict_t verdict, const 
     }
 }
 
+/* x mod size for 0 <= x < 2 size (a round's distance is below size): a
+ * compare, where a 64-bit division stalls tens of cycles on the path of
+ * every arrival and every send. */
+static inline int amc_barrier_wrap(const struct amc_comm *comm, int64_t x)
+{
+    return (int)((x >= comm->size) ? x - comm->size : x);
+}
+
 /* The partners of round r: the barrier hears from rank - 2^r and passes on
  * to rank + 2^r; allreduce and allgather (coll != 0) exchange with rank
  * XOR 2^r. */
@@ -69,7 +77,7 @@ static inline int amc_barrier_from(const struct amc_comm *comm, int coll, uint32
     if (coll != 0) {
         return comm->rank ^ (int)(1u << round);
     }
-    return (int)(((int64_t)comm->rank - ((int64_t)1 << round) + comm->size) % comm->size);
+    return amc_barrier_wrap(comm, (int64_t)comm->rank - ((int64_t)1 << round) + comm->size);
 }
 
 static inline int amc_barrier_to(const struct amc_comm *comm, int coll, int round)
@@ -77,7 +85,7 @@ static inline int amc_barrier_to(const struct amc_comm *comm, int coll, int roun
     if (coll != 0) {
         return comm->rank ^ (1 << round);
     }
-    return (int)(((int64_t)comm->rank + ((int64_t)1 << round)) % comm->size);
+    return amc_barrier_wrap(comm, (int64_t)comm->rank + ((int64_t)1 << round));
 }
 
 static void amc_barrier_fail(struct amc_comm *comm, int status)
