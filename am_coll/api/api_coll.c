@@ -415,7 +415,7 @@ static int amc_api_count_check(amc_comm_t comm, const amc_coll_args_t *a, size_t
 static int amc_api_vector_check(amc_comm_t comm, const amc_coll_args_t *a, const size_t *counts,
                                 const size_t *displs, int with_displs, size_t *bytes)
 {
-    size_t limit = SIZE_MAX / a->dt_size, total = 0;
+    size_t limit = amc_datatype_elems(SIZE_MAX, a->dt_size), total = 0;
     int    i;
 
     if ((counts == NULL) || (with_displs && (displs == NULL))) {

@@ -11,6 +11,7 @@
 #include "am_coll/context/topo.h"
 #include "am_coll/alg/alg.h"
 #include "am_coll/context/comm.h"
+#include "am_coll/context/datatype.h"
 #include "am_coll/context/op.h"
 #include "am_coll/context/request.h"
 #include "base/status.h"
@@ -51,7 +52,7 @@ static void amc_coll_reduce(amc_coll_inst_t *inst, void *dst, const void *src, s
         return;
     }
     if (!order && !stage) {
-        amc_op_bound_reduce(&inst->op, src, dst, n / inst->dt_size);
+        amc_op_bound_reduce(&inst->op, src, dst, amc_datatype_elems(n, inst->dt_size));
         return;
     }
     /* the schedule sized the instance's scratch for its largest reduction;
@@ -59,10 +60,10 @@ static void amc_coll_reduce(amc_coll_inst_t *inst, void *dst, const void *src, s
     scratch = (unsigned char *)inst->tmp + amc_sched_reduce_off(inst->sched);
     memcpy(scratch, src, n);
     if (order) {
-        amc_op_bound_reduce(&inst->op, dst, scratch, n / inst->dt_size);
+        amc_op_bound_reduce(&inst->op, dst, scratch, amc_datatype_elems(n, inst->dt_size));
         memcpy(dst, scratch, n);
     } else {
-        amc_op_bound_reduce(&inst->op, scratch, dst, n / inst->dt_size);
+        amc_op_bound_reduce(&inst->op, scratch, dst, amc_datatype_elems(n, inst->dt_size));
     }
 }
 
