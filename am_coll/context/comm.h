@@ -38,7 +38,7 @@ struct amc_comm {
                                     * once chosen (amc_barrier_on_engine) */
     struct amc_comm *next;         /* context hash chain */
     struct amc_comm *list_next;    /* zombie or tombstone list */
-    unsigned         in_handlers;  /* arrivals being dispatched to it (context.h) */
+    uint32_t         in_handlers;  /* arrivals being dispatched to it (context.h) */
     int              broken;       /* a member died: AMC_ERR_PEER for good (peer_watch.h) */
     int              dead_rank;    /* that member's rank here, once broken */
     uint64_t         choice[AMC_COLL_LAST]; /* the last call's algorithm per collective

@@ -28,7 +28,8 @@ struct amc_comm *amc_context_lookup(amc_context_t *ctx, uint64_t cid)
     amc_spin_lock(&ctx->lock);
     for (comm = ctx->table[amc_context_bucket(cid)]; comm != NULL; comm = comm->next) {
         if (comm->cid == cid) {
-            __atomic_add_fetch(&comm->in_handlers, 1, __ATOMIC_ACQ_REL);
+            /* a locked add only while another thread may free it meanwhile */
+            (void)amc_live_add_u32(&comm->in_handlers, 1, ctx->lock_live_p);
             break;
         }
     }
@@ -39,7 +40,7 @@ struct amc_comm *amc_context_lookup(amc_context_t *ctx, uint64_t cid)
 void amc_context_unlookup(amc_context_t *ctx, struct amc_comm *comm)
 {
     if (comm != ctx->world) {
-        __atomic_sub_fetch(&comm->in_handlers, 1, __ATOMIC_ACQ_REL);
+        (void)amc_live_add_u32(&comm->in_handlers, UINT32_MAX, ctx->lock_live_p); /* -1 */
     }
 }
 
