@@ -371,6 +371,17 @@ static void amc_barrier_sends_done(struct amc_comm *comm, amc_coll_slot_t *slot,
         amc_spin_unlock(&comm->ctrl.lock);
         return;
     }
+    if ((slot->barrier.rounds_sent == comm->nrounds) &&
+        ((slot->barrier.coll == 0) || slot->barrier.reduced)) {
+        /* every round sent and the result made: what amc_barrier_advance
+         * would find, without its pass (the usual last send) */
+        if (slot->req != NULL) {
+            amc_request_complete(slot->req, slot->status);
+        }
+        amc_coll_ctrl_release(&comm->ctrl, slot);
+        amc_spin_unlock(&comm->ctrl.lock);
+        return;
+    }
     amc_barrier_advance(comm, slot, &first, &count);
     amc_spin_unlock(&comm->ctrl.lock);
     /* every bit setter claims its rounds at once, so this is zero; sending
