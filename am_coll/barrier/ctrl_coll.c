@@ -51,17 +51,89 @@
 
 #include <string.h>
 
+/* A v-form's two message lengths at N=2: what this rank sends the other
+ * and what its call takes from it (0 where its part has none: a rooted
+ * one's receiver sends nothing, its sender hears nothing). Only what MPI
+ * makes significant at this rank is read (a non-root's counts are not). */
+static void amc_ctrl_coll_vlens(const struct amc_comm *comm, const amc_coll_args_t *args,
+                                size_t *sbytes, size_t *rbytes)
+{
+    int peer = comm->rank ^ 1, root = (comm->rank == args->root);
+
+    *sbytes = 0;
+    *rbytes = 0;
+    switch (args->coll) {
+    case AMC_COLL_GATHERV:
+        if (root) {
+            *rbytes = args->rcounts[peer];
+        } else {
+            *sbytes = args->scount;
+        }
+        break;
+    case AMC_COLL_SCATTERV:
+        if (root) {
+            *sbytes = args->scounts[peer];
+        } else {
+            *rbytes = args->rcount;
+        }
+        break;
+    case AMC_COLL_ALLGATHERV:
+        /* in place: its own block, from its place (the API made sure that
+         * sendcount is recvcounts[rank] otherwise) */
+        *sbytes = args->in_place ? args->rcounts[comm->rank] : args->scount;
+        *rbytes = args->rcounts[peer];
+        break;
+    default: /* alltoallv; in place: the receive blocks are the ones to send (MPI) */
+        *sbytes = args->in_place ? args->rcounts[peer] : args->scounts[peer];
+        *rbytes = args->rcounts[peer];
+        break;
+    }
+    *sbytes *= args->dt_size;
+    *rbytes *= args->dt_size;
+}
+
+/* A v-form runs here at N=2 when each message of it carries 1 .. max
+ * bytes. A rank decides from its own counts, which in a correct program
+ * give the same lengths on both ranks (the gatherv root's recvcounts[peer]
+ * is the other's sendcount; alltoallv's two directions are each other's
+ * swapped); counts that differ may decide apart, and then this rank's
+ * messages on the rounds meet the other's on the engine, and both fail
+ * (amc_barrier_on_arrival, amc_barrier_refuse and their engine twins), as
+ * the non-v forms do whose counts differ. A zero-length block takes the
+ * engine: the rounds carry 1 .. 64 bytes (a rooted one's empty message is
+ * its answer). */
+static int amc_ctrl_coll_vector_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
+                                   size_t max)
+{
+    size_t sbytes, rbytes;
+
+    if (comm->size != 2) {
+        return 0;
+    }
+    amc_ctrl_coll_vlens(comm, args, &sbytes, &rbytes);
+    if (amc_alg_rounds_rooted(args->coll)) {
+        return (sbytes + rbytes >= 1) && (sbytes + rbytes <= max); /* one of them is 0 */
+    }
+    return (sbytes >= 1) && (sbytes <= max) && (rbytes >= 1) && (rbytes <= max);
+}
+
 int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
                      const amc_alg_t *alg)
 {
     size_t bytes = args->count * args->dt_size;
     size_t max   = comm->ctx->cfg.fast_max;
 
-    if (!(alg->flags & AMC_ALG_FLAG_CTRL) || (comm->ctrl.pay == 0) || (bytes == 0)) {
+    if (!(alg->flags & AMC_ALG_FLAG_CTRL) || (comm->ctrl.pay == 0)) {
         return 0;
     }
     if (max > AMC_CTRL_PAY_MAX) {
         max = AMC_CTRL_PAY_MAX;
+    }
+    if (amc_alg_rounds_vector(args->coll)) {
+        return amc_ctrl_coll_vector_ok(comm, args, max);
+    }
+    if (bytes == 0) {
+        return 0;
     }
     if (amc_alg_rounds_rooted(args->coll)) {
         /* one message of the call's bytes (one block of a gather or a scatter) */
@@ -137,6 +209,89 @@ static void amc_ctrl_coll_halve(struct amc_comm *comm, amc_coll_slot_t *slot, in
     }
 }
 
+/* A rooted one's sender: on an eager token its call ends once the message
+ * is out; without one the message asks for an answer, which its call
+ * waits for. */
+static uint8_t amc_ctrl_coll_sender(struct amc_comm *comm)
+{
+    return amc_flow_take(&comm->ctx->flow, amc_comm_peer(comm, comm->rank ^ 1)) ? AMC_CTRL_SENDS
+                                                                                : AMC_CTRL_ASKS;
+}
+
+/* A block a rank gives itself (none where bytes is 0: its buffers may
+ * then be NULL). */
+static inline void amc_ctrl_coll_own(uint8_t *to, const uint8_t *from, size_t bytes)
+{
+    if (bytes > 0) {
+        memcpy(to, from, bytes);
+    }
+}
+
+/* A v-form's entry at N=2: the block this rank gives itself goes to its
+ * place at once (the result's other block does not depend on it), this
+ * rank's message into out[0], and where the other's block goes is kept
+ * for when it arrives. gatherv and scatterv are one message, flow-
+ * controlled as gather's and scatter's; allgatherv and alltoallv one
+ * exchange, whose directions may carry different lengths (bytes out,
+ * rbytes in). amc_ctrl_coll_vector_ok made sure each is 1 .. 64 bytes. */
+static void amc_ctrl_coll_load_vector(struct amc_comm *comm, amc_coll_slot_t *slot,
+                                      const amc_coll_args_t *args)
+{
+    amc_barrier_slot_t *b    = &slot->barrier;
+    const uint8_t      *send = args->sendbuf;
+    uint8_t            *recv = args->recvbuf;
+    size_t              dt   = args->dt_size, sbytes, rbytes;
+    int                 me   = comm->rank, peer = me ^ 1;
+
+    amc_ctrl_coll_vlens(comm, args, &sbytes, &rbytes);
+    switch (args->coll) {
+    case AMC_COLL_GATHERV:
+        if (me == args->root) {
+            if (!args->in_place) {
+                amc_ctrl_coll_own(recv + args->rdispls[me] * dt, send, args->scount * dt);
+            }
+            recv += args->rdispls[peer] * dt;
+        }
+        break;
+    case AMC_COLL_SCATTERV:
+        if (me == args->root) {
+            if (!args->in_place) { /* else its block stays in sendbuf */
+                amc_ctrl_coll_own(recv, send + args->sdispls[me] * dt, args->scounts[me] * dt);
+            }
+            send += args->sdispls[peer] * dt;
+        }
+        break;
+    case AMC_COLL_ALLGATHERV:
+        if (args->in_place) {
+            send = recv + args->rdispls[me] * dt;
+        } else {
+            amc_ctrl_coll_own(recv + args->rdispls[me] * dt, send, sbytes);
+        }
+        recv += args->rdispls[peer] * dt;
+        break;
+    default: /* alltoallv */
+        recv += args->rdispls[peer] * dt;
+        if (args->in_place) {
+            send = recv; /* copied out below, before the other's block lands there */
+        } else {
+            amc_ctrl_coll_own(args->recvbuf + args->rdispls[me] * dt,
+                              send + args->sdispls[me] * dt, args->scounts[me] * dt);
+            send += args->sdispls[peer] * dt;
+        }
+        break;
+    }
+    b->bytes  = (uint16_t)sbytes;
+    b->rbytes = (uint16_t)rbytes;
+    amc_coll_slot_small(&comm->ctrl, slot)->recvbuf = recv;
+    if (sbytes > 0) {
+        memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), send, sbytes);
+    }
+    if (amc_alg_rounds_rooted(args->coll)) {
+        b->root   = (int8_t)args->root;
+        b->oneway = (sbytes > 0) ? amc_ctrl_coll_sender(comm) : AMC_CTRL_HEARS;
+    }
+}
+
 /* A rooted one's entry: the sender's message into out[0] (and whether it
  * goes on a token); what a rank's own data gives its result at once (the
  * root's own block of a gather or a scatter, rank 0's scan); what the
@@ -176,8 +331,7 @@ static void amc_ctrl_coll_load_rooted(struct amc_comm *comm, amc_coll_slot_t *sl
         break;
     }
     memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), in, bytes);
-    b->oneway = amc_flow_take(&comm->ctx->flow, amc_comm_peer(comm, comm->rank ^ 1))
-                    ? AMC_CTRL_SENDS : AMC_CTRL_ASKS;
+    b->oneway = amc_ctrl_coll_sender(comm);
 }
 
 /* A rooted one's receiver, once the message arrived: its result. */
@@ -190,16 +344,17 @@ static void amc_ctrl_coll_finish_rooted(struct amc_comm *comm, amc_coll_slot_t *
     uint8_t             tmp[AMC_CTRL_PAY_MAX];
     int                 partner = comm->rank ^ 1;
 
-    if ((sm->in_len[0] != b->bytes) || (sm->in_root != b->root) ||
+    if ((sm->in_len[0] != b->rbytes) || (sm->in_root != b->root) ||
         (sm->in_alg == AMC_CTRL_MSG_ANSWER)) {
         if (slot->status == AMC_SUCCESS) {
             amc_error(&comm->ctx->log,
                       "%s seq %llu on communicator 0x%llx: rank %d sent %u bytes for root %d, "
-                      "this rank's call takes %u from it for root %d (count, datatype or root "
+                      "this rank's call takes %u from it for root %d (count%s, datatype or root "
                       "differ)", amc_coll_name(b->coll), (unsigned long long)slot->seq,
                       (unsigned long long)comm->cid, partner, (unsigned)sm->in_len[0],
-                      (int)sm->in_root, (unsigned)b->bytes, (int)b->root);
-            slot->status = (sm->in_len[0] != b->bytes) ? AMC_ERR_TRUNCATE : AMC_ERR_PROTOCOL;
+                      (int)sm->in_root, (unsigned)b->rbytes, (int)b->root,
+                      amc_alg_rounds_vector(b->coll) ? "s" : "");
+            slot->status = (sm->in_len[0] != b->rbytes) ? AMC_ERR_TRUNCATE : AMC_ERR_PROTOCOL;
         }
         return;
     }
@@ -224,8 +379,9 @@ static void amc_ctrl_coll_finish_rooted(struct amc_comm *comm, amc_coll_slot_t *
             memcpy(recv, tmp, b->bytes);
         }
         break;
-    default: /* bcast, scatter, exscan: the sender's data is the result */
-        memcpy(recv, theirs, b->bytes);
+    default: /* bcast, scatter, exscan: the sender's data is the result; gatherv and
+              * scatterv: the other's block, recv its place */
+        memcpy(recv, theirs, b->rbytes);
         break;
     }
 }
@@ -243,6 +399,7 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
              ((args->coll == AMC_COLL_ALLGATHER) ? (size_t)comm->rank * bytes : 0);
     }
     b->bytes   = (uint16_t)bytes;
+    b->rbytes  = (uint16_t)bytes;
     b->half    = (uint8_t)(comm->size / 2);
     b->oneway  = AMC_CTRL_BOTH;
     sm->count   = args->count;
@@ -251,6 +408,10 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
                    (args->coll == AMC_COLL_REDUCE) || (args->coll == AMC_COLL_SCAN))
                       ? amc_op_kernel(args->op, args->dt) : NULL;
     sm->recvbuf = args->recvbuf;
+    if (amc_alg_rounds_vector(args->coll)) {
+        amc_ctrl_coll_load_vector(comm, slot, args);
+        return;
+    }
     if (amc_alg_rounds_rooted(args->coll)) {
         amc_ctrl_coll_load_rooted(comm, slot, args);
         return;
@@ -269,7 +430,8 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
 }
 
 /* into = what out[r] and in[r] make together, the lower rank's group
- * first. A length that differs fails the instance. */
+ * first (a v-form's: the other's block, into its place). A length that
+ * differs fails the instance. */
 static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int round,
                                void *into)
 {
@@ -278,21 +440,26 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
     const uint8_t      *mine    = amc_coll_slot_out(&comm->ctrl, slot, round);
     const uint8_t      *theirs  = amc_coll_slot_in(&comm->ctrl, slot, round);
     size_t              len     = amc_ctrl_coll_len(b, round);
+    int                 vector  = amc_alg_rounds_vector(b->coll);
+    size_t              want    = vector ? b->rbytes : len; /* a v-form's two may differ */
     int                 partner = comm->rank ^ (1 << round);
 
-    if (sm->in_len[round] != len) {
+    if (sm->in_len[round] != want) {
         if (slot->status == AMC_SUCCESS) {
             amc_error(&comm->ctx->log,
                       "%s seq %llu on communicator 0x%llx: rank %d sent %u bytes in round %d, "
-                      "this rank's call makes %zu (count or datatype differ)",
+                      "this rank's call takes %zu (count%s or datatype differ)",
                       amc_coll_name(b->coll), (unsigned long long)slot->seq,
                       (unsigned long long)comm->cid, partner, (unsigned)sm->in_len[round], round,
-                      len);
+                      want, vector ? "s" : "");
             slot->status = AMC_ERR_TRUNCATE;
         }
         return;
     }
-    if (b->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) {
+    if (vector) {
+        /* this rank's own block went to its place at the entry */
+        memcpy(into, theirs, want);
+    } else if (b->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) {
         amc_ctrl_coll_halve(comm, slot, round, 1);
         if (round + 1 < comm->nrounds) {
             amc_ctrl_coll_halve(comm, slot, round + 1, 0);
