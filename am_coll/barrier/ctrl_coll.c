@@ -36,8 +36,23 @@
  * "Back-pressure"). The receiver sends nothing else. The message names the
  * root; a receiver whose call names another fails with AMC_ERR_PROTOCOL.
  *
- * A message whose length differs from this rank's call (the ranks' counts
- * or datatypes differ) is not used: the instance's status becomes
+ * The vector forms at N=2 run here too when each of their messages holds
+ * 1 to 64 bytes (AMC_FAST_MAX): gatherv and scatterv as gather and scatter
+ * (one message, on a token or asking for an answer), allgatherv and
+ * alltoallv as one exchange. Their two directions may carry different
+ * lengths, so the slot keeps what this rank sends (bytes) apart from what
+ * its call takes from the other (rbytes). The block a rank gives itself
+ * goes to its place at the entry, the other's where its displacement says
+ * once it arrived. A rank decides from its own counts (a gatherv root from
+ * recvcounts[peer], the other from its sendcount): in a correct program
+ * they give both ranks the same lengths and so the same path; counts that
+ * differ may part the ranks, one here and one on the engine, and then each
+ * meets the other's messages and fails as the non-v forms' do when their
+ * counts differ. A block of no bytes takes the engine (a round carries 1 to
+ * 64 bytes, a rooted one's empty message is its answer).
+ *
+ * A message whose length differs from what this rank's call takes (the
+ * ranks' counts or datatypes differ) is not used: the instance's status becomes
  * AMC_ERR_TRUNCATE, and its later messages carry that status, so every rank
  * whose result depends on it (all of them, by the last round) fails too,
  * instead of waiting for a round that never comes or returning a wrong
