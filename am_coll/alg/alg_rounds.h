@@ -22,12 +22,14 @@ static inline int amc_alg_rounds_rooted(unsigned coll)
 }
 
 /* The vector forms that run there, at N=2 only: gatherv and scatterv (one
- * message, as gather and scatter), allgatherv and alltoallv (one exchange,
- * whose two directions may carry different lengths). */
+ * message, as gather and scatter), allgatherv, alltoallv and
+ * reduce_scatter (one exchange, whose two directions may carry different
+ * lengths). */
 static inline int amc_alg_rounds_vector(unsigned coll)
 {
     return (coll == AMC_COLL_GATHERV) || (coll == AMC_COLL_SCATTERV) ||
-           (coll == AMC_COLL_ALLGATHERV) || (coll == AMC_COLL_ALLTOALLV);
+           (coll == AMC_COLL_ALLGATHERV) || (coll == AMC_COLL_ALLTOALLV) ||
+           (coll == AMC_COLL_REDUCE_SCATTER);
 }
 
 /* Whether coll runs on the rounds of a communicator of 2 ranks only. */

@@ -39,7 +39,10 @@
  * The vector forms at N=2 run here too when each of their messages holds
  * 1 to 64 bytes (AMC_FAST_MAX): gatherv and scatterv as gather and scatter
  * (one message, on a token or asking for an answer), allgatherv and
- * alltoallv as one exchange. Their two directions may carry different
+ * alltoallv as one exchange, and reduce_scatter (with a predefined op) as
+ * one too: each rank sends the other its block of the input and reduces
+ * the other's partial sum into its own, the lower rank's operand on the
+ * left. Their two directions may carry different
  * lengths, so the slot keeps what this rank sends (bytes) apart from what
  * its call takes from the other (rbytes). The block a rank gives itself
  * goes to its place at the entry, the other's where its displacement says
@@ -98,9 +101,13 @@ static void amc_ctrl_coll_vlens(const struct amc_comm *comm, const amc_coll_args
         *sbytes = args->in_place ? args->rcounts[comm->rank] : args->scount;
         *rbytes = args->rcounts[peer];
         break;
-    default: /* alltoallv; in place: the receive blocks are the ones to send (MPI) */
+    case AMC_COLL_ALLTOALLV: /* in place: the receive blocks are the ones to send (MPI) */
         *sbytes = args->in_place ? args->rcounts[peer] : args->scounts[peer];
         *rbytes = args->rcounts[peer];
+        break;
+    default: /* reduce_scatter: the other's block of the input, the partial sum of its own */
+        *sbytes = args->rcounts[peer];
+        *rbytes = args->rcounts[comm->rank];
         break;
     }
     *sbytes *= args->dt_size;
@@ -129,7 +136,9 @@ static int amc_ctrl_coll_vector_ok(const struct amc_comm *comm, const amc_coll_a
     if (amc_alg_rounds_rooted(args->coll)) {
         return (sbytes + rbytes >= 1) && (sbytes + rbytes <= max); /* one of them is 0 */
     }
-    return (sbytes >= 1) && (sbytes <= max) && (rbytes >= 1) && (rbytes <= max);
+    return (sbytes >= 1) && (sbytes <= max) && (rbytes >= 1) && (rbytes <= max) &&
+           ((args->coll != AMC_COLL_REDUCE_SCATTER) ||
+            (amc_op_kernel(args->op, args->dt) != NULL));
 }
 
 int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
@@ -245,8 +254,9 @@ static inline void amc_ctrl_coll_own(uint8_t *to, const uint8_t *from, size_t by
 /* A v-form's entry at N=2: the block this rank gives itself goes to its
  * place at once (the result's other block does not depend on it), this
  * rank's message into out[0], and where the other's block goes is kept
- * for when it arrives. gatherv and scatterv are one message, flow-
- * controlled as gather's and scatter's; allgatherv and alltoallv one
+ * for when it arrives (a reduce_scatter keeps its own block in work, to
+ * reduce with it). gatherv and scatterv are one message, flow-controlled
+ * as gather's and scatter's; allgatherv, alltoallv and reduce_scatter one
  * exchange, whose directions may carry different lengths (bytes out,
  * rbytes in). amc_ctrl_coll_vector_ok made sure each is 1 .. 64 bytes. */
 static void amc_ctrl_coll_load_vector(struct amc_comm *comm, amc_coll_slot_t *slot,
@@ -284,6 +294,18 @@ static void amc_ctrl_coll_load_vector(struct amc_comm *comm, amc_coll_slot_t *sl
         }
         recv += args->rdispls[peer] * dt;
         break;
+    case AMC_COLL_REDUCE_SCATTER: {
+        /* the input vector (in place: in recvbuf, where the result goes, so
+         * this rank's block is kept in the slot until the other's partial
+         * sum arrives); the blocks in rank order */
+        const uint8_t *vec = args->in_place ? recv : send;
+        size_t         at0 = args->rcounts[0] * dt;
+
+        memcpy(amc_coll_slot_work(&comm->ctrl, slot), vec + (me ? at0 : 0), rbytes);
+        send = vec + (peer ? at0 : 0);
+        amc_coll_slot_small(&comm->ctrl, slot)->count = args->rcounts[me];
+        break;
+    }
     default: /* alltoallv */
         recv += args->rdispls[peer] * dt;
         if (args->in_place) {
@@ -420,6 +442,7 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
     sm->count   = args->count;
     sm->kernel  = ((args->coll == AMC_COLL_ALLREDUCE) ||
                    (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
+                   (args->coll == AMC_COLL_REDUCE_SCATTER) ||
                    (args->coll == AMC_COLL_REDUCE) || (args->coll == AMC_COLL_SCAN))
                       ? amc_op_kernel(args->op, args->dt) : NULL;
     sm->recvbuf = args->recvbuf;
@@ -442,6 +465,24 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
         return;
     }
     memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), in, bytes);
+}
+
+/* A reduce_scatter's result at N=2: into = this rank's block (work) and
+ * the other's partial sum of it (in[round]), reduced in MPI's order. */
+static void amc_ctrl_coll_reduce_own(struct amc_comm *comm, amc_coll_slot_t *slot, int round,
+                                     void *into)
+{
+    const amc_coll_small_t *sm     = amc_coll_slot_small(&comm->ctrl, slot);
+    const uint8_t          *mine   = amc_coll_slot_work(&comm->ctrl, slot);
+    const uint8_t          *theirs = amc_coll_slot_in(&comm->ctrl, slot, round);
+
+    if ((comm->rank ^ 1) < comm->rank) {
+        memcpy(into, mine, slot->barrier.rbytes);
+        sm->kernel(theirs, into, sm->count);
+    } else {
+        memcpy(into, theirs, slot->barrier.rbytes);
+        sm->kernel(mine, into, sm->count);
+    }
 }
 
 /* into = what out[r] and in[r] make together, the lower rank's group
@@ -471,7 +512,11 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
         }
         return;
     }
-    if (vector) {
+    if (b->coll == AMC_COLL_REDUCE_SCATTER) {
+        /* this rank's block of its input (kept in work) with the other's
+         * partial sum of it, the lower rank's operand on the left */
+        amc_ctrl_coll_reduce_own(comm, slot, round, into);
+    } else if (vector) {
         /* this rank's own block went to its place at the entry */
         memcpy(into, theirs, want);
     } else if (b->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) {

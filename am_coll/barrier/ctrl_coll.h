@@ -9,8 +9,8 @@
  * recursive halving); at N=2 also the rooted ones and the scans, one
  * message each way it is needed (the data one way, on a token, or asking
  * for an answer without one), and the vector forms (gatherv and scatterv
- * one way as gather and scatter, allgatherv and alltoallv both ways, each
- * direction its own length). The barrier's state machine (am_coll/barrier/barrier.c)
+ * one way as gather and scatter, allgatherv, alltoallv and reduce_scatter
+ * both ways, each direction its own length). The barrier's state machine (am_coll/barrier/barrier.c)
  * runs them; this module decides when they apply, enters them, and does
  * what their rounds need of the data. No schedule, no instance, no
  * allocation: everything lives in the slot.
