@@ -1173,6 +1173,63 @@ static void test_vector(unsigned long *cases)
     }
 }
 
+/* A rank repeats gatherv and scatterv with its block's size changing
+ * between calls, on the rounds and past them: each call decides anew (a
+ * non-root's call has no vectors, only its count, which no choice kept
+ * from an earlier call may stand for). */
+static void test_vector_repeat(void)
+{
+    static const size_t sizes[] = { 8, 100, 8, 64, 65, 1, 0, 3 };
+    uint8_t             in[2][ROW], out[2][ROW];
+    size_t              counts[2], displs[2] = { 0, 128 };
+    amc_request_t       reqs[2];
+    amc_test_world_t    w;
+    int                 status[2], rank, k, scatter;
+    size_t              i;
+
+    world_new(&w, 2, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
+    for (scatter = 0; scatter < 2; scatter++) {
+        for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+            counts[0] = 5;
+            counts[1] = sizes[i];
+            for (rank = 0; rank < 2; rank++) {
+                for (k = 0; k < ROW; k++) {
+                    in[rank][k]  = (uint8_t)(rank * 100 + k + i);
+                    out[rank][k] = 0xee;
+                }
+                if (scatter) {
+                    CHECK(amc_iscatterv(in[rank], (rank == 0) ? counts : NULL,
+                                        (rank == 0) ? displs : NULL, out[rank], counts[rank],
+                                        AMC_UINT8, 0, amc_test_world_comm(&w, rank),
+                                        &reqs[rank]) == AMC_SUCCESS, "scatterv start");
+                } else {
+                    CHECK(amc_igatherv(in[rank], counts[rank], out[rank],
+                                       (rank == 0) ? counts : NULL, (rank == 0) ? displs : NULL,
+                                       AMC_UINT8, 0, amc_test_world_comm(&w, rank),
+                                       &reqs[rank]) == AMC_SUCCESS, "gatherv start");
+                }
+            }
+            CHECK(amc_test_world_drive(&w, reqs, status), "%s %zu B: hangs",
+                  scatter ? "scatterv" : "gatherv", sizes[i]);
+            for (rank = 0; rank < 2; rank++) {
+                CHECK(status[rank] == AMC_SUCCESS, "%s %zu B, call %zu: rank %d: %s",
+                      scatter ? "scatterv" : "gatherv", sizes[i], i, rank,
+                      amc_strerror(status[rank]));
+            }
+            if (scatter) {
+                CHECK((memcmp(out[0], in[0], 5) == 0) &&
+                      (memcmp(out[1], in[0] + 128, sizes[i]) == 0) &&
+                      (out[1][sizes[i]] == 0xee), "scatterv %zu B: results", sizes[i]);
+            } else {
+                CHECK((memcmp(out[0], in[0], 5) == 0) &&
+                      (memcmp(out[0] + 128, in[1], sizes[i]) == 0) &&
+                      (out[0][128 + sizes[i]] == 0xee), "gatherv %zu B: results", sizes[i]);
+            }
+        }
+    }
+    amc_test_world_destroy(&w);
+}
+
 /* A request freed before its instance ended finishes unobserved: its
  * result lands in the caller's buffer, as on the engine's schedules, and
  * the instance ends for the others. */
@@ -1272,6 +1329,7 @@ int main(void)
     cases = 0;
     test_vector(&cases);
     printf("%lu gatherv, scatterv, allgatherv, alltoallv and reduce_scatter (N=2) cases\n", cases);
+    test_vector_repeat();
     test_engine_cases();
     test_too_big();
     test_outstanding(2);
