@@ -114,6 +114,7 @@ static amc_coll_slot_t *amc_coll_slot_alloc(amc_coll_ctrl_t *ctrl, uint64_t seq,
     slot->barrier.reduced       = 0;
     slot->barrier.told          = 0;
     slot->barrier.bytes         = 0;
+    slot->barrier.rbytes        = 0;
     slot->barrier.oneway        = AMC_CTRL_BOTH;
     slot->barrier.root          = -1;
     slot->status        = 0;

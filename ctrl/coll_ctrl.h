@@ -60,6 +60,9 @@ typedef struct amc_barrier_slot {
                                       * up with this status: its call fails with it */
     uint16_t         bytes;          /* bytes per rank (per block for allgather and
                                       * alltoall); 0 until the local rank entered */
+    uint16_t         rbytes;         /* a rooted one's or a v-form's at N=2: what this
+                                      * rank's call takes from the other (a v-form's two
+                                      * directions may differ) */
     uint8_t          half;           /* alltoall: N/2, the blocks of every round */
     int8_t           root;           /* a rooted one's root (0 or 1: they run at N=2 only) */
     uint8_t          oneway;         /* a rooted one's part: AMC_CTRL_* */

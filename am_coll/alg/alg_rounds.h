@@ -11,12 +11,31 @@
 
 /* The rooted ones, and scan and exscan: at N=2 one message from the rank
  * that holds the data to the one that needs it (the root's to the other
- * for bcast and scatter, the other's to the root for reduce and gather,
- * rank 0's to rank 1 for the scans), whatever the algorithm. */
+ * for bcast, scatter and scatterv, the other's to the root for reduce,
+ * gather and gatherv, rank 0's to rank 1 for the scans), whatever the
+ * algorithm. */
 static inline int amc_alg_rounds_rooted(unsigned coll)
 {
     return (coll == AMC_COLL_BCAST) || (coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_GATHER) ||
-           (coll == AMC_COLL_SCATTER) || (coll == AMC_COLL_SCAN) || (coll == AMC_COLL_EXSCAN);
+           (coll == AMC_COLL_SCATTER) || (coll == AMC_COLL_SCAN) || (coll == AMC_COLL_EXSCAN) ||
+           (coll == AMC_COLL_GATHERV) || (coll == AMC_COLL_SCATTERV);
+}
+
+/* The vector forms that run there, at N=2 only: gatherv and scatterv (one
+ * message, as gather and scatter), allgatherv, alltoallv and
+ * reduce_scatter (one exchange, whose two directions may carry different
+ * lengths). */
+static inline int amc_alg_rounds_vector(unsigned coll)
+{
+    return (coll == AMC_COLL_GATHERV) || (coll == AMC_COLL_SCATTERV) ||
+           (coll == AMC_COLL_ALLGATHERV) || (coll == AMC_COLL_ALLTOALLV) ||
+           (coll == AMC_COLL_REDUCE_SCATTER);
+}
+
+/* Whether coll runs on the rounds of a communicator of 2 ranks only. */
+static inline int amc_alg_rounds_at_2(unsigned coll)
+{
+    return amc_alg_rounds_rooted(coll) || amc_alg_rounds_vector(coll);
 }
 
 /* Whether rank (of 2) sends a rooted one's message. */
@@ -24,10 +43,12 @@ static inline int amc_alg_rounds_sends(unsigned coll, int rank, int root)
 {
     switch (coll) {
     case AMC_COLL_BCAST:
-    case AMC_COLL_SCATTER: return rank == root;
+    case AMC_COLL_SCATTER:
+    case AMC_COLL_SCATTERV: return rank == root;
     case AMC_COLL_REDUCE:
-    case AMC_COLL_GATHER:  return rank != root;
-    default:               return rank == 0; /* scan, exscan */
+    case AMC_COLL_GATHER:
+    case AMC_COLL_GATHERV:  return rank != root;
+    default:                return rank == 0; /* scan, exscan */
     }
 }
 
@@ -36,7 +57,7 @@ static inline int amc_alg_rounds_is(unsigned coll)
 {
     return (coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_ALLGATHER) ||
            (coll == AMC_COLL_ALLTOALL) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
-           amc_alg_rounds_rooted(coll);
+           amc_alg_rounds_at_2(coll);
 }
 
 /* The pattern coll runs on the rounds, for messages that name it. */
@@ -45,6 +66,7 @@ static inline const char *amc_alg_rounds_name(unsigned coll)
     return (coll == AMC_COLL_ALLTOALL)               ? "hypercube exchange"
            : (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ? "recursive_halving"
            : amc_alg_rounds_rooted(coll)              ? "one message at N=2"
+           : amc_alg_rounds_vector(coll)              ? "one exchange at N=2"
                                                      : "recursive_doubling";
 }
 

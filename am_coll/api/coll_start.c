@@ -29,13 +29,17 @@
 _Static_assert(AMC_COLL_LAST <= 0x100, "a collective fits the choice's byte");
 
 /* The call's key, or 0 where it cannot have one (a vector form: its counts
- * choose too; a count, datatype or op beyond the key's fields). A user op's
- * handle may come back for another function once freed: its algorithms
- * depend only on whether it commutes, which the key holds, and a user op
- * never runs on the barrier's rounds (no kernel of ours). */
+ * choose too, whether it runs on the barrier's rounds at N=2, and a
+ * gatherv's or scatterv's non-root has no vectors, only its own count,
+ * which the key does not hold; a count, datatype or op beyond the key's
+ * fields). A user op's handle may come back for another function once
+ * freed: its algorithms depend only on whether it commutes, which the key
+ * holds, and a user op never runs on the barrier's rounds (no kernel of
+ * ours). */
 static inline uint64_t amc_choice_key(const amc_coll_args_t *a)
 {
-    if ((a->scounts != NULL) || (a->rcounts != NULL) || (a->count >= ((size_t)1 << 23)) ||
+    if (amc_alg_rounds_vector(a->coll) || (a->scounts != NULL) || (a->rcounts != NULL) ||
+        (a->count >= ((size_t)1 << 23)) ||
         ((unsigned)a->dt > 0xffu) || ((unsigned)(a->op + 1) > 0xffffu)) {
         return 0;
     }

@@ -36,8 +36,26 @@
  * "Back-pressure"). The receiver sends nothing else. The message names the
  * root; a receiver whose call names another fails with AMC_ERR_PROTOCOL.
  *
- * A message whose length differs from this rank's call (the ranks' counts
- * or datatypes differ) is not used: the instance's status becomes
+ * The vector forms at N=2 run here too when each of their messages holds
+ * 1 to 64 bytes (AMC_FAST_MAX): gatherv and scatterv as gather and scatter
+ * (one message, on a token or asking for an answer), allgatherv and
+ * alltoallv as one exchange, and reduce_scatter (with a predefined op) as
+ * one too: each rank sends the other its block of the input and reduces
+ * the other's partial sum into its own, the lower rank's operand on the
+ * left. Their two directions may carry different
+ * lengths, so the slot keeps what this rank sends (bytes) apart from what
+ * its call takes from the other (rbytes). The block a rank gives itself
+ * goes to its place at the entry, the other's where its displacement says
+ * once it arrived. A rank decides from its own counts (a gatherv root from
+ * recvcounts[peer], the other from its sendcount): in a correct program
+ * they give both ranks the same lengths and so the same path; counts that
+ * differ may part the ranks, one here and one on the engine, and then each
+ * meets the other's messages and fails as the non-v forms' do when their
+ * counts differ. A block of no bytes takes the engine (a round carries 1 to
+ * 64 bytes, a rooted one's empty message is its answer).
+ *
+ * A message whose length differs from what this rank's call takes (the
+ * ranks' counts or datatypes differ) is not used: the instance's status becomes
  * AMC_ERR_TRUNCATE, and its later messages carry that status, so every rank
  * whose result depends on it (all of them, by the last round) fails too,
  * instead of waiting for a round that never comes or returning a wrong
@@ -51,17 +69,95 @@
 
 #include <string.h>
 
+/* A v-form's two message lengths at N=2: what this rank sends the other
+ * and what its call takes from it (0 where its part has none: a rooted
+ * one's receiver sends nothing, its sender hears nothing). Only what MPI
+ * makes significant at this rank is read (a non-root's counts are not). */
+static void amc_ctrl_coll_vlens(const struct amc_comm *comm, const amc_coll_args_t *args,
+                                size_t *sbytes, size_t *rbytes)
+{
+    int peer = comm->rank ^ 1, root = (comm->rank == args->root);
+
+    *sbytes = 0;
+    *rbytes = 0;
+    switch (args->coll) {
+    case AMC_COLL_GATHERV:
+        if (root) {
+            *rbytes = args->rcounts[peer];
+        } else {
+            *sbytes = args->scount;
+        }
+        break;
+    case AMC_COLL_SCATTERV:
+        if (root) {
+            *sbytes = args->scounts[peer];
+        } else {
+            *rbytes = args->rcount;
+        }
+        break;
+    case AMC_COLL_ALLGATHERV:
+        /* in place: its own block, from its place (the API made sure that
+         * sendcount is recvcounts[rank] otherwise) */
+        *sbytes = args->in_place ? args->rcounts[comm->rank] : args->scount;
+        *rbytes = args->rcounts[peer];
+        break;
+    case AMC_COLL_ALLTOALLV: /* in place: the receive blocks are the ones to send (MPI) */
+        *sbytes = args->in_place ? args->rcounts[peer] : args->scounts[peer];
+        *rbytes = args->rcounts[peer];
+        break;
+    default: /* reduce_scatter: the other's block of the input, the partial sum of its own */
+        *sbytes = args->rcounts[peer];
+        *rbytes = args->rcounts[comm->rank];
+        break;
+    }
+    *sbytes *= args->dt_size;
+    *rbytes *= args->dt_size;
+}
+
+/* A v-form runs here at N=2 when each message of it carries 1 .. max
+ * bytes. A rank decides from its own counts, which in a correct program
+ * give the same lengths on both ranks (the gatherv root's recvcounts[peer]
+ * is the other's sendcount; alltoallv's two directions are each other's
+ * swapped); counts that differ may decide apart, and then this rank's
+ * messages on the rounds meet the other's on the engine, and both fail
+ * (amc_barrier_on_arrival, amc_barrier_refuse and their engine twins), as
+ * the non-v forms do whose counts differ. A zero-length block takes the
+ * engine: the rounds carry 1 .. 64 bytes (a rooted one's empty message is
+ * its answer). */
+static int amc_ctrl_coll_vector_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
+                                   size_t max)
+{
+    size_t sbytes, rbytes;
+
+    if (comm->size != 2) {
+        return 0;
+    }
+    amc_ctrl_coll_vlens(comm, args, &sbytes, &rbytes);
+    if (amc_alg_rounds_rooted(args->coll)) {
+        return (sbytes + rbytes >= 1) && (sbytes + rbytes <= max); /* one of them is 0 */
+    }
+    return (sbytes >= 1) && (sbytes <= max) && (rbytes >= 1) && (rbytes <= max) &&
+           ((args->coll != AMC_COLL_REDUCE_SCATTER) ||
+            (amc_op_kernel(args->op, args->dt) != NULL));
+}
+
 int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
                      const amc_alg_t *alg)
 {
     size_t bytes = args->count * args->dt_size;
     size_t max   = comm->ctx->cfg.fast_max;
 
-    if (!(alg->flags & AMC_ALG_FLAG_CTRL) || (comm->ctrl.pay == 0) || (bytes == 0)) {
+    if (!(alg->flags & AMC_ALG_FLAG_CTRL) || (comm->ctrl.pay == 0)) {
         return 0;
     }
     if (max > AMC_CTRL_PAY_MAX) {
         max = AMC_CTRL_PAY_MAX;
+    }
+    if (amc_alg_rounds_vector(args->coll)) {
+        return amc_ctrl_coll_vector_ok(comm, args, max);
+    }
+    if (bytes == 0) {
+        return 0;
     }
     if (amc_alg_rounds_rooted(args->coll)) {
         /* one message of the call's bytes (one block of a gather or a scatter) */
@@ -137,6 +233,102 @@ static void amc_ctrl_coll_halve(struct amc_comm *comm, amc_coll_slot_t *slot, in
     }
 }
 
+/* A rooted one's sender: on an eager token its call ends once the message
+ * is out; without one the message asks for an answer, which its call
+ * waits for. */
+static uint8_t amc_ctrl_coll_sender(struct amc_comm *comm)
+{
+    return amc_flow_take(&comm->ctx->flow, amc_comm_peer(comm, comm->rank ^ 1)) ? AMC_CTRL_SENDS
+                                                                                : AMC_CTRL_ASKS;
+}
+
+/* A block a rank gives itself (none where bytes is 0: its buffers may
+ * then be NULL). */
+static inline void amc_ctrl_coll_own(uint8_t *to, const uint8_t *from, size_t bytes)
+{
+    if (bytes > 0) {
+        memcpy(to, from, bytes);
+    }
+}
+
+/* A v-form's entry at N=2: the block this rank gives itself goes to its
+ * place at once (the result's other block does not depend on it), this
+ * rank's message into out[0], and where the other's block goes is kept
+ * for when it arrives (a reduce_scatter keeps its own block in work, to
+ * reduce with it). gatherv and scatterv are one message, flow-controlled
+ * as gather's and scatter's; allgatherv, alltoallv and reduce_scatter one
+ * exchange, whose directions may carry different lengths (bytes out,
+ * rbytes in). amc_ctrl_coll_vector_ok made sure each is 1 .. 64 bytes. */
+static void amc_ctrl_coll_load_vector(struct amc_comm *comm, amc_coll_slot_t *slot,
+                                      const amc_coll_args_t *args)
+{
+    amc_barrier_slot_t *b    = &slot->barrier;
+    const uint8_t      *send = args->sendbuf;
+    uint8_t            *recv = args->recvbuf;
+    size_t              dt   = args->dt_size, sbytes, rbytes;
+    int                 me   = comm->rank, peer = me ^ 1;
+
+    amc_ctrl_coll_vlens(comm, args, &sbytes, &rbytes);
+    switch (args->coll) {
+    case AMC_COLL_GATHERV:
+        if (me == args->root) {
+            if (!args->in_place) {
+                amc_ctrl_coll_own(recv + args->rdispls[me] * dt, send, args->scount * dt);
+            }
+            recv += args->rdispls[peer] * dt;
+        }
+        break;
+    case AMC_COLL_SCATTERV:
+        if (me == args->root) {
+            if (!args->in_place) { /* else its block stays in sendbuf */
+                amc_ctrl_coll_own(recv, send + args->sdispls[me] * dt, args->scounts[me] * dt);
+            }
+            send += args->sdispls[peer] * dt;
+        }
+        break;
+    case AMC_COLL_ALLGATHERV:
+        if (args->in_place) {
+            send = recv + args->rdispls[me] * dt;
+        } else {
+            amc_ctrl_coll_own(recv + args->rdispls[me] * dt, send, sbytes);
+        }
+        recv += args->rdispls[peer] * dt;
+        break;
+    case AMC_COLL_REDUCE_SCATTER: {
+        /* the input vector (in place: in recvbuf, where the result goes, so
+         * this rank's block is kept in the slot until the other's partial
+         * sum arrives); the blocks in rank order */
+        const uint8_t *vec = args->in_place ? recv : send;
+        size_t         at0 = args->rcounts[0] * dt;
+
+        memcpy(amc_coll_slot_work(&comm->ctrl, slot), vec + (me ? at0 : 0), rbytes);
+        send = vec + (peer ? at0 : 0);
+        amc_coll_slot_small(&comm->ctrl, slot)->count = args->rcounts[me];
+        break;
+    }
+    default: /* alltoallv */
+        recv += args->rdispls[peer] * dt;
+        if (args->in_place) {
+            send = recv; /* copied out below, before the other's block lands there */
+        } else {
+            amc_ctrl_coll_own(args->recvbuf + args->rdispls[me] * dt,
+                              send + args->sdispls[me] * dt, args->scounts[me] * dt);
+            send += args->sdispls[peer] * dt;
+        }
+        break;
+    }
+    b->bytes  = (uint16_t)sbytes;
+    b->rbytes = (uint16_t)rbytes;
+    amc_coll_slot_small(&comm->ctrl, slot)->recvbuf = recv;
+    if (sbytes > 0) {
+        memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), send, sbytes);
+    }
+    if (amc_alg_rounds_rooted(args->coll)) {
+        b->root   = (int8_t)args->root;
+        b->oneway = (sbytes > 0) ? amc_ctrl_coll_sender(comm) : AMC_CTRL_HEARS;
+    }
+}
+
 /* A rooted one's entry: the sender's message into out[0] (and whether it
  * goes on a token); what a rank's own data gives its result at once (the
  * root's own block of a gather or a scatter, rank 0's scan); what the
@@ -176,8 +368,7 @@ static void amc_ctrl_coll_load_rooted(struct amc_comm *comm, amc_coll_slot_t *sl
         break;
     }
     memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), in, bytes);
-    b->oneway = amc_flow_take(&comm->ctx->flow, amc_comm_peer(comm, comm->rank ^ 1))
-                    ? AMC_CTRL_SENDS : AMC_CTRL_ASKS;
+    b->oneway = amc_ctrl_coll_sender(comm);
 }
 
 /* A rooted one's receiver, once the message arrived: its result. */
@@ -190,16 +381,17 @@ static void amc_ctrl_coll_finish_rooted(struct amc_comm *comm, amc_coll_slot_t *
     uint8_t             tmp[AMC_CTRL_PAY_MAX];
     int                 partner = comm->rank ^ 1;
 
-    if ((sm->in_len[0] != b->bytes) || (sm->in_root != b->root) ||
+    if ((sm->in_len[0] != b->rbytes) || (sm->in_root != b->root) ||
         (sm->in_alg == AMC_CTRL_MSG_ANSWER)) {
         if (slot->status == AMC_SUCCESS) {
             amc_error(&comm->ctx->log,
                       "%s seq %llu on communicator 0x%llx: rank %d sent %u bytes for root %d, "
-                      "this rank's call takes %u from it for root %d (count, datatype or root "
+                      "this rank's call takes %u from it for root %d (count%s, datatype or root "
                       "differ)", amc_coll_name(b->coll), (unsigned long long)slot->seq,
                       (unsigned long long)comm->cid, partner, (unsigned)sm->in_len[0],
-                      (int)sm->in_root, (unsigned)b->bytes, (int)b->root);
-            slot->status = (sm->in_len[0] != b->bytes) ? AMC_ERR_TRUNCATE : AMC_ERR_PROTOCOL;
+                      (int)sm->in_root, (unsigned)b->rbytes, (int)b->root,
+                      amc_alg_rounds_vector(b->coll) ? "s" : "");
+            slot->status = (sm->in_len[0] != b->rbytes) ? AMC_ERR_TRUNCATE : AMC_ERR_PROTOCOL;
         }
         return;
     }
@@ -224,8 +416,9 @@ static void amc_ctrl_coll_finish_rooted(struct amc_comm *comm, amc_coll_slot_t *
             memcpy(recv, tmp, b->bytes);
         }
         break;
-    default: /* bcast, scatter, exscan: the sender's data is the result */
-        memcpy(recv, theirs, b->bytes);
+    default: /* bcast, scatter, exscan: the sender's data is the result; gatherv and
+              * scatterv: the other's block, recv its place */
+        memcpy(recv, theirs, b->rbytes);
         break;
     }
 }
@@ -243,14 +436,20 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
              ((args->coll == AMC_COLL_ALLGATHER) ? (size_t)comm->rank * bytes : 0);
     }
     b->bytes   = (uint16_t)bytes;
+    b->rbytes  = (uint16_t)bytes;
     b->half    = (uint8_t)(comm->size / 2);
     b->oneway  = AMC_CTRL_BOTH;
     sm->count   = args->count;
     sm->kernel  = ((args->coll == AMC_COLL_ALLREDUCE) ||
                    (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
+                   (args->coll == AMC_COLL_REDUCE_SCATTER) ||
                    (args->coll == AMC_COLL_REDUCE) || (args->coll == AMC_COLL_SCAN))
                       ? amc_op_kernel(args->op, args->dt) : NULL;
     sm->recvbuf = args->recvbuf;
+    if (amc_alg_rounds_vector(args->coll)) {
+        amc_ctrl_coll_load_vector(comm, slot, args);
+        return;
+    }
     if (amc_alg_rounds_rooted(args->coll)) {
         amc_ctrl_coll_load_rooted(comm, slot, args);
         return;
@@ -268,8 +467,27 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
     memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), in, bytes);
 }
 
+/* A reduce_scatter's result at N=2: into = this rank's block (work) and
+ * the other's partial sum of it (in[round]), reduced in MPI's order. */
+static void amc_ctrl_coll_reduce_own(struct amc_comm *comm, amc_coll_slot_t *slot, int round,
+                                     void *into)
+{
+    const amc_coll_small_t *sm     = amc_coll_slot_small(&comm->ctrl, slot);
+    const uint8_t          *mine   = amc_coll_slot_work(&comm->ctrl, slot);
+    const uint8_t          *theirs = amc_coll_slot_in(&comm->ctrl, slot, round);
+
+    if ((comm->rank ^ 1) < comm->rank) {
+        memcpy(into, mine, slot->barrier.rbytes);
+        sm->kernel(theirs, into, sm->count);
+    } else {
+        memcpy(into, theirs, slot->barrier.rbytes);
+        sm->kernel(mine, into, sm->count);
+    }
+}
+
 /* into = what out[r] and in[r] make together, the lower rank's group
- * first. A length that differs fails the instance. */
+ * first (a v-form's: the other's block, into its place). A length that
+ * differs fails the instance. */
 static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int round,
                                void *into)
 {
@@ -278,21 +496,30 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
     const uint8_t      *mine    = amc_coll_slot_out(&comm->ctrl, slot, round);
     const uint8_t      *theirs  = amc_coll_slot_in(&comm->ctrl, slot, round);
     size_t              len     = amc_ctrl_coll_len(b, round);
+    int                 vector  = amc_alg_rounds_vector(b->coll);
+    size_t              want    = vector ? b->rbytes : len; /* a v-form's two may differ */
     int                 partner = comm->rank ^ (1 << round);
 
-    if (sm->in_len[round] != len) {
+    if (sm->in_len[round] != want) {
         if (slot->status == AMC_SUCCESS) {
             amc_error(&comm->ctx->log,
                       "%s seq %llu on communicator 0x%llx: rank %d sent %u bytes in round %d, "
-                      "this rank's call makes %zu (count or datatype differ)",
+                      "this rank's call takes %zu (count%s or datatype differ)",
                       amc_coll_name(b->coll), (unsigned long long)slot->seq,
                       (unsigned long long)comm->cid, partner, (unsigned)sm->in_len[round], round,
-                      len);
+                      want, vector ? "s" : "");
             slot->status = AMC_ERR_TRUNCATE;
         }
         return;
     }
-    if (b->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) {
+    if (b->coll == AMC_COLL_REDUCE_SCATTER) {
+        /* this rank's block of its input (kept in work) with the other's
+         * partial sum of it, the lower rank's operand on the left */
+        amc_ctrl_coll_reduce_own(comm, slot, round, into);
+    } else if (vector) {
+        /* this rank's own block went to its place at the entry */
+        memcpy(into, theirs, want);
+    } else if (b->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) {
         amc_ctrl_coll_halve(comm, slot, round, 1);
         if (round + 1 < comm->nrounds) {
             amc_ctrl_coll_halve(comm, slot, round + 1, 0);

@@ -8,7 +8,9 @@
  * sums of the blocks the partner's half keeps (reduce_scatter_block,
  * recursive halving); at N=2 also the rooted ones and the scans, one
  * message each way it is needed (the data one way, on a token, or asking
- * for an answer without one). The barrier's state machine (am_coll/barrier/barrier.c)
+ * for an answer without one), and the vector forms (gatherv and scatterv
+ * one way as gather and scatter, allgatherv, alltoallv and reduce_scatter
+ * both ways, each direction its own length). The barrier's state machine (am_coll/barrier/barrier.c)
  * runs them; this module decides when they apply, enters them, and does
  * what their rounds need of the data. No schedule, no instance, no
  * allocation: everything lives in the slot.
@@ -42,8 +44,10 @@ static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int round)
 /* Whether a call runs here: the algorithm chosen for it says so
  * (AMC_ALG_FLAG_CTRL), an allreduce with a predefined op of 1 ..
  * AMC_FAST_MAX bytes, or an allgather or alltoall whose rounds carry at
- * most that (N/2 blocks). Every rank decides alike from the same call
- * and configuration. */
+ * most that (N/2 blocks), or at N=2 a v-form each of whose messages does.
+ * Every rank decides alike from the same call and configuration (a
+ * v-form's ranks from their own counts, which agree in a correct
+ * program). */
 int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
                      const amc_alg_t *alg);
 

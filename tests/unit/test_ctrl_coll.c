@@ -17,6 +17,18 @@
  *    receiver's buffer alone written, no schedule built, tokens conserved;
  *    a sender with a token finishes before the receiver calls, one without
  *    waits for it; 65 bytes and N = 4 take the engine;
+ *  - gatherv, scatterv, allgatherv, alltoallv and reduce_scatter (sum)
+ *    at N=2: random counts of 1 to 64 bytes a block (the two directions
+ *    of an exchange differing),
+ *    displacements out of order with gaps, every root, in place or not,
+ *    with tokens and without, random orders: results right, nothing
+ *    written past the blocks, no schedule built, a sender on a token done
+ *    first, tokens conserved; a non-root's vectors are NULL (never read);
+ *    a receiver that takes one element more or less fails with
+ *    AMC_ERR_TRUNCATE (so does a sender waiting for its answer), and where
+ *    the counts part the ranks between the rounds and the engine the
+ *    receiver fails and nothing hangs; a block of 65 bytes or of none
+ *    takes the engine on both ranks, results right;
  *  - AMC_FAST_MAX=0, 65 bytes, a user op and N = 3 take the engine;
  *  - up to 12 instances outstanding at once, completed out of order;
  *  - ranks whose counts differ, a rank on the engine, a rank in a barrier
@@ -27,6 +39,7 @@
  *    afterwards.
  */
 #include "am_coll/api/config_read.h"
+#include "am_coll/alg/alg_rounds.h"
 #include "tests/unit/harness.h"
 #include "am_coll/context/datatype.h"
 #include "am_coll/context/op.h"
@@ -815,6 +828,408 @@ static void test_mismatch(int coll, int n, int odd, size_t odd_count, int want)
     }
 }
 
+/* A v-form's call at N=2 (vector_case): cnt[s][d] elements from rank s to
+ * rank d (gatherv reads column root, scatterv row root, allgatherv has
+ * cnt[s][0] == cnt[s][1], reduce_scatter's recvcounts are cnt[0][0] and
+ * cnt[1][1], summed); odd: this rank's call takes odd_add elements
+ * more from the other than the other sends (-1: none), or with odd_send
+ * (a rooted one's sender) sends that many more than the other takes. */
+typedef struct {
+    int            coll, root, in_place, odd, odd_send;
+    size_t         odd_add;
+    unsigned       tokens;
+    amc_datatype_t dt;
+    size_t         cnt[2][2];
+} vcase_t;
+
+/* Two blocks of c[0] and c[1] elements in a random order with random gaps
+ * (0 to 2 elements) before and between them: displacements that are not
+ * the blocks' prefix sums. */
+static void vlayout(const size_t c[2], size_t d[2])
+{
+    int first = (int)amc_test_rng_below(&rng, 2);
+
+    d[first]     = amc_test_rng_below(&rng, 3);
+    d[first ^ 1] = d[first] + c[first] + amc_test_rng_below(&rng, 3);
+}
+
+/* Both ranks call v->coll, entered and delivered in a random order.
+ * want_ctrl: the call fits the rounds (no schedule may be built), else the
+ * engine must run it. Without odd, results right on both ranks, the
+ * buffers written nowhere else; with it, the rank whose call takes a
+ * different length fails with AMC_ERR_TRUNCATE (on the rounds; an error
+ * where the ranks' paths part), so does a sender without a token that
+ * waits for its answer, and nothing hangs. */
+static void vector_case(const vcase_t *v, int want_ctrl)
+{
+    static const char *names[] = { [AMC_COLL_GATHERV] = "gatherv",
+                                   [AMC_COLL_SCATTERV] = "scatterv",
+                                   [AMC_COLL_ALLGATHERV] = "allgatherv",
+                                   [AMC_COLL_ALLTOALLV] = "alltoallv",
+                                   [AMC_COLL_REDUCE_SCATTER] = "reduce_scatter" };
+    uint8_t          in[2][ROW], out[2][ROW], want[2][ROW];
+    size_t           scnt[2][2], rcnt[2][2], sd[2][2], rd[2][2];
+    size_t           sz = dt_size(v->dt);
+    amc_test_world_t w;
+    amc_config_t     cfg;
+    amc_request_t    reqs[2];
+    const char      *name = names[v->coll];
+    int              status[2], order[2], rank, k, i, flag, early = -1, rooted;
+    char             what[200];
+
+    rooted = (v->coll == AMC_COLL_GATHERV) || (v->coll == AMC_COLL_SCATTERV);
+    snprintf(what, sizeof(what), "%s root %d %s counts 0>0 %zu 0>1 %zu 1>0 %zu 1>1 %zu in place "
+             "%d tokens %u odd %d+%zu", name, v->root, amc_datatype_name(v->dt), v->cnt[0][0],
+             v->cnt[0][1], v->cnt[1][0], v->cnt[1][1], v->in_place, v->tokens, v->odd,
+             v->odd_add);
+    CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
+    cfg.log_level    = -1;
+    cfg.fast_max     = 64;
+    cfg.eager_tokens = v->tokens;
+    CHECK(amc_test_world_create(&w, 2, AMC_FAKE_COMPLETE_LATER, &cfg) == AMC_SUCCESS, "world");
+    for (rank = 0; rank < 2; rank++) {
+        for (k = 0; k < ROW; k++) {
+            in[rank][k]  = (uint8_t)amc_test_rng_next(&rng);
+            out[rank][k] = (uint8_t)(0xa0 + rank);
+        }
+    }
+    /* each rank's own view of the counts, and its own displacements */
+    for (rank = 0; rank < 2; rank++) {
+        for (k = 0; k < 2; k++) {
+            scnt[rank][k] = v->cnt[rank][k];
+            rcnt[rank][k] = v->cnt[k][rank] +
+                            (((v->odd == rank) && (k != rank) && !v->odd_send) ? v->odd_add : 0);
+            scnt[rank][k] += ((v->odd == rank) && (k != rank) && v->odd_send) ? v->odd_add : 0;
+            if (v->coll == AMC_COLL_REDUCE_SCATTER) { /* one vector, the same on both */
+                rcnt[rank][k] = v->cnt[k][k] + (((v->odd == rank) && (k == rank)) ? v->odd_add : 0);
+            }
+        }
+        if (v->coll == AMC_COLL_REDUCE_SCATTER) {
+            fill(v->dt, AMC_SUM, in[rank], rcnt[rank][0] + rcnt[rank][1]);
+        }
+        vlayout(scnt[rank], sd[rank]);
+        vlayout(rcnt[rank], rd[rank]);
+    }
+    /* in place: the input where MPI puts it (alltoallv's counts are symmetric then) */
+    for (rank = 0; v->in_place && (rank < 2); rank++) {
+        if ((v->coll == AMC_COLL_GATHERV) && (rank == v->root)) {
+            memcpy(out[rank] + rd[rank][rank] * sz, in[rank], scnt[rank][rank] * sz);
+        } else if (v->coll == AMC_COLL_ALLGATHERV) {
+            memcpy(out[rank] + rd[rank][rank] * sz, in[rank], scnt[rank][rank] * sz);
+        } else if (v->coll == AMC_COLL_REDUCE_SCATTER) {
+            memcpy(out[rank], in[rank], (rcnt[rank][0] + rcnt[rank][1]) * sz);
+        } else if (v->coll == AMC_COLL_ALLTOALLV) {
+            for (k = 0; k < 2; k++) {
+                memcpy(out[rank] + rd[rank][k] * sz, in[rank] + sd[rank][k] * sz,
+                       scnt[rank][k] * sz);
+            }
+        }
+    }
+    memcpy(want, out, sizeof(want));
+    /* the reference: block src -> rank where rank receives */
+    for (rank = 0; rank < 2; rank++) {
+        for (k = 0; k < 2; k++) {
+            switch (v->coll) {
+            case AMC_COLL_GATHERV:
+                if (rank == v->root) {
+                    memcpy(want[rank] + rd[rank][k] * sz, in[k], v->cnt[k][rank] * sz);
+                }
+                break;
+            case AMC_COLL_SCATTERV:
+                if ((k == v->root) && !(v->in_place && (rank == v->root))) {
+                    memcpy(want[rank], in[k] + sd[k][rank] * sz, v->cnt[k][rank] * sz);
+                }
+                break;
+            case AMC_COLL_ALLGATHERV:
+                memcpy(want[rank] + rd[rank][k] * sz, in[k], v->cnt[k][rank] * sz);
+                break;
+            case AMC_COLL_REDUCE_SCATTER: /* rank's block of every input, summed */
+                if (k == 0) {
+                    memcpy(want[rank], in[0] + (rank ? v->cnt[0][0] : 0) * sz,
+                           v->cnt[rank][rank] * sz);
+                } else {
+                    amc_op_kernel(AMC_SUM, v->dt)(in[1] + (rank ? v->cnt[0][0] : 0) * sz,
+                                                  want[rank], v->cnt[rank][rank]);
+                }
+                break;
+            default:
+                memcpy(want[rank] + rd[rank][k] * sz, in[k] + sd[k][rank] * sz,
+                       v->cnt[k][rank] * sz);
+                break;
+            }
+        }
+    }
+    order[0] = (int)amc_test_rng_below(&rng, 2);
+    order[1] = order[0] ^ 1;
+    for (i = 0; i < 2; i++) {
+        amc_comm_t  c    = amc_test_world_comm(&w, order[i]);
+        int         r    = order[i];
+        int         ip   = v->in_place && (!rooted || (r == v->root));
+        int         rc;
+
+        switch (v->coll) {
+        case AMC_COLL_GATHERV: /* a non-root's recvcounts and displs are not read */
+            rc = amc_igatherv(ip ? AMC_IN_PLACE : in[r], scnt[r][v->root], out[r],
+                              (r == v->root) ? rcnt[r] : NULL, (r == v->root) ? rd[r] : NULL,
+                              v->dt, v->root, c, &reqs[r]);
+            break;
+        case AMC_COLL_SCATTERV:
+            rc = amc_iscatterv(in[r], (r == v->root) ? scnt[r] : NULL,
+                               (r == v->root) ? sd[r] : NULL, ip ? AMC_IN_PLACE : out[r],
+                               rcnt[r][v->root], v->dt, v->root, c, &reqs[r]);
+            break;
+        case AMC_COLL_ALLGATHERV:
+            rc = amc_iallgatherv(ip ? AMC_IN_PLACE : in[r], scnt[r][0], out[r], rcnt[r], rd[r],
+                                 v->dt, c, &reqs[r]);
+            break;
+        case AMC_COLL_REDUCE_SCATTER:
+            rc = amc_ireduce_scatter(ip ? AMC_IN_PLACE : in[r], out[r], rcnt[r], v->dt, AMC_SUM,
+                                     c, &reqs[r]);
+            break;
+        default:
+            rc = amc_ialltoallv(ip ? AMC_IN_PLACE : in[r], scnt[r], sd[r], out[r], rcnt[r],
+                                rd[r], v->dt, c, &reqs[r]);
+            break;
+        }
+        CHECK(rc == AMC_SUCCESS, "%s: start rank %d: %s", what, r, amc_strerror(rc));
+        status[r] = AMC_SUCCESS;
+        if ((i == 0) && want_ctrl && (v->odd < 0)) {
+            /* the first to call, alone: only a sender on a token is done */
+            while (amc_fake_deliverable(w.fabric) > 0) {
+                amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, amc_fake_deliverable(w.fabric)));
+            }
+            flag      = 0;
+            status[r] = amc_test(&reqs[r], &flag);
+            CHECK(status[r] == AMC_SUCCESS, "%s: test", what);
+            early = flag;
+        }
+    }
+    {
+        int guard = 0, pending;
+
+        do {
+            pending = 0;
+            if (amc_fake_deliverable(w.fabric) > 0) {
+                amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, amc_fake_deliverable(w.fabric)));
+            }
+            for (rank = 0; rank < 2; rank++) {
+                if (reqs[rank] != AMC_REQUEST_NULL) {
+                    flag         = 0;
+                    status[rank] = amc_test(&reqs[rank], &flag);
+                    pending     += !flag && (status[rank] == AMC_SUCCESS);
+                }
+            }
+        } while (pending && (++guard < 100000));
+        CHECK(!pending, "%s: hangs", what);
+    }
+    if (v->odd >= 0) {
+        int sees  = v->odd_send ? (v->odd ^ 1) : v->odd; /* where the length differs */
+        int other = sees ^ 1, sends = rooted && amc_alg_rounds_sends(v->coll, other, v->root);
+
+        /* on the rounds: a length that differs where it arrives; calls that
+         * part (one of them past the limit): any error where it arrives */
+        CHECK((v->odd_add == 1) ? (status[sees] == AMC_ERR_TRUNCATE)
+                                : (status[sees] != AMC_SUCCESS),
+              "%s: rank %d: %s", what, sees, amc_strerror(status[sees]));
+        if (v->odd_add == 1) {
+            CHECK(status[other] == ((sends && (v->tokens == 0)) ? AMC_ERR_TRUNCATE : AMC_SUCCESS),
+                  "%s: rank %d (%s): %s", what, other,
+                  sends ? "the sender" : "its message arrived whole",
+                  amc_strerror(status[other]));
+        }
+        while (amc_fake_deliverable(w.fabric) > 0) {
+            amc_fake_deliver(w.fabric, 0);
+        }
+        /* a failed message on the rounds still gives its token back (where
+         * the paths part, the engine's slot drops it, as gather's) */
+        CHECK((v->tokens == 0) || (v->odd_add != 1) ||
+              ((amc_flow_tokens(&w.ctx[0]->flow, 1) + amc_flow_owed(&w.ctx[1]->flow, 0) ==
+                v->tokens) &&
+               (amc_flow_tokens(&w.ctx[1]->flow, 0) + amc_flow_owed(&w.ctx[0]->flow, 1) ==
+                v->tokens)), "%s: tokens conserved", what);
+        check_usable(&w, what);
+        amc_test_world_destroy(&w);
+        return;
+    }
+    for (rank = 0; rank < 2; rank++) {
+        CHECK(status[rank] == AMC_SUCCESS, "%s: rank %d: %s", what, rank,
+              amc_strerror(status[rank]));
+        /* in place a reduce_scatter's input past its result is MPI's to spoil */
+        CHECK(memcmp(out[rank], want[rank], ((v->coll == AMC_COLL_REDUCE_SCATTER) && v->in_place)
+                                                ? v->cnt[rank][rank] * sz : ROW) == 0,
+              "%s N=2: rank %d's result (or bytes past it)", what, rank);
+    }
+    CHECK(no_schedule(&w) == want_ctrl, "%s: %s", what,
+          want_ctrl ? "a schedule was built: the engine ran" : "the engine did not run");
+    if (want_ctrl && (early >= 0)) {
+        int sends = rooted && amc_alg_rounds_sends(v->coll, order[0], v->root);
+
+        CHECK(early == (sends && (v->tokens > 0)), "%s: the first caller (rank %d) was %sdone "
+              "before the other called", what, order[0], early ? "" : "not ");
+    }
+    while (amc_fake_deliverable(w.fabric) > 0) {
+        amc_fake_deliver(w.fabric, 0);
+    }
+    if (v->tokens > 0) {
+        CHECK(amc_flow_tokens(&w.ctx[0]->flow, 1) + amc_flow_owed(&w.ctx[1]->flow, 0) ==
+                  v->tokens &&
+              amc_flow_tokens(&w.ctx[1]->flow, 0) + amc_flow_owed(&w.ctx[0]->flow, 1) ==
+                  v->tokens, "%s: tokens conserved", what);
+    }
+    amc_test_world_destroy(&w);
+}
+
+/* Random counts of 1 .. 64 bytes a block (max: the most elements), shaped
+ * as v->coll reads them. */
+static void vector_counts(vcase_t *v, size_t max)
+{
+    int s, d;
+
+    for (s = 0; s < 2; s++) {
+        for (d = 0; d < 2; d++) {
+            v->cnt[s][d] = 1 + amc_test_rng_below(&rng, max);
+        }
+    }
+    if (v->coll == AMC_COLL_ALLGATHERV) {
+        v->cnt[0][1] = v->cnt[0][0];
+        v->cnt[1][0] = v->cnt[1][1];
+    }
+    if ((v->coll == AMC_COLL_ALLTOALLV) && v->in_place) {
+        v->cnt[1][0] = v->cnt[0][1]; /* MPI: in place, each sends what it receives */
+    }
+}
+
+static void test_vector(unsigned long *cases)
+{
+    static const int            colls[] = { AMC_COLL_GATHERV, AMC_COLL_SCATTERV,
+                                            AMC_COLL_ALLGATHERV, AMC_COLL_ALLTOALLV,
+                                            AMC_COLL_REDUCE_SCATTER };
+    static const amc_datatype_t dts[]   = { AMC_UINT8, AMC_INT32, AMC_DOUBLE };
+    static const unsigned       toks[]  = { 64, 0 };
+    unsigned                    c, d, t, rep;
+    vcase_t                     v;
+
+    for (c = 0; c < sizeof(colls) / sizeof(colls[0]); c++) {
+        int rooted = (colls[c] == AMC_COLL_GATHERV) || (colls[c] == AMC_COLL_SCATTERV);
+
+        for (d = 0; d < sizeof(dts) / sizeof(dts[0]); d++) {
+            size_t max = MAX_BYTES / dt_size(dts[d]);
+
+            for (t = 0; t < 2; t++) {
+                for (rep = 0; rep < (amc_test_quick() ? 4u : 12u); rep++) {
+                    v = (vcase_t){ .coll = colls[c], .root = rooted ? (int)(rep & 1) : -1,
+                                   .in_place = (int)((rep >> 1) & 1), .odd = -1,
+                                   .tokens = toks[t], .dt = dts[d] };
+                    vector_counts(&v, max);
+                    if (rep == 4) { /* the largest: 64 bytes each way */
+                        v.cnt[0][0] = v.cnt[0][1] = v.cnt[1][0] = v.cnt[1][1] = max;
+                    }
+                    vector_case(&v, 1);
+                    (*cases)++;
+                }
+                /* a count that differs: on the rounds (one element more
+                 * where it arrives), and past the limit (the paths part) */
+                for (rep = 0; rep < (rooted ? 8u : 4u); rep++) {
+                    v = (vcase_t){ .coll = colls[c], .root = rooted ? (int)(rep & 1) : -1,
+                                   .odd_add = (rep & 2) ? max + 1 : 1, .odd_send = (rep >> 2) & 1,
+                                   .tokens = toks[t], .dt = dts[d] };
+                    vector_counts(&v, max - 1);
+                    /* a rooted one's receiver (or its sender, odd_send) */
+                    v.odd = rooted ? (amc_alg_rounds_sends(v.coll, 0, v.root) != v.odd_send)
+                                   : (int)amc_test_rng_below(&rng, 2);
+                    vector_case(&v, 1);
+                    (*cases)++;
+                }
+            }
+        }
+        /* a block past the limit, or of none: the engine, results right */
+        v = (vcase_t){ .coll = colls[c], .root = rooted ? 1 : -1, .odd = -1, .tokens = 64,
+                       .dt = AMC_UINT8 };
+        vector_counts(&v, 8);
+        v.cnt[0][1] = v.cnt[1][0] = MAX_BYTES + 1;
+        if ((v.coll == AMC_COLL_ALLGATHERV) || (v.coll == AMC_COLL_REDUCE_SCATTER)) {
+            v.cnt[0][0] = v.cnt[1][1] = MAX_BYTES + 1;
+        }
+        vector_case(&v, 0);
+        v.cnt[0][1] = v.cnt[1][0] = 0;
+        if ((v.coll == AMC_COLL_ALLGATHERV) || (v.coll == AMC_COLL_REDUCE_SCATTER)) {
+            v.cnt[0][0] = v.cnt[1][1] = 0;
+        }
+        vector_case(&v, 0);
+        v.root = 0;
+        v.in_place = 1;
+        vector_case(&v, 0);
+        /* one direction past it, the other on it: the engine on both ranks
+         * (a rooted one's message: rank 1's to rank 0) */
+        v.in_place = 0;
+        v.root     = (v.coll == AMC_COLL_GATHERV) ? 0 : (v.coll == AMC_COLL_SCATTERV) ? 1 : -1;
+        vector_counts(&v, 8);
+        v.cnt[1][0] = MAX_BYTES + 1;
+        if ((v.coll == AMC_COLL_ALLGATHERV) || (v.coll == AMC_COLL_REDUCE_SCATTER)) {
+            v.cnt[1][1] = MAX_BYTES + 1;
+        }
+        vector_case(&v, 0);
+        *cases += 4;
+    }
+}
+
+/* A rank repeats gatherv and scatterv with its block's size changing
+ * between calls, on the rounds and past them: each call decides anew (a
+ * non-root's call has no vectors, only its count, which no choice kept
+ * from an earlier call may stand for). */
+static void test_vector_repeat(void)
+{
+    static const size_t sizes[] = { 8, 100, 8, 64, 65, 1, 0, 3 };
+    uint8_t             in[2][ROW], out[2][ROW];
+    size_t              counts[2], displs[2] = { 0, 128 };
+    amc_request_t       reqs[2];
+    amc_test_world_t    w;
+    int                 status[2], rank, k, scatter;
+    size_t              i;
+
+    world_new(&w, 2, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
+    for (scatter = 0; scatter < 2; scatter++) {
+        for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+            counts[0] = 5;
+            counts[1] = sizes[i];
+            for (rank = 0; rank < 2; rank++) {
+                for (k = 0; k < ROW; k++) {
+                    in[rank][k]  = (uint8_t)(rank * 100 + k + i);
+                    out[rank][k] = 0xee;
+                }
+                if (scatter) {
+                    CHECK(amc_iscatterv(in[rank], (rank == 0) ? counts : NULL,
+                                        (rank == 0) ? displs : NULL, out[rank], counts[rank],
+                                        AMC_UINT8, 0, amc_test_world_comm(&w, rank),
+                                        &reqs[rank]) == AMC_SUCCESS, "scatterv start");
+                } else {
+                    CHECK(amc_igatherv(in[rank], counts[rank], out[rank],
+                                       (rank == 0) ? counts : NULL, (rank == 0) ? displs : NULL,
+                                       AMC_UINT8, 0, amc_test_world_comm(&w, rank),
+                                       &reqs[rank]) == AMC_SUCCESS, "gatherv start");
+                }
+            }
+            CHECK(amc_test_world_drive(&w, reqs, status), "%s %zu B: hangs",
+                  scatter ? "scatterv" : "gatherv", sizes[i]);
+            for (rank = 0; rank < 2; rank++) {
+                CHECK(status[rank] == AMC_SUCCESS, "%s %zu B, call %zu: rank %d: %s",
+                      scatter ? "scatterv" : "gatherv", sizes[i], i, rank,
+                      amc_strerror(status[rank]));
+            }
+            if (scatter) {
+                CHECK((memcmp(out[0], in[0], 5) == 0) &&
+                      (memcmp(out[1], in[0] + 128, sizes[i]) == 0) &&
+                      (out[1][sizes[i]] == 0xee), "scatterv %zu B: results", sizes[i]);
+            } else {
+                CHECK((memcmp(out[0], in[0], 5) == 0) &&
+                      (memcmp(out[0] + 128, in[1], sizes[i]) == 0) &&
+                      (out[0][128 + sizes[i]] == 0xee), "gatherv %zu B: results", sizes[i]);
+            }
+        }
+    }
+    amc_test_world_destroy(&w);
+}
+
 /* A request freed before its instance ended finishes unobserved: its
  * result lands in the caller's buffer, as on the engine's schedules, and
  * the instance ends for the others. */
@@ -911,6 +1326,10 @@ int main(void)
         rsb_alg      = "";
     }
     printf("%lu allreduce, allgather, alltoall, reduce_scatter_block and rooted (N=2) cases\n", cases);
+    cases = 0;
+    test_vector(&cases);
+    printf("%lu gatherv, scatterv, allgatherv, alltoallv and reduce_scatter (N=2) cases\n", cases);
+    test_vector_repeat();
     test_engine_cases();
     test_too_big();
     test_outstanding(2);
