@@ -128,7 +128,7 @@ AMC_OP_FLOAT_KERNELS(double, double)
 /* The table is MPI's rules: a NULL entry is a forbidden pair. AMC_BYTE and
  * AMC_CHAR take no reduction at all (MPI: MPI_BYTE is opaque, MPI_CHAR is
  * text), so their rows stay empty. */
-static const amc_op_kernel_t amc_op_kernels[AMC_DATATYPE_COUNT][AMC_OP_PREDEFINED_COUNT] = {
+const amc_op_kernel_t amc_op_kernels[AMC_DATATYPE_COUNT][AMC_OP_PREDEFINED_COUNT] = {
     [AMC_INT8]   = AMC_OP_INT_ROW(int8),
     [AMC_INT16]  = AMC_OP_INT_ROW(int16),
     [AMC_INT32]  = AMC_OP_INT_ROW(int32),
@@ -149,11 +149,6 @@ static const char *const amc_op_names[AMC_OP_PREDEFINED_COUNT] = {
     [AMC_LXOR] = "AMC_LXOR", [AMC_BAND] = "AMC_BAND", [AMC_BOR] = "AMC_BOR",
     [AMC_BXOR] = "AMC_BXOR",
 };
-
-static int amc_op_is_predefined(amc_op_t op)
-{
-    return (op >= 0) && (op < AMC_OP_PREDEFINED_COUNT);
-}
 
 /* ---------------------------------------------------------------- user ops */
 
@@ -307,13 +302,7 @@ int amc_op_bind(amc_op_t op, amc_datatype_t dt, amc_op_bound_t *bound)
     return AMC_SUCCESS;
 }
 
-amc_op_kernel_t amc_op_kernel(amc_op_t op, amc_datatype_t dt)
-{
-    return (amc_op_is_predefined(op) && amc_datatype_is_valid(dt)) ? amc_op_kernels[dt][op]
-                                                                   : NULL;
-}
-
-int amc_op_check(amc_op_t op, amc_datatype_t dt)
+int amc_op_check_any(amc_op_t op, amc_datatype_t dt)
 {
     amc_op_bound_t bound;
 
@@ -343,13 +332,10 @@ void amc_op_reduce(amc_op_t op, amc_datatype_t dt, const void *in, void *inout, 
     }
 }
 
-int amc_op_is_commutative(amc_op_t op)
+int amc_op_user_commutes(amc_op_t op)
 {
     amc_op_user_t user;
 
-    if (amc_op_is_predefined(op)) {
-        return 1;
-    }
     return amc_op_user_lookup(op, &user) ? user.commute : 0;
 }
 

@@ -7,6 +7,7 @@
 #ifndef AMC_OP_H
 #define AMC_OP_H
 
+#include "am_coll/context/datatype.h"
 #include "amcoll.h"
 
 #include <stddef.h>
@@ -38,17 +39,40 @@ typedef struct amc_op_bound {
     int             commute;
 } amc_op_bound_t;
 
+/* The predefined ops' loops by datatype and op; a NULL entry is a pair
+ * MPI's rules forbid. */
+extern const amc_op_kernel_t amc_op_kernels[AMC_DATATYPE_COUNT][AMC_OP_PREDEFINED_COUNT];
+
+static inline int amc_op_is_predefined(amc_op_t op)
+{
+    return (op >= 0) && (op < AMC_OP_PREDEFINED_COUNT);
+}
+
+/* amc_op_check for any op (a user op's is looked up under the table lock). */
+int amc_op_check_any(amc_op_t op, amc_datatype_t dt);
+
 /* AMC_SUCCESS if op applies to dt (MPI's rules; a user op applies to every
  * datatype), AMC_ERR_ARG for an unknown or freed op, an unknown datatype, or
- * a pair the rules forbid. Thread-safe. */
-int amc_op_check(amc_op_t op, amc_datatype_t dt);
+ * a pair the rules forbid. Thread-safe. Inline: every reduction's call
+ * checks its op, and a predefined one is a table entry. */
+static inline int amc_op_check(amc_op_t op, amc_datatype_t dt)
+{
+    if (amc_op_is_predefined(op) && amc_datatype_is_valid(dt)) {
+        return (amc_op_kernels[dt][op] != NULL) ? AMC_SUCCESS : AMC_ERR_ARG;
+    }
+    return amc_op_check_any(op, dt);
+}
 
 /* amc_op_check, then fills *bound. */
 int amc_op_bind(amc_op_t op, amc_datatype_t dt, amc_op_bound_t *bound);
 
 /* A predefined op's loop for dt, or NULL (a user op, or a pair the rules
  * forbid): no lock, no lookup beyond the table. */
-amc_op_kernel_t amc_op_kernel(amc_op_t op, amc_datatype_t dt);
+static inline amc_op_kernel_t amc_op_kernel(amc_op_t op, amc_datatype_t dt)
+{
+    return (amc_op_is_predefined(op) && amc_datatype_is_valid(dt)) ? amc_op_kernels[dt][op]
+                                                                   : NULL;
+}
 
 /* inout[i] = in[i] (op) inout[i] for i < count. in and inout must not
  * overlap. A predefined op takes either unaligned for the datatype (a slower
@@ -62,10 +86,17 @@ void amc_op_bound_reduce(const amc_op_bound_t *bound, const void *in, void *inou
  * table lock at every call. A pair amc_op_check rejects does nothing. */
 void amc_op_reduce(amc_op_t op, amc_datatype_t dt, const void *in, void *inout, size_t count);
 
+/* Whether user op op was created commutative; 0 for an unknown or freed
+ * one. */
+int amc_op_user_commutes(amc_op_t op);
+
 /* 1 for the predefined ops and a user op created commutative; 0 for a
  * non-commutative user op and for an unknown or freed op, the order that is
  * always correct. */
-int amc_op_is_commutative(amc_op_t op);
+static inline int amc_op_is_commutative(amc_op_t op)
+{
+    return amc_op_is_predefined(op) ? 1 : amc_op_user_commutes(op);
+}
 
 /* "AMC_SUM" etc., "user op", or "invalid op", for log messages; never NULL. */
 const char *amc_op_name(amc_op_t op);
