@@ -35,8 +35,6 @@ _Static_assert(AMC_SHM_NCELLS == 128, "a sender's stale bits are two words (amc_
 #define AMC_SHM_CTL_POS(_w)   ((uint32_t)(_w))
 #define AMC_SHM_ALIGN8(_n)    (((_n) + 7u) & ~(size_t)7u)
 
-/* Sends a receiver takes from one ring in one progress pass: others wait. */
-#define AMC_SHM_POLL_BATCH 32
 
 typedef struct amc_shm_inbox {
     uint32_t nreg;       /* rings taken (senders fetch-and-add, once each) */
@@ -746,7 +744,13 @@ static inline void amc_shm_in_advance(amc_shm_in_t *in, uint64_t cells)
     in->idle  = 0;
 }
 
-/* Takes up to AMC_SHM_POLL_BATCH messages from one ring. */
+/* Takes the next message of one ring, following a skip to its start: one
+ * message a pass. The call waiting on the message that completes it then
+ * sees so at once; reading on in the same pass loaded the next cell while
+ * the peer, whose next call was right behind, was writing it (perf: two
+ * thirds of amc_shm_progress's samples on that load), and ran the next
+ * message's handler before the wait could return. OSU's method at N=2,
+ * bcast 8 B 0.52 -> 0.39 us, allreduce 40 B 0.60 -> 0.50. */
 static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
 {
     amc_transport_t *tp = shm->tp;
@@ -754,17 +758,17 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
     const uint8_t   *cell;
     uint64_t         w;
     size_t           hdr_len, len;
-    int              n = 0, empty;
+    int              empty;
 
-    while (!in->broken && (n < AMC_SHM_POLL_BATCH)) {
+    while (!in->broken) {
         w = __atomic_load_n(in->next, __ATOMIC_ACQUIRE);
         if (w == in->idle) {
-            break;
+            return 0;
         }
         why = amc_shm_check(in, w, &empty);
         if (empty) {
             in->idle = w;
-            break;
+            return 0;
         }
         if (why != NULL) {
             /* where its next message starts is unknown now: the ring is
@@ -776,25 +780,26 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
                       "0x%016llx at cell %llu): %s; rank %d is treated as failed", in->src,
                       (unsigned long long)w, (unsigned long long)in->tail, why, in->src);
             (void)amc_peer_set_mark(&tp->dead, in->src);
-            break;
+            return 0;
         }
         if (w & AMC_SHM_CTL_SKIP) {
             amc_shm_in_advance(in, AMC_SHM_NCELLS - (in->tail % AMC_SHM_NCELLS));
-        } else {
-            cell    = (const uint8_t *)in->next;
-            hdr_len = AMC_SHM_CTL_HDR(w);
-            len     = AMC_SHM_CTL_LEN(w);
-            if (!closing) {
-                tp->recv_cb(tp->recv_arg, cell + sizeof(uint64_t), hdr_len,
-                            cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), len, NULL);
-            }
-            /* the writer cleared where the next one starts (amc_shm_mark) */
-            amc_shm_in_advance(in, amc_shm_cells(hdr_len, len));
+            __atomic_store_n(&in->ring->tail, in->tail, __ATOMIC_RELEASE);
+            continue;
         }
+        cell    = (const uint8_t *)in->next;
+        hdr_len = AMC_SHM_CTL_HDR(w);
+        len     = AMC_SHM_CTL_LEN(w);
+        if (!closing) {
+            tp->recv_cb(tp->recv_arg, cell + sizeof(uint64_t), hdr_len,
+                        cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), len, NULL);
+        }
+        /* the writer cleared where the next one starts (amc_shm_mark) */
+        amc_shm_in_advance(in, amc_shm_cells(hdr_len, len));
         __atomic_store_n(&in->ring->tail, in->tail, __ATOMIC_RELEASE);
-        n++;
+        return 1;
     }
-    return n;
+    return 0;
 }
 
 int amc_shm_progress(amc_shm_t *shm, int closing)
