@@ -744,31 +744,32 @@ static inline void amc_shm_in_advance(amc_shm_in_t *in, uint64_t cells)
     in->idle  = 0;
 }
 
-/* Takes the next message of one ring, following a skip to its start: one
- * message a pass. The call waiting on the message that completes it then
- * sees so at once; reading on in the same pass loaded the next cell while
- * the peer, whose next call was right behind, was writing it (perf: two
- * thirds of amc_shm_progress's samples on that load), and ran the next
- * message's handler before the wait could return. OSU's method at N=2,
+/* Takes up to the transport's poll_batch messages from one ring, following
+ * skips to its start. One where ranks have a core each: the call waiting on
+ * the message that completes it then sees so at once, where reading on
+ * loaded the next cell while the peer, whose next call was right behind,
+ * was writing it (perf: two thirds of amc_shm_progress's samples on that
+ * load) and ran the next message's handler first. OSU's method at N=2,
  * bcast 8 B 0.52 -> 0.39 us, allreduce 40 B 0.60 -> 0.50. */
 static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
 {
-    amc_transport_t *tp = shm->tp;
+    amc_transport_t *tp    = shm->tp;
+    unsigned         batch = (tp->poll_batch > 0) ? tp->poll_batch : 1;
     const char      *why;
     const uint8_t   *cell;
     uint64_t         w;
     size_t           hdr_len, len;
-    int              empty;
+    int              n = 0, empty;
 
-    while (!in->broken) {
+    while (!in->broken && ((unsigned)n < batch)) {
         w = __atomic_load_n(in->next, __ATOMIC_ACQUIRE);
         if (w == in->idle) {
-            return 0;
+            break;
         }
         why = amc_shm_check(in, w, &empty);
         if (empty) {
             in->idle = w;
-            return 0;
+            break;
         }
         if (why != NULL) {
             /* where its next message starts is unknown now: the ring is
@@ -780,9 +781,10 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
                       "0x%016llx at cell %llu): %s; rank %d is treated as failed", in->src,
                       (unsigned long long)w, (unsigned long long)in->tail, why, in->src);
             (void)amc_peer_set_mark(&tp->dead, in->src);
-            return 0;
+            break;
         }
         if (w & AMC_SHM_CTL_SKIP) {
+            /* not a message: the one at the ring's start is read now */
             amc_shm_in_advance(in, AMC_SHM_NCELLS - (in->tail % AMC_SHM_NCELLS));
             __atomic_store_n(&in->ring->tail, in->tail, __ATOMIC_RELEASE);
             continue;
@@ -797,9 +799,9 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
         /* the writer cleared where the next one starts (amc_shm_mark) */
         amc_shm_in_advance(in, amc_shm_cells(hdr_len, len));
         __atomic_store_n(&in->ring->tail, in->tail, __ATOMIC_RELEASE);
-        return 1;
+        n++;
     }
-    return 0;
+    return n;
 }
 
 int amc_shm_progress(amc_shm_t *shm, int closing)

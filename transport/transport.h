@@ -89,6 +89,13 @@ struct amc_transport {
      * the automatic spin of the waits (AMC_SPIN_COUNT) is that many times
      * longer in passes, about the same in time. */
     unsigned                   pass_scale;
+    /* Messages a progress pass takes from one mailbox ring (0: 1), set by
+     * the context. One where every rank of the node has a core: the peer
+     * is writing its next message meanwhile, and the call waiting on this
+     * one should see it at once. More where ranks share cores: a peer that
+     * is descheduled wrote its messages whole, and a rank's time slice is
+     * best spent taking them all (transport/shm.c, amc_shm_read). */
+    unsigned                   poll_batch;
     /* Mailbox rings (transport/shm.h) this rank writes into and reads from
      * so far (atomic): one per peer on its node, on first contact. */
     unsigned long              mboxes_out;

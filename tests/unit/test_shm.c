@@ -220,6 +220,38 @@ static void test_header_sizes(void)
     side_fini(&b);
 }
 
+/* A pass takes one message from a ring, or up to the transport's
+ * poll_batch where the context set one (ranks sharing cores). */
+static void test_poll_batch(void)
+{
+    side_t         a, b;
+    amc_shm_out_t *out;
+    uint8_t        hdr[TEST_HDR], data[64];
+    uint32_t       seq = 0;
+    int            k;
+
+    side_init(&a, 0, 2);
+    side_init(&b, 1, 2);
+    out = connect_to(&a, &b);
+    for (k = 0; k < 5; k++) {
+        make_msg(hdr, data, 0, seq++, 8);
+        (void)amc_shm_send(a.shm, out, hdr, TEST_HDR, data, 8, NULL);
+    }
+    for (k = 0; k < 5; k++) {
+        CHECK(amc_shm_progress(b.shm, 0) == 1, "pass %d takes one message", k);
+    }
+    CHECK(amc_shm_progress(b.shm, 0) == 0, "then nothing is left");
+    b.tp.poll_batch = 32;
+    for (k = 0; k < 5; k++) {
+        make_msg(hdr, data, 0, seq++, 8);
+        (void)amc_shm_send(a.shm, out, hdr, TEST_HDR, data, 8, NULL);
+    }
+    CHECK(amc_shm_progress(b.shm, 0) == 5, "with a batch of 32 one pass takes all five");
+    CHECK((b.got == seq) && (b.bad == 0), "ten arrived whole: %lu", b.got);
+    side_fini(&a);
+    side_fini(&b);
+}
+
 static void test_stale_payload(void)
 {
     side_t         a, b;
@@ -599,6 +631,7 @@ int main(void)
 {
     test_sizes_and_laps();
     test_header_sizes();
+    test_poll_batch();
     test_stale_payload();
     test_full_ring();
     test_forged();
