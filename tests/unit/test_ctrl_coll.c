@@ -477,6 +477,41 @@ static void test_engine_cases(void)
     amc_test_world_destroy(&w);
 }
 
+/* Delivers everything the fabric holds in random order, then tests req:
+ * 1 if it finished (its status in *status), for a first caller alone. */
+static int deliver_then_test(amc_test_world_t *w, amc_request_t *req, int *status)
+{
+    int flag = 0;
+
+    while (amc_fake_deliverable(w->fabric) > 0) {
+        amc_fake_deliver(w->fabric, amc_test_rng_below(&rng, amc_fake_deliverable(w->fabric)));
+    }
+    *status = amc_test(req, &flag);
+    return flag;
+}
+
+/* Delivers in random order and tests the n requests until none is pending
+ * (status[r] each one's end); 0 if some never finished. */
+static int drive_random(amc_test_world_t *w, amc_request_t *reqs, int n, int *status)
+{
+    int guard = 0, pending, rank, flag;
+
+    do {
+        pending = 0;
+        if (amc_fake_deliverable(w->fabric) > 0) {
+            amc_fake_deliver(w->fabric, amc_test_rng_below(&rng, amc_fake_deliverable(w->fabric)));
+        }
+        for (rank = 0; rank < n; rank++) {
+            if (reqs[rank] != AMC_REQUEST_NULL) {
+                flag         = 0;
+                status[rank] = amc_test(&reqs[rank], &flag);
+                pending     += !flag && (status[rank] == AMC_SUCCESS);
+            }
+        }
+    } while (pending && (++guard < 100000));
+    return !pending;
+}
+
 /* One rooted call at N=2 on both ranks, entered and delivered in a random
  * order; checks the results against a reference. tokens: AMC_EAGER_TOKENS. */
 static void rooted_case(int coll, int root, amc_datatype_t dt, size_t count, int in_place,
@@ -490,7 +525,7 @@ static void rooted_case(int coll, int root, amc_datatype_t dt, size_t count, int
     amc_config_t     cfg;
     amc_request_t    reqs[4];
     size_t           size = dt_size(dt), bytes = count * size, nd;
-    int              status[4], order[4], rank, i, k, flag, early = -1;
+    int              status[4], order[4], rank, i, k, early = -1;
     const char      *name = names[coll];
 
     CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
@@ -598,34 +633,12 @@ static void rooted_case(int coll, int root, amc_datatype_t dt, size_t count, int
         if ((i == 0) && want_ctrl) {
             /* the first to call, alone: a sender on a token is done at once
              * once its send completed, a receiver or a sender without one is not */
-            while (amc_fake_deliverable(w.fabric) > 0) {
-                amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, amc_fake_deliverable(w.fabric)));
-            }
-            flag      = 0;
-            status[r] = amc_test(&reqs[r], &flag);
+            early = deliver_then_test(&w, &reqs[r], &status[r]);
             CHECK(status[r] == AMC_SUCCESS, "%s test", name);
-            early = flag;
         }
     }
-    {
-        int guard = 0, pending;
-
-        do {
-            pending = 0;
-            if (amc_fake_deliverable(w.fabric) > 0) {
-                amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, amc_fake_deliverable(w.fabric)));
-            }
-            for (rank = 0; rank < n; rank++) {
-                if (reqs[rank] != AMC_REQUEST_NULL) {
-                    flag   = 0;
-                    status[rank] = amc_test(&reqs[rank], &flag);
-                    pending += !flag && (status[rank] == AMC_SUCCESS);
-                }
-            }
-        } while (pending && (++guard < 100000));
-        CHECK(!pending, "%s root %d %zu B in place %d tokens %u: hangs", name, root, bytes,
-              in_place, tokens);
-    }
+    CHECK(drive_random(&w, reqs, n, status), "%s root %d %zu B in place %d tokens %u: hangs",
+          name, root, bytes, in_place, tokens);
     for (rank = 0; rank < n; rank++) {
         CHECK(status[rank] == AMC_SUCCESS, "%s rank %d: %s", name, rank, amc_strerror(status[rank]));
         if ((coll == AMC_COLL_SCATTER) && in_place && (rank == root)) {
@@ -874,7 +887,7 @@ static void vector_case(const vcase_t *v, int want_ctrl)
     amc_config_t     cfg;
     amc_request_t    reqs[2];
     const char      *name = names[v->coll];
-    int              status[2], order[2], rank, k, i, flag, early = -1, rooted;
+    int              status[2], order[2], rank, k, i, early = -1, rooted;
     char             what[200];
 
     rooted = (v->coll == AMC_COLL_GATHERV) || (v->coll == AMC_COLL_SCATTERV);
@@ -995,33 +1008,11 @@ static void vector_case(const vcase_t *v, int want_ctrl)
         status[r] = AMC_SUCCESS;
         if ((i == 0) && want_ctrl && (v->odd < 0)) {
             /* the first to call, alone: only a sender on a token is done */
-            while (amc_fake_deliverable(w.fabric) > 0) {
-                amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, amc_fake_deliverable(w.fabric)));
-            }
-            flag      = 0;
-            status[r] = amc_test(&reqs[r], &flag);
+            early = deliver_then_test(&w, &reqs[r], &status[r]);
             CHECK(status[r] == AMC_SUCCESS, "%s: test", what);
-            early = flag;
         }
     }
-    {
-        int guard = 0, pending;
-
-        do {
-            pending = 0;
-            if (amc_fake_deliverable(w.fabric) > 0) {
-                amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, amc_fake_deliverable(w.fabric)));
-            }
-            for (rank = 0; rank < 2; rank++) {
-                if (reqs[rank] != AMC_REQUEST_NULL) {
-                    flag         = 0;
-                    status[rank] = amc_test(&reqs[rank], &flag);
-                    pending     += !flag && (status[rank] == AMC_SUCCESS);
-                }
-            }
-        } while (pending && (++guard < 100000));
-        CHECK(!pending, "%s: hangs", what);
-    }
+    CHECK(drive_random(&w, reqs, 2, status), "%s: hangs", what);
     if (v->odd >= 0) {
         int sees  = v->odd_send ? (v->odd ^ 1) : v->odd; /* where the length differs */
         int other = sees ^ 1, sends = rooted && amc_alg_rounds_sends(v->coll, other, v->root);
