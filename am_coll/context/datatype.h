@@ -55,6 +55,7 @@ static inline int amc_datatype_size(amc_datatype_t dt, size_t *size)
     case AMC_FLOAT:  *size = sizeof(float);    return AMC_SUCCESS;
     case AMC_DOUBLE: *size = sizeof(double);   return AMC_SUCCESS;
     }
+    *size = 0; /* written on every path: callers inline it and read it */
     return AMC_ERR_ARG;
 }
 

@@ -348,8 +348,8 @@ static int amc_goal_check_acts(amc_goal_t g, int rank)
                                      amc_goal_op_name(g->op) ? amc_goal_op_name(g->op) : "user",
                                      amc_datatype_name(g->dt));
             }
-            (void)amc_datatype_size(act->dt, &dt_size);
-            if (act->bytes % dt_size) {
+            if ((amc_datatype_size(act->dt, &dt_size) != AMC_SUCCESS) ||
+                (act->bytes % dt_size)) {
                 return amc_goal_fail(g, rank, act, 0, 0, "%zu bytes are no whole number of "
                                      "%s", act->bytes, amc_datatype_name(act->dt));
             }
