@@ -35,7 +35,6 @@ _Static_assert(AMC_SHM_NCELLS == 128, "a sender's stale bits are two words (amc_
 #define AMC_SHM_CTL_POS(_w)   ((uint32_t)(_w))
 #define AMC_SHM_ALIGN8(_n)    (((_n) + 7u) & ~(size_t)7u)
 
-
 typedef struct amc_shm_inbox {
     uint32_t nreg;       /* rings taken (senders fetch-and-add, once each) */
     uint8_t  pad0[60];

@@ -95,7 +95,6 @@ typedef struct amc_ucx_transport {
     amc_sparse_t     mbox_addrs; /* rank -> amc_shm_addr_t of the peers on this node */
     unsigned         hot;       /* passes left that look at UCX each time (racy: a pace) */
     unsigned         passes;    /* progress passes (racy: a pace) */
-    unsigned         deferred;  /* UCX turns given to a mailbox message in a row (racy) */
     double           next_check; /* teardown: the next look for dead peers */
 } amc_ucx_transport_t;
 
@@ -537,18 +536,11 @@ static int amc_ucx_progress_all(amc_ucx_transport_t *self)
     } else {
         /* UCX's turn finds the mailboxes empty more often than not */
         count = amc_shm_idle(self->shm) ? 0 : (unsigned)amc_shm_progress(self->shm, self->closing);
-        if ((count > 0) && (self->hot == 0) &&
-            (((self->passes + 1) & (AMC_UCX_POLL_EVERY - 1)) == 0) &&
-            (self->deferred < AMC_UCX_POLL_EVERY)) {
-            /* a mailbox message came on UCX's turn: its waiter looks at
-             * it first, UCX has the next pass (a few at most) */
-            self->deferred++;
-        } else if ((self->hot > 0) || ((++self->passes & (AMC_UCX_POLL_EVERY - 1)) == 0)) {
+        if ((self->hot > 0) || ((++self->passes & (AMC_UCX_POLL_EVERY - 1)) == 0)) {
             unsigned ucx = ucp_worker_progress(self->worker);
 
-            count         += ucx;
-            self->hot      = (ucx > 0) ? AMC_UCX_HOT_PASSES : (self->hot - (self->hot > 0));
-            self->deferred = 0;
+            count    += ucx;
+            self->hot = (ucx > 0) ? AMC_UCX_HOT_PASSES : (self->hot - (self->hot > 0));
         }
     }
     amc_ucx_in_progress = 0;
