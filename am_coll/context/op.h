@@ -48,6 +48,14 @@ static inline int amc_op_is_predefined(amc_op_t op)
     return (op >= 0) && (op < AMC_OP_PREDEFINED_COUNT);
 }
 
+/* A predefined op's loop for dt, or NULL (a user op, or a pair the rules
+ * forbid): no lock, no lookup beyond the table. */
+static inline amc_op_kernel_t amc_op_kernel(amc_op_t op, amc_datatype_t dt)
+{
+    return (amc_op_is_predefined(op) && amc_datatype_is_valid(dt)) ? amc_op_kernels[dt][op]
+                                                                   : NULL;
+}
+
 /* amc_op_check for any op (a user op's is looked up under the table lock). */
 int amc_op_check_any(amc_op_t op, amc_datatype_t dt);
 
@@ -57,22 +65,14 @@ int amc_op_check_any(amc_op_t op, amc_datatype_t dt);
  * checks its op, and a predefined one is a table entry. */
 static inline int amc_op_check(amc_op_t op, amc_datatype_t dt)
 {
-    if (amc_op_is_predefined(op) && amc_datatype_is_valid(dt)) {
-        return (amc_op_kernels[dt][op] != NULL) ? AMC_SUCCESS : AMC_ERR_ARG;
+    if (amc_op_is_predefined(op)) {
+        return (amc_op_kernel(op, dt) != NULL) ? AMC_SUCCESS : AMC_ERR_ARG;
     }
     return amc_op_check_any(op, dt);
 }
 
 /* amc_op_check, then fills *bound. */
 int amc_op_bind(amc_op_t op, amc_datatype_t dt, amc_op_bound_t *bound);
-
-/* A predefined op's loop for dt, or NULL (a user op, or a pair the rules
- * forbid): no lock, no lookup beyond the table. */
-static inline amc_op_kernel_t amc_op_kernel(amc_op_t op, amc_datatype_t dt)
-{
-    return (amc_op_is_predefined(op) && amc_datatype_is_valid(dt)) ? amc_op_kernels[dt][op]
-                                                                   : NULL;
-}
 
 /* inout[i] = in[i] (op) inout[i] for i < count. in and inout must not
  * overlap. A predefined op takes either unaligned for the datatype (a slower
