@@ -9,14 +9,16 @@
 #include <stdint.h>
 
 /*
- * A communicator remembers, per collective, the last non-vector call's
- * choice: which algorithm, and whether it ran on the barrier's rounds. Both
- * read only the call's collective, count, datatype, op (and whether the op
- * commutes) besides what the communicator and the configuration fix for
- * its life (size, nodes, AMC_* settings, tuning rules), so the same five
- * give the same choice, on every rank alike. A loop of one collective skips
- * the selection and its argument copy (callgrind, bcast 8 B at N=2: ~110
- * of the root's 1,350 instructions a call).
+ * A communicator remembers, per collective, the last call's choice: which
+ * algorithm, and whether it ran on the barrier's rounds. Both read only the
+ * call's collective, count, datatype, op (and whether the op commutes)
+ * besides what the communicator and the configuration fix for its life
+ * (size, nodes, AMC_* settings, tuning rules), so the same five give the
+ * same choice, on every rank alike. A vector form's is kept where it ran
+ * on the rounds (N=2), keyed by its two message lengths instead of a count.
+ * A loop of one collective skips the selection and its argument copy
+ * (callgrind, bcast 8 B at N=2: ~110 of the root's 1,350 instructions a
+ * call; gatherv's sender 1,508 -> ~1,200).
  *
  * One word per collective, read and written whole (a thread never sees
  * half of one): the key in the high bits (count, whether the op commutes,
@@ -28,30 +30,53 @@
 
 _Static_assert(AMC_COLL_LAST <= 0x100, "a collective fits the choice's byte");
 
-/* The call's key, or 0 where it cannot have one (a vector form: its counts
- * choose too, whether it runs on the barrier's rounds at N=2, and a
+/* The key's count field for a vector form at N=2 whose call may run on
+ * the barrier's rounds: the bytes it sends the other rank and the bytes it
+ * takes from it (each 0 .. 64 there). They decide whether it runs on the
+ * rounds (amc_ctrl_coll_ok, with the op and datatype), and what the
+ * algorithm's selection reads of the counts is their sum (allgatherv's and
+ * reduce_scatter's total; gatherv, scatterv and alltoallv read none). A
  * gatherv's or scatterv's non-root has no vectors, only its own count,
- * which the key does not hold; a count, datatype or op beyond the key's
- * fields). A user op's handle may come back for another function once
- * freed: its algorithms depend only on whether it commutes, which the key
- * holds, and a user op never runs on the barrier's rounds (no kernel of
- * ours). */
-static inline uint64_t amc_choice_key(const amc_coll_args_t *a)
+ * which is one of the two. ~0: no key (more ranks, or longer messages,
+ * which the engine takes by counts the key does not hold). */
+static inline size_t amc_choice_vcount(amc_comm_t comm, const amc_coll_args_t *a)
 {
-    if (amc_alg_rounds_vector(a->coll) || (a->count >= ((size_t)1 << 23)) ||
-        ((unsigned)a->dt > 0xffu) || ((unsigned)(a->op + 1) > 0xffffu)) {
+    size_t sbytes, rbytes;
+
+    if (comm->size != 2) {
+        return ~(size_t)0;
+    }
+    amc_ctrl_coll_vlens(comm, a, &sbytes, &rbytes);
+    return ((sbytes > AMC_CTRL_PAY_MAX) || (rbytes > AMC_CTRL_PAY_MAX))
+               ? ~(size_t)0 : ((sbytes << 8) | rbytes);
+}
+
+/* The call's key, or 0 where it cannot have one (a count, datatype or op
+ * beyond the key's fields; a vector form off the barrier's rounds' range).
+ * A user op's handle may come back for another function once freed: its
+ * algorithms depend only on whether it commutes, which the key holds, and
+ * a user op never runs on the barrier's rounds (no kernel of ours). */
+static inline uint64_t amc_choice_key(amc_comm_t comm, const amc_coll_args_t *a)
+{
+    size_t count = amc_alg_rounds_vector(a->coll) ? amc_choice_vcount(comm, a) : a->count;
+
+    if ((count >= ((size_t)1 << 23)) || ((unsigned)a->dt > 0xffu) ||
+        ((unsigned)(a->op + 1) > 0xffffu)) {
         return 0;
     }
-    return ((uint64_t)a->count << 41) | ((uint64_t)(a->commutative != 0) << 40) |
+    return ((uint64_t)count << 41) | ((uint64_t)(a->commutative != 0) << 40) |
            ((uint64_t)(unsigned)(a->op + 1) << 24) | ((uint64_t)a->coll << 16) |
            ((uint64_t)a->dt << 8);
 }
 
+/* A vector form's choice is kept only where it ran on the rounds: the
+ * engine's algorithms may read counts the key does not hold. */
 static void amc_choice_keep(amc_comm_t comm, uint64_t key, const amc_alg_t *alg, int ctrl)
 {
     size_t i = amc_alg_index(alg);
 
-    if ((key != 0) && (i <= AMC_CHOICE_ALG_MASK)) {
+    if ((key != 0) && (i <= AMC_CHOICE_ALG_MASK) &&
+        (ctrl || !amc_alg_rounds_vector((unsigned)(key >> 16) & 0xffu))) {
         __atomic_store_n(&comm->choice[(key >> 16) & 0xff],
                          key | i | (ctrl ? AMC_CHOICE_CTRL : 0), __ATOMIC_RELAXED);
     }
@@ -61,7 +86,7 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
 {
     amc_coll_args_t  args;
     const amc_alg_t *alg;
-    uint64_t         key = amc_choice_key(call), known;
+    uint64_t         key = amc_choice_key(comm, call), known;
     int              status, ctrl;
 
     known = (key != 0) ? __atomic_load_n(&comm->choice[call->coll], __ATOMIC_RELAXED) : 0;

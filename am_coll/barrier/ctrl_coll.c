@@ -69,11 +69,7 @@
 
 #include <string.h>
 
-/* A v-form's two message lengths at N=2: what this rank sends the other
- * and what its call takes from it (0 where its part has none: a rooted
- * one's receiver sends nothing, its sender hears nothing). Only what MPI
- * makes significant at this rank is read (a non-root's counts are not). */
-static void amc_ctrl_coll_vlens(const struct amc_comm *comm, const amc_coll_args_t *args,
+void amc_ctrl_coll_vlens(const struct amc_comm *comm, const amc_coll_args_t *args,
                                 size_t *sbytes, size_t *rbytes)
 {
     int peer = comm->rank ^ 1, root = (comm->rank == args->root);

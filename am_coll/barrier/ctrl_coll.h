@@ -51,6 +51,13 @@ static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int round)
 int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
                      const amc_alg_t *alg);
 
+/* A v-form's two message lengths at N=2, in bytes: what this rank sends
+ * the other and what its call takes from it (0 where its part has none: a
+ * rooted one's receiver sends nothing, its sender hears nothing). Only what
+ * MPI makes significant at this rank is read (a non-root's counts are not). */
+void amc_ctrl_coll_vlens(const struct amc_comm *comm, const amc_coll_args_t *args,
+                         size_t *sbytes, size_t *rbytes);
+
 /* With ctrl->lock held, at the entry: the caller's data is round 0's
  * message; what the rounds need of the call is kept in the slot. */
 void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,

@@ -154,9 +154,119 @@ static void test_commute_changes(void)
     amc_test_world_destroy(&w);
 }
 
+/* One allgatherv at N=2, rank r giving c[r] int32 (in place on odd
+ * calls), driven to its end; 1 if both ranks hold both blocks. */
+static int allgatherv(amc_test_world_t *w, const size_t c[2], int in_place)
+{
+    size_t        displs[2] = { 0, c[0] + 1 };
+    amc_request_t reqs[2];
+    int           status[2], rank, r, ok = 1;
+    size_t        i;
+
+    for (rank = 0; rank < 2; rank++) {
+        memset(out[rank], 0xee, sizeof(out[rank]));
+        for (i = 0; i < c[rank]; i++) {
+            in[rank][i] = (int32_t)(1000 * (rank + 1) + (int)i);
+            if (in_place) {
+                out[rank][displs[rank] + i] = in[rank][i];
+            }
+        }
+        CHECK(amc_iallgatherv(in_place ? AMC_IN_PLACE : in[rank], c[rank], out[rank], c, displs,
+                              AMC_INT32, amc_test_world_comm(w, rank), &reqs[rank]) ==
+                  AMC_SUCCESS, "allgatherv start at rank %d", rank);
+    }
+    CHECK(amc_test_world_drive(w, reqs, status), "allgatherv %zu,%zu: hangs", c[0], c[1]);
+    for (rank = 0; rank < 2; rank++) {
+        CHECK(status[rank] == AMC_SUCCESS, "allgatherv %zu,%zu rank %d: %s", c[0], c[1], rank,
+              amc_strerror(status[rank]));
+        for (r = 0; r < 2; r++) {
+            for (i = 0; i < c[r]; i++) {
+                ok &= (out[rank][displs[r] + i] == (int32_t)(1000 * (r + 1) + (int)i));
+            }
+        }
+        ok &= (out[rank][c[0]] == (int32_t)0xeeeeeeee);
+    }
+    return ok;
+}
+
+/* One gatherv at N=2 to root, rank r giving c[r] int32; 1 if the root
+ * holds both blocks. */
+static int gatherv(amc_test_world_t *w, const size_t c[2], int root)
+{
+    size_t        displs[2] = { c[1] + 2, 0 };
+    amc_request_t reqs[2];
+    int           status[2], rank, r, ok = 1;
+    size_t        i;
+
+    for (rank = 0; rank < 2; rank++) {
+        memset(out[rank], 0xee, sizeof(out[rank]));
+        for (i = 0; i < c[rank]; i++) {
+            in[rank][i] = (int32_t)(7 * (rank + 1) + (int)i);
+        }
+        CHECK(amc_igatherv(in[rank], c[rank], out[rank], (rank == root) ? c : NULL,
+                           (rank == root) ? displs : NULL, AMC_INT32,
+                           root, amc_test_world_comm(w, rank), &reqs[rank]) == AMC_SUCCESS,
+              "gatherv start at rank %d", rank);
+    }
+    CHECK(amc_test_world_drive(w, reqs, status), "gatherv %zu,%zu: hangs", c[0], c[1]);
+    for (rank = 0; rank < 2; rank++) {
+        CHECK(status[rank] == AMC_SUCCESS, "gatherv %zu,%zu rank %d: %s", c[0], c[1], rank,
+              amc_strerror(status[rank]));
+    }
+    for (r = 0; r < 2; r++) {
+        for (i = 0; i < c[r]; i++) {
+            ok &= (out[root][displs[r] + i] == (int32_t)(7 * (r + 1) + (int)i));
+        }
+    }
+    return ok && (out[root ^ 1][0] == (int32_t)0xeeeeeeee);
+}
+
+/* The vector forms at N=2 keep the choice of a call on the barrier's
+ * rounds, keyed by the lengths each rank sends and takes: a call whose
+ * lengths, root or in-place differ must still be right, and an engine's
+ * call must not overwrite the kept choice (its algorithm may read counts
+ * the key does not hold). */
+static void test_vector_forms(void)
+{
+    static const size_t sizes[][2] = { { 2, 3 }, { 3, 2 }, { 2, 3 }, { 20, 3 }, { 2, 3 },
+                                       { 16, 16 }, { 1, 1 }, { 17, 1 }, { 2, 3 } };
+    amc_test_world_t    w;
+    amc_config_t        cfg = config("");
+    uint64_t            kept[2];
+    size_t              k;
+    int                 rank;
+
+    CHECK(amc_test_world_create(&w, 2, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS,
+          "world");
+    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        int ctrl = (sizes[k][0] * 4 <= 64) && (sizes[k][1] * 4 <= 64);
+
+        for (rank = 0; rank < 2; rank++) {
+            kept[rank] = amc_test_world_comm(&w, rank)->choice[AMC_COLL_ALLGATHERV];
+        }
+        CHECK(allgatherv(&w, sizes[k], (int)(k & 1)), "allgatherv %zu,%zu: wrong result",
+              sizes[k][0], sizes[k][1]);
+        for (rank = 0; rank < 2; rank++) {
+            uint64_t now = amc_test_world_comm(&w, rank)->choice[AMC_COLL_ALLGATHERV];
+
+            CHECK(ctrl ? ((now & CHOICE_CTRL) != 0) : (now == kept[rank]),
+                  "allgatherv %zu,%zu rank %d: kept 0x%llx (before 0x%llx)", sizes[k][0],
+                  sizes[k][1], rank, (unsigned long long)now, (unsigned long long)kept[rank]);
+        }
+        CHECK(gatherv(&w, sizes[k], (int)(k % 3 == 1)), "gatherv %zu,%zu to %d: wrong result",
+              sizes[k][0], sizes[k][1], (int)(k % 3 == 1));
+    }
+    CHECK((amc_test_world_comm(&w, 0)->choice[AMC_COLL_GATHERV] & CHOICE_CTRL) &&
+          (amc_test_world_comm(&w, 1)->choice[AMC_COLL_GATHERV] & CHOICE_CTRL),
+          "gatherv's choice on the rounds was not kept");
+    amc_test_world_settle(&w, "vector forms");
+    amc_test_world_destroy(&w);
+}
+
 int main(void)
 {
     test_count_changes();
     test_commute_changes();
+    test_vector_forms();
     return amc_test_summary("test_coll_choice");
 }
