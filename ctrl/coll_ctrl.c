@@ -3,8 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AMC_CTRL_WINDOW_MASK (AMC_CTRL_WINDOW - 1)
-
 void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lock_live,
                         amc_early_release_fn_t drop_early, void *drop_arg, unsigned nhdr,
                         int payload)
@@ -204,14 +202,10 @@ static void amc_coll_ctrl_fill_window(amc_coll_ctrl_t *ctrl)
     }
 }
 
-void amc_coll_ctrl_release(amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot)
+/* Slides the window past the finished slots at its start. */
+static void amc_coll_ctrl_slide(amc_coll_ctrl_t *ctrl)
 {
-    amc_coll_slot_t **link;
-
-    /* A finished slot stays until the window slides past it, so that a
-     * message for its seq is recognisably a duplicate, not a new instance. */
-    slot->done = 1;
-    slot->req  = NULL;
+    amc_coll_slot_t **link, *slot;
 
     for (;;) {
         link = &ctrl->window[ctrl->seq_base & AMC_CTRL_WINDOW_MASK];
@@ -227,4 +221,21 @@ void amc_coll_ctrl_release(amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot)
         ctrl->seq_base++;
     }
     amc_coll_ctrl_fill_window(ctrl);
+}
+
+void amc_coll_ctrl_release(amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot)
+{
+    /* A finished slot stays until the window slides past it, so that a
+     * message for its seq is recognisably a duplicate, not a new instance. */
+    slot->done = 1;
+    slot->req  = NULL;
+    amc_coll_ctrl_slide(ctrl);
+}
+
+void amc_coll_ctrl_pass(amc_coll_ctrl_t *ctrl)
+{
+    ctrl->seq_next++;
+    ctrl->seq_base++;
+    ctrl->full_logged = 0;
+    amc_coll_ctrl_slide(ctrl);
 }

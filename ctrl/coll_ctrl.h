@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #define AMC_CTRL_WINDOW     8   /* power of two */
+#define AMC_CTRL_WINDOW_MASK (AMC_CTRL_WINDOW - 1)
 #define AMC_CTRL_MAX_ROUNDS 32  /* ceil(log2 N) for any int N */
 #define AMC_CTRL_ABORTED    16  /* abandoned instances remembered (amc_coll_ctrl_note_aborted) */
 
@@ -218,6 +219,21 @@ static inline int amc_coll_ctrl_may_start(const amc_coll_ctrl_t *ctrl)
     return (ctrl->seq_next < ctrl->seq_base) ||
            (ctrl->seq_next - ctrl->seq_base < (uint64_t)AMC_CTRL_WINDOW + ctrl->early_max);
 }
+
+/* Whether the next local instance may begin and end within its call
+ * without a slot (amc_coll_ctrl_pass): every earlier one finished here,
+ * and nothing came for it yet. */
+static inline int amc_coll_ctrl_idle(const amc_coll_ctrl_t *ctrl)
+{
+    return (ctrl->seq_next == ctrl->seq_base) &&
+           (ctrl->window[ctrl->seq_base & AMC_CTRL_WINDOW_MASK] == NULL);
+}
+
+/* Where amc_coll_ctrl_idle: the next local instance began and ended
+ * within its call (a rooted sender's at N=2, its message out on a token):
+ * its number is taken and the window slides past it, as past a slot
+ * released at once. A message for it later is a finished instance's. */
+void amc_coll_ctrl_pass(amc_coll_ctrl_t *ctrl);
 
 /* The slot of instance seq, created empty if it has none yet. */
 amc_coll_lookup_t amc_coll_ctrl_slot(amc_coll_ctrl_t *ctrl, uint64_t seq,

@@ -576,8 +576,8 @@ static __attribute__((noinline)) int amc_shm_send_any(amc_shm_t *shm, amc_shm_ou
  * threads cannot meet, to a ring known to have room and no sends waiting,
  * is amc_shm_put and amc_shm_notify without a call, a lock or a register
  * to save; every other goes the whole way. */
-int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
-                 const void *data, size_t len, amc_completion_t *comp)
+static inline int amc_shm_send_cell(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr,
+                                    size_t hdr_len, const void *data, size_t len)
 {
     uint64_t head;
     size_t   off, next;
@@ -588,11 +588,11 @@ int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr
     if ((hdr_len > 32) || (len > 32) ||
         (sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len) + len > AMC_SHM_CELL) ||
         amc_lock_live(shm->tp->lock_live)) {
-        return amc_shm_send_any(shm, out, hdr, hdr_len, data, len, comp);
+        return AMC_SEND_NOT_NOW;
     }
     head = out->head;
     if ((head + 2 - out->tail_seen > AMC_SHM_NCELLS) || (out->q.head != NULL)) {
-        return amc_shm_send_any(shm, out, hdr, hdr_len, data, len, comp);
+        return AMC_SEND_NOT_NOW;
     }
     off  = (size_t)(head % AMC_SHM_NCELLS);
     cell = out->ring->cells + off * AMC_SHM_CELL;
@@ -616,6 +616,33 @@ int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr
     if (amc_shm_wakes(out)) {
         return amc_shm_send_bell(out);
     }
+    return AMC_SUCCESS;
+}
+
+int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
+                 const void *data, size_t len, amc_completion_t *comp)
+{
+    int status = amc_shm_send_cell(shm, out, hdr, hdr_len, data, len);
+
+    return (status != AMC_SEND_NOT_NOW) ? status
+                                        : amc_shm_send_any(shm, out, hdr, hdr_len, data, len,
+                                                           comp);
+}
+
+int amc_shm_send_now(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
+                     const void *data, size_t len)
+{
+    int status = amc_shm_send_cell(shm, out, hdr, hdr_len, data, len);
+
+    if (status != AMC_SEND_NOT_NOW) {
+        return status;
+    }
+    /* longer: written whole where it fits and nothing waits, never queued */
+    if (!amc_shm_fits(hdr_len, len) || amc_lock_live(shm->tp->lock_live) ||
+        (out->q.head != NULL) || !amc_shm_put(out, hdr, hdr_len, data, len)) {
+        return AMC_SEND_NOT_NOW;
+    }
+    amc_shm_notify(out);
     return AMC_SUCCESS;
 }
 

@@ -50,7 +50,7 @@ typedef struct amc_shm_out amc_shm_out_t;  /* one ring this rank writes, to one 
 
 /* amc_shm_send's answer when a message does not fit a mailbox: the caller
  * sends it another way. */
-#define AMC_SHM_TOO_BIG 1
+#define AMC_SHM_TOO_BIG 2
 
 /* One message's cells at most: the control word, the header rounded up to
  * 8 bytes, the data. */
@@ -85,6 +85,12 @@ int  amc_shm_connect(amc_shm_t *shm, int dest, const amc_shm_addr_t *addr,
  * later progress once it is copied), or AMC_SHM_TOO_BIG. Never blocks. */
 int  amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
                   const void *data, size_t len, amc_completion_t *comp);
+
+/* amc_shm_send where it needs no queue: threads that cannot meet, a
+ * message that fits, no sends waiting and room in the ring. AMC_SUCCESS,
+ * or AMC_SEND_NOT_NOW and nothing was written. */
+int  amc_shm_send_now(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
+                      const void *data, size_t len);
 
 /* Runs the handlers of the messages waiting in the inbox and copies queued
  * sends into rings that have room; returns how many it did. closing: the

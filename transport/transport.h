@@ -33,6 +33,10 @@ enum {
     AMC_SEND_RNDV  = 1
 };
 
+/* send_now's answer when the message cannot go at once (positive: no
+ * status of the API). */
+#define AMC_SEND_NOT_NOW 1
+
 /* Arrival. The header is valid only during the call. With desc == NULL the
  * len bytes of data are here and also valid only during the call; with desc
  * != NULL they are still at the sender, and the handler must eventually pass
@@ -46,6 +50,13 @@ typedef struct amc_transport_ops {
      * must stay valid until completion (UCX 1.13 does not copy it). */
     int  (*send)(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
                  const void *data, size_t len, unsigned mode, amc_completion_t *comp);
+    /* An eager send that is copied out now or not at all: AMC_SUCCESS
+     * (done: hdr and data may be reused, nothing completes later) or
+     * AMC_SEND_NOT_NOW (nothing was sent; send makes it another way).
+     * For a caller whose call ends with the send, and which then keeps
+     * no state for it. NULL: never now. */
+    int  (*send_now)(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
+                     const void *data, size_t len);
     /* Pulls a remote message's data into buf (len bytes, its full length):
      * AMC_SUCCESS done, comp not called; AMC_INPROGRESS comp later; else failed
      * (desc is consumed either way). */

@@ -457,6 +457,22 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
     return amc_ucx_post(self, ep, dest, hdr, hdr_len, data, len, mode, comp);
 }
 
+static int amc_ucx_send_now(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
+                            const void *data, size_t len)
+{
+    amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+    amc_ucx_peer_t      *peer;
+    amc_shm_out_t       *out;
+
+    /* a peer not met yet, or dead, or one UCX carries: send's way */
+    if (self->closing || amc_peer_set_test(&tp->dead, dest) ||
+        ((peer = amc_sparse_get(&self->peers, dest)) == NULL) ||
+        ((out = __atomic_load_n(&peer->mbox, __ATOMIC_ACQUIRE)) == NULL)) {
+        return AMC_SEND_NOT_NOW;
+    }
+    return amc_shm_send_now(self->shm, out, hdr, hdr_len, data, len);
+}
+
 static void amc_ucx_fetch_cb(void *request, ucs_status_t status, size_t length,
                              void *user_data)
 {
@@ -814,6 +830,7 @@ static void amc_ucx_destroy(amc_transport_t *tp)
 
 static const amc_transport_ops_t amc_ucx_ops = {
     .send     = amc_ucx_send,
+    .send_now = amc_ucx_send_now,
     .fetch    = amc_ucx_fetch,
     .release  = amc_ucx_release,
     .progress = amc_ucx_progress,

@@ -14,6 +14,8 @@
  */
 #include "am_coll/barrier/barrier.h"
 #include "am_coll/barrier/ctrl_coll.h"
+#include "am_coll/barrier/ctrl_send_now.h"
+#include "am_coll/barrier/round_hdr.h"
 #include "am_coll/alg/alg.h"
 #include "am_coll/context/topo.h"
 #include "am_coll/context/comm.h"
@@ -115,32 +117,9 @@ static void amc_barrier_reject(struct amc_comm *comm, const amc_wire_hdr_t *hdr,
 
 static void amc_barrier_fill_header(struct amc_comm *comm, amc_coll_slot_t *slot, int round)
 {
-    amc_wire_hdr_t hdr;
-
-    hdr.kind   = AMC_WIRE_BARRIER;
-    hdr.coll   = slot->barrier.coll;
-    hdr.alg    = 0;
-    hdr.flags  = 0;
-    hdr.round  = (uint32_t)round;
-    hdr.root   = -1;
-    if (slot->barrier.oneway != AMC_CTRL_BOTH) {
-        /* a rooted one at N=2 (am_coll/barrier/ctrl_coll.c): its root, and what it is */
-        hdr.root = slot->barrier.root;
-        hdr.alg  = (slot->barrier.oneway == AMC_CTRL_SENDS)  ? AMC_CTRL_MSG_EAGER
-                   : (slot->barrier.oneway == AMC_CTRL_ASKS) ? AMC_CTRL_MSG_ASK
-                                                             : AMC_CTRL_MSG_ANSWER;
-    }
-    hdr.src    = (uint32_t)comm->rank;
-    hdr.cid    = comm->cid;
-    hdr.seq    = slot->seq;
-    hdr.status = 0;
-    if ((slot->status != AMC_SUCCESS) && (hdr.coll != 0)) {
-        /* the error travels with the partial result: every
-         * rank's result depends on this one, so every rank learns it */
-        hdr.flags  = AMC_WIRE_FLAG_ABORT;
-        hdr.status = (uint8_t)slot->status;
-    }
-    (void)amc_wire_pack(&hdr, &slot->hdr[round]); /* its length: amc_wire_len */
+    /* its length: amc_wire_len */
+    (void)amc_round_hdr_pack(comm, slot->barrier.coll, slot->barrier.oneway, slot->barrier.root,
+                              slot->seq, slot->status, round, &slot->hdr[round]);
 }
 
 void amc_barrier_advance(struct amc_comm *comm, amc_coll_slot_t *slot,
@@ -495,6 +474,9 @@ int amc_barrier_enter(amc_comm_t comm, struct amc_request *req, const amc_coll_a
     uint8_t          coll = (red != NULL) ? red->coll : 0;
     int              first, count, status;
 
+    if ((red != NULL) && amc_ctrl_coll_send_now(comm, req, red)) {
+        return AMC_SUCCESS;
+    }
     status = amc_comm_enter(comm, req, (red != NULL) ? amc_coll_name(coll) : "barrier", &slot);
     if (status != AMC_SUCCESS) {
         return status;

@@ -247,6 +247,42 @@ static inline void amc_ctrl_coll_own(uint8_t *to, const uint8_t *from, size_t by
     }
 }
 
+const uint8_t *amc_ctrl_coll_rooted_out(const amc_coll_args_t *args, size_t *bytes)
+{
+    size_t         dt   = args->dt_size;
+    int            root = (args->root >= 0) ? args->root : 0;
+    uint8_t       *recv = args->recvbuf;
+    const uint8_t *send = args->sendbuf;
+
+    *bytes = args->count * dt;
+    switch (args->coll) {
+    case AMC_COLL_BCAST:
+        return recv; /* the one buffer */
+    case AMC_COLL_SCATTER:
+        if (recv != NULL) { /* else in place: its block stays in sendbuf */
+            memcpy(recv, send + (size_t)root * *bytes, *bytes);
+        }
+        return send + (size_t)(root ^ 1) * *bytes;
+    case AMC_COLL_SCAN:
+        if (send == NULL) {
+            return recv; /* in place */
+        }
+        memcpy(recv, send, *bytes); /* rank 0's result is its own */
+        return send;
+    case AMC_COLL_GATHERV: /* not the root, so not in place */
+        *bytes = args->scount * dt;
+        return send;
+    case AMC_COLL_SCATTERV:
+        if (!args->in_place) { /* else its block stays in sendbuf */
+            amc_ctrl_coll_own(recv, send + args->sdispls[root] * dt, args->scounts[root] * dt);
+        }
+        *bytes = args->scounts[root ^ 1] * dt;
+        return send + args->sdispls[root ^ 1] * dt;
+    default: /* reduce and gather (not the root), exscan (rank 0): the input */
+        return (send != NULL) ? send : recv;
+    }
+}
+
 /* A v-form's entry at N=2: the block this rank gives itself goes to its
  * place at once (the result's other block does not depend on it), this
  * rank's message into out[0], and where the other's block goes is kept
@@ -276,10 +312,7 @@ static void amc_ctrl_coll_load_vector(struct amc_comm *comm, amc_coll_slot_t *sl
         break;
     case AMC_COLL_SCATTERV:
         if (me == args->root) {
-            if (!args->in_place) { /* else its block stays in sendbuf */
-                amc_ctrl_coll_own(recv, send + args->sdispls[me] * dt, args->scounts[me] * dt);
-            }
-            send += args->sdispls[peer] * dt;
+            send = amc_ctrl_coll_rooted_out(args, &sbytes);
         }
         break;
     case AMC_COLL_ALLGATHERV:
@@ -332,38 +365,20 @@ static void amc_ctrl_coll_load_vector(struct amc_comm *comm, amc_coll_slot_t *sl
 static void amc_ctrl_coll_load_rooted(struct amc_comm *comm, amc_coll_slot_t *slot,
                                       const amc_coll_args_t *args)
 {
-    amc_barrier_slot_t *b     = &slot->barrier;
-    amc_coll_small_t   *sm    = amc_coll_slot_small(&comm->ctrl, slot);
-    size_t              bytes = args->count * args->dt_size;
-    int                 root  = (args->root >= 0) ? args->root : 0;
-    uint8_t            *recv  = args->recvbuf;
-    const uint8_t      *in    = (args->sendbuf != NULL) ? args->sendbuf : args->recvbuf;
+    amc_barrier_slot_t *b    = &slot->barrier;
+    amc_coll_small_t   *sm   = amc_coll_slot_small(&comm->ctrl, slot);
+    int                 root = (args->root >= 0) ? args->root : 0;
+    const uint8_t      *out;
+    size_t              bytes;
 
     b->root = (int8_t)root;
-    sm->own = in;
+    sm->own = (args->sendbuf != NULL) ? args->sendbuf : args->recvbuf;
     if (!amc_alg_rounds_sends(args->coll, comm->rank, root)) {
         b->oneway = AMC_CTRL_HEARS;
         return;
     }
-    switch (args->coll) {
-    case AMC_COLL_BCAST:
-        in = args->recvbuf; /* the one buffer */
-        break;
-    case AMC_COLL_SCATTER:
-        in = (const uint8_t *)args->sendbuf + (size_t)(root ^ 1) * bytes;
-        if (recv != NULL) { /* else in place: its block stays in sendbuf */
-            memcpy(recv, (const uint8_t *)args->sendbuf + (size_t)root * bytes, bytes);
-        }
-        break;
-    case AMC_COLL_SCAN:
-        if (args->sendbuf != NULL) {
-            memcpy(recv, args->sendbuf, bytes); /* rank 0's result is its own */
-        }
-        break;
-    default: /* reduce and gather (not the root), exscan (rank 0): the input */
-        break;
-    }
-    memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), in, bytes);
+    out = amc_ctrl_coll_rooted_out(args, &bytes);
+    memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), out, bytes);
     b->oneway = amc_ctrl_coll_sender(comm);
 }
 

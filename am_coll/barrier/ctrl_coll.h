@@ -58,6 +58,11 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
 void amc_ctrl_coll_vlens(const struct amc_comm *comm, const amc_coll_args_t *args,
                          size_t *sbytes, size_t *rbytes);
 
+/* A rooted call's sender at N=2 (amc_alg_rounds_sends): the block it gives
+ * itself goes to its place (a scatter's or scatterv's root, rank 0's
+ * scan); returns where its message's data is, *bytes long. */
+const uint8_t *amc_ctrl_coll_rooted_out(const amc_coll_args_t *args, size_t *bytes);
+
 /* With ctrl->lock held, at the entry: the caller's data is round 0's
  * message; what the rounds need of the call is kept in the slot. */
 void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,

@@ -513,10 +513,15 @@ static int drive_random(amc_test_world_t *w, amc_request_t *reqs, int n, int *st
 }
 
 /* One rooted call at N=2 on both ranks, entered and delivered in a random
- * order; checks the results against a reference. tokens: AMC_EAGER_TOKENS. */
+ * order; checks the results against a reference. tokens: AMC_EAGER_TOKENS.
+ * Sends complete at once or later, by chance: where at once, a sender
+ * that calls first on a token sends now and takes no slot
+ * (am_coll/barrier/ctrl_send_now.c). */
 static void rooted_case(int coll, int root, amc_datatype_t dt, size_t count, int in_place,
                         unsigned tokens, int n, int want_ctrl)
 {
+    amc_fake_completion_t completion = amc_test_rng_below(&rng, 2) ? AMC_FAKE_COMPLETE_ON_SEND
+                                                                   : AMC_FAKE_COMPLETE_LATER;
     static const char *names[] = { [AMC_COLL_BCAST] = "bcast", [AMC_COLL_REDUCE] = "reduce",
                                    [AMC_COLL_GATHER] = "gather", [AMC_COLL_SCATTER] = "scatter",
                                    [AMC_COLL_SCAN] = "scan", [AMC_COLL_EXSCAN] = "exscan" };
@@ -532,7 +537,7 @@ static void rooted_case(int coll, int root, amc_datatype_t dt, size_t count, int
     cfg.log_level    = -1;
     cfg.fast_max     = 64;
     cfg.eager_tokens = tokens;
-    CHECK(amc_test_world_create(&w, n, AMC_FAKE_COMPLETE_LATER, &cfg) == AMC_SUCCESS, "world");
+    CHECK(amc_test_world_create(&w, n, completion, &cfg) == AMC_SUCCESS, "world");
     for (rank = 0; rank < n; rank++) {
         for (k = 0; k < ROW; k++) {
             in[rank][k]  = (uint8_t)amc_test_rng_next(&rng);
@@ -662,6 +667,13 @@ static void rooted_case(int coll, int root, amc_datatype_t dt, size_t count, int
         CHECK(early == (sends && (tokens > 0)), "%s: the first caller (rank %d, %s, %u tokens) "
               "was %sdone before the other called", name, first, sends ? "sender" : "receiver",
               tokens, early ? "" : "not ");
+        CHECK((amc_test_world_comm(&w, first)->ctrl.free_slots == NULL) ==
+                  (early && (completion == AMC_FAKE_COMPLETE_ON_SEND)),
+              "%s: the first caller (rank %d, %s, sends complete %s) %s a slot", name, first,
+              sends ? "sender" : "receiver",
+              (completion == AMC_FAKE_COMPLETE_ON_SEND) ? "at once" : "later",
+              (amc_test_world_comm(&w, first)->ctrl.free_slots == NULL) ? "never took"
+                                                                         : "took");
     }
     while (amc_fake_deliverable(w.fabric) > 0) {
         amc_fake_deliver(w.fabric, 0);
@@ -885,6 +897,7 @@ static void vector_case(const vcase_t *v, int want_ctrl)
     size_t           sz = dt_size(v->dt);
     amc_test_world_t w;
     amc_config_t     cfg;
+    amc_fake_completion_t completion;
     amc_request_t    reqs[2];
     const char      *name = names[v->coll];
     int              status[2], order[2], rank, k, i, early = -1, rooted;
@@ -899,7 +912,9 @@ static void vector_case(const vcase_t *v, int want_ctrl)
     cfg.log_level    = -1;
     cfg.fast_max     = 64;
     cfg.eager_tokens = v->tokens;
-    CHECK(amc_test_world_create(&w, 2, AMC_FAKE_COMPLETE_LATER, &cfg) == AMC_SUCCESS, "world");
+    /* sends complete at once or later, by chance (rooted_case) */
+    completion = amc_test_rng_below(&rng, 2) ? AMC_FAKE_COMPLETE_ON_SEND : AMC_FAKE_COMPLETE_LATER;
+    CHECK(amc_test_world_create(&w, 2, completion, &cfg) == AMC_SUCCESS, "world");
     for (rank = 0; rank < 2; rank++) {
         for (k = 0; k < ROW; k++) {
             in[rank][k]  = (uint8_t)amc_test_rng_next(&rng);
@@ -1057,6 +1072,12 @@ static void vector_case(const vcase_t *v, int want_ctrl)
 
         CHECK(early == (sends && (v->tokens > 0)), "%s: the first caller (rank %d) was %sdone "
               "before the other called", what, order[0], early ? "" : "not ");
+        CHECK((amc_test_world_comm(&w, order[0])->ctrl.free_slots == NULL) ==
+                  (early && (completion == AMC_FAKE_COMPLETE_ON_SEND)),
+              "%s: the first caller (rank %d, sends complete %s) %s a slot", what, order[0],
+              (completion == AMC_FAKE_COMPLETE_ON_SEND) ? "at once" : "later",
+              (amc_test_world_comm(&w, order[0])->ctrl.free_slots == NULL) ? "never took"
+                                                                            : "took");
     }
     while (amc_fake_deliverable(w.fabric) > 0) {
         amc_fake_deliver(w.fabric, 0);

@@ -366,6 +366,80 @@ static void test_full_ring(void)
     side_fini(&b);
 }
 
+/* send_now writes a message whole or writes nothing: one cell and
+ * several go at once while the ring has room and nothing waits; a full
+ * ring, sends waiting behind it, a message too long for a mailbox or
+ * threads that may meet are refused (AMC_SEND_NOT_NOW), and the reader
+ * then finds exactly the messages that were taken, in order. */
+static void test_send_now(void)
+{
+    static pend_comp_t p;
+    static const int   live = 1;
+    static uint8_t     hdr[TEST_HDR], data[2048];
+    side_t             a, b;
+    amc_shm_out_t     *out;
+    unsigned long      done = 0;
+    uint32_t           order_bad = 0, last = 0, seq = 0, sent;
+    int                rc;
+
+    side_init(&a, 0, 2);
+    side_init(&b, 1, 2);
+    out = connect_to(&a, &b);
+    make_msg(hdr, data, 0, seq, 8);
+    CHECK(amc_shm_send_now(a.shm, out, hdr, TEST_HDR, data, 8) == AMC_SUCCESS, "one cell");
+    seq++;
+    make_msg(hdr, data, 0, seq, 900);
+    CHECK(amc_shm_send_now(a.shm, out, hdr, TEST_HDR, data, 900) == AMC_SUCCESS, "15 cells");
+    seq++;
+    drain(&b);
+    CHECK((b.got == 2) && (b.bad == 0) && (b.last_len == 900), "both arrived whole (got %lu)",
+          b.got);
+
+    make_msg(hdr, data, 0, seq, 2040);
+    CHECK(amc_shm_send_now(a.shm, out, hdr, TEST_HDR, data, 2040) == AMC_SEND_NOT_NOW,
+          "longer than a mailbox message");
+    a.tp.lock_live = &live;
+    make_msg(hdr, data, 0, seq, 8);
+    CHECK(amc_shm_send_now(a.shm, out, hdr, TEST_HDR, data, 8) == AMC_SEND_NOT_NOW,
+          "threads may meet");
+    a.tp.lock_live = NULL;
+
+    /* fill the ring: the first refusal leaves it as it was */
+    for (sent = 0; sent < 64; sent++) {
+        make_msg(hdr, data, 0, seq, 1000);
+        rc = amc_shm_send_now(a.shm, out, hdr, TEST_HDR, data, 1000);
+        CHECK((rc == AMC_SUCCESS) || (rc == AMC_SEND_NOT_NOW), "send_now: %d", rc);
+        if (rc != AMC_SUCCESS) {
+            break;
+        }
+        seq++;
+    }
+    CHECK((sent > 0) && (sent < 64), "an 8 KiB ring took %u messages of 1 KiB", sent);
+    /* a queued send keeps later ones out, room or not */
+    p.comp.fn   = pend_done;
+    p.done      = &done;
+    p.seq       = 1;
+    p.order_bad = &order_bad;
+    p.last      = &last;
+    make_msg(p.hdr, p.data, 0, seq, 1000);
+    CHECK(amc_shm_send(a.shm, out, p.hdr, TEST_HDR, p.data, 1000, &p.comp) == AMC_INPROGRESS,
+          "queued behind the full ring");
+    seq++;
+    drain(&b);
+    make_msg(hdr, data, 0, seq, 8);
+    CHECK(amc_shm_send_now(a.shm, out, hdr, TEST_HDR, data, 8) == AMC_SEND_NOT_NOW,
+          "a send waits: nothing goes ahead of it");
+    (void)amc_shm_progress(a.shm, 0);
+    CHECK((done == 1) && (order_bad == 0), "the queued send went");
+    CHECK(amc_shm_send_now(a.shm, out, hdr, TEST_HDR, data, 8) == AMC_SUCCESS,
+          "nothing waits any more");
+    drain(&b);
+    CHECK((b.got == 2 + sent + 2) && (b.bad == 0), "every message taken arrived once, in order "
+          "(got %lu of %u, bad %lu)", b.got, 2 + sent + 2, b.bad);
+    side_fini(&a);
+    side_fini(&b);
+}
+
 /* A forged first word of a message is rejected, nothing reaches the
  * handler, and the writer is treated as failed. */
 static void test_forged(void)
@@ -634,6 +708,7 @@ int main(void)
     test_poll_batch();
     test_stale_payload();
     test_full_ring();
+    test_send_now();
     test_forged();
     for (int fence = 0; fence < 2; fence++) {
         for (int order = 0; order < 3; order++) {

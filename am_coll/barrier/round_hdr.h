@@ -1,0 +1,48 @@
+/*
+ * The header of a round of the barrier's machine (am_coll/barrier/barrier.c)
+ * or of a small collective on its rounds: inline, as every send of those
+ * makes one.
+ */
+#ifndef AMC_ROUND_HDR_H
+#define AMC_ROUND_HDR_H
+
+#include "am_coll/barrier/ctrl_coll.h"
+#include "am_coll/context/comm.h"
+#include "handlers/wire.h"
+
+/* For instance seq of comm, round round: the barrier's (coll 0) or a small
+ * collective's, with what a rooted one at N=2 is (oneway, root) and the
+ * instance's error if it has one; returns its length. */
+static inline size_t amc_round_hdr_pack(const struct amc_comm *comm, uint8_t coll,
+                                         uint8_t oneway, int root, uint64_t seq, int status,
+                                         int round, amc_wire_packed_t *out)
+{
+    amc_wire_hdr_t hdr;
+
+    hdr.kind   = AMC_WIRE_BARRIER;
+    hdr.coll   = coll;
+    hdr.alg    = 0;
+    hdr.flags  = 0;
+    hdr.round  = (uint32_t)round;
+    hdr.root   = -1;
+    if (oneway != AMC_CTRL_BOTH) {
+        /* a rooted one at N=2 (am_coll/barrier/ctrl_coll.c): its root, and what it is */
+        hdr.root = root;
+        hdr.alg  = (oneway == AMC_CTRL_SENDS)  ? AMC_CTRL_MSG_EAGER
+                   : (oneway == AMC_CTRL_ASKS) ? AMC_CTRL_MSG_ASK
+                                               : AMC_CTRL_MSG_ANSWER;
+    }
+    hdr.src    = (uint32_t)comm->rank;
+    hdr.cid    = comm->cid;
+    hdr.seq    = seq;
+    hdr.status = 0;
+    if ((status != AMC_SUCCESS) && (coll != 0)) {
+        /* the error travels with the partial result: every
+         * rank's result depends on this one, so every rank learns it */
+        hdr.flags  = AMC_WIRE_FLAG_ABORT;
+        hdr.status = (uint8_t)status;
+    }
+    return amc_wire_pack(&hdr, out);
+}
+
+#endif
