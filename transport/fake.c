@@ -1,4 +1,5 @@
 #include "transport/fake.h"
+#include "base/spinlock.h"
 #include "base/status.h"
 
 #include <errno.h>
@@ -629,7 +630,7 @@ static int amc_fake_send_now(amc_transport_t *tp, int dest, const void *hdr, siz
 {
     amc_fake_transport_t *self = (amc_fake_transport_t *)tp;
 
-    if ((self->fabric->completion != AMC_FAKE_COMPLETE_ON_SEND) ||
+    if ((self->fabric->completion != AMC_FAKE_COMPLETE_ON_SEND) || amc_lock_live(tp->lock_live) ||
         (dest < 0) || (dest >= self->fabric->nranks) || amc_peer_set_test(&tp->dead, dest)) {
         return AMC_SEND_NOT_NOW;
     }

@@ -54,7 +54,8 @@ typedef struct amc_transport_ops {
      * (done: hdr and data may be reused, nothing completes later) or
      * AMC_SEND_NOT_NOW (nothing was sent; send makes it another way).
      * For a caller whose call ends with the send, and which then keeps
-     * no state for it. NULL: never now. */
+     * no state for it; only while threads cannot meet (lock_live unset),
+     * else never now. NULL: never now. */
     int  (*send_now)(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
                      const void *data, size_t len);
     /* Pulls a remote message's data into buf (len bytes, its full length):

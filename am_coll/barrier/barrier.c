@@ -467,6 +467,35 @@ static void amc_barrier_refuse(amc_comm_t comm, amc_coll_slot_t *slot, struct am
               (coll != 0) ? amc_coll_name(coll) : "barrier", (unsigned long long)comm->cid, what);
 }
 
+/* With ctrl->lock held, at the entry on 2 ranks (one round): round 0 may
+ * go at once, and where the transport sends it now (no thread may take the
+ * lock meanwhile, so the transport may be called under it) it goes before
+ * the machine's advance, with nothing left to complete: the peer, whose
+ * call waits for it, waits that much less. The advance then finds it
+ * sent. */
+static void amc_barrier_send_now(struct amc_comm *comm, amc_coll_slot_t *slot)
+{
+    amc_transport_t    *tp = comm->ctx->tp;
+    amc_barrier_slot_t *b  = &slot->barrier;
+    amc_wire_packed_t   hdr;
+    size_t              hdr_len, len;
+
+    if ((comm->nrounds != 1) || (b->rounds_sent != 0) || (b->cur_val < 0) ||
+        (tp->ops->send_now == NULL) || amc_lock_live(comm->ctx->lock_live_p)) {
+        return;
+    }
+    len     = (b->coll != 0) ? amc_ctrl_coll_len(b, 0) : 0;
+    hdr_len = amc_round_hdr_pack(comm, b->coll, b->oneway, b->root, slot->seq, slot->status, 0,
+                                 &hdr);
+    if (tp->ops->send_now(tp, amc_comm_peer(comm, amc_barrier_to(comm, b->coll, 0)), &hdr,
+                          hdr_len, (len != 0) ? amc_coll_slot_out(&comm->ctrl, slot, 0) : NULL,
+                          len) == AMC_SUCCESS) {
+        b->rounds_sent   = 1;
+        b->send_posted   = 1;
+        b->send_complete = 1;
+    }
+}
+
 int amc_barrier_enter(amc_comm_t comm, struct amc_request *req, const amc_coll_args_t *red)
 {
     amc_coll_ctrl_t *ctrl = &comm->ctrl;
@@ -532,6 +561,7 @@ int amc_barrier_enter(amc_comm_t comm, struct amc_request *req, const amc_coll_a
     }
     /* bit 0: the local rank reached the barrier, the first synchronization point */
     amc_coll_slot_set_bit(slot, 0);
+    amc_barrier_send_now(comm, slot);
     amc_barrier_advance(comm, slot, &first, &count);
     amc_spin_unlock(&ctrl->lock);
 
