@@ -154,34 +154,59 @@ static void test_commute_changes(void)
     amc_test_world_destroy(&w);
 }
 
+/* The calls of both ranks of a world of 2 driven to their end; each must
+ * succeed. */
+static void drive_two(amc_test_world_t *w, amc_request_t reqs[2], const char *what,
+                      const size_t c[2])
+{
+    int status[2], rank;
+
+    CHECK(amc_test_world_drive(w, reqs, status), "%s %zu,%zu: hangs", what, c[0], c[1]);
+    for (rank = 0; rank < 2; rank++) {
+        CHECK(status[rank] == AMC_SUCCESS, "%s %zu,%zu rank %d: %s", what, c[0], c[1], rank,
+              amc_strerror(status[rank]));
+    }
+}
+
+/* Rank r's input of n int32 (value(r, i)), its output all 0xee. */
+static int32_t value(int r, size_t i)
+{
+    return (int32_t)(1000 * (r + 1) + (int)i);
+}
+
+static void fill(int r, size_t n)
+{
+    size_t i;
+
+    memset(out[r], 0xee, sizeof(out[r]));
+    for (i = 0; i < n; i++) {
+        in[r][i] = value(r, i);
+    }
+}
+
 /* One allgatherv at N=2, rank r giving c[r] int32 (in place on odd
  * calls), driven to its end; 1 if both ranks hold both blocks. */
 static int allgatherv(amc_test_world_t *w, const size_t c[2], int in_place)
 {
     size_t        displs[2] = { 0, c[0] + 1 };
     amc_request_t reqs[2];
-    int           status[2], rank, r, ok = 1;
+    int           rank, r, ok = 1;
     size_t        i;
 
     for (rank = 0; rank < 2; rank++) {
-        memset(out[rank], 0xee, sizeof(out[rank]));
-        for (i = 0; i < c[rank]; i++) {
-            in[rank][i] = (int32_t)(1000 * (rank + 1) + (int)i);
-            if (in_place) {
-                out[rank][displs[rank] + i] = in[rank][i];
-            }
+        fill(rank, c[rank]);
+        for (i = 0; in_place && (i < c[rank]); i++) {
+            out[rank][displs[rank] + i] = in[rank][i];
         }
         CHECK(amc_iallgatherv(in_place ? AMC_IN_PLACE : in[rank], c[rank], out[rank], c, displs,
                               AMC_INT32, amc_test_world_comm(w, rank), &reqs[rank]) ==
                   AMC_SUCCESS, "allgatherv start at rank %d", rank);
     }
-    CHECK(amc_test_world_drive(w, reqs, status), "allgatherv %zu,%zu: hangs", c[0], c[1]);
+    drive_two(w, reqs, "allgatherv", c);
     for (rank = 0; rank < 2; rank++) {
-        CHECK(status[rank] == AMC_SUCCESS, "allgatherv %zu,%zu rank %d: %s", c[0], c[1], rank,
-              amc_strerror(status[rank]));
         for (r = 0; r < 2; r++) {
             for (i = 0; i < c[r]; i++) {
-                ok &= (out[rank][displs[r] + i] == (int32_t)(1000 * (r + 1) + (int)i));
+                ok &= (out[rank][displs[r] + i] == value(r, i));
             }
         }
         ok &= (out[rank][c[0]] == (int32_t)0xeeeeeeee);
@@ -195,27 +220,20 @@ static int gatherv(amc_test_world_t *w, const size_t c[2], int root)
 {
     size_t        displs[2] = { c[1] + 2, 0 };
     amc_request_t reqs[2];
-    int           status[2], rank, r, ok = 1;
+    int           rank, r, ok = 1;
     size_t        i;
 
     for (rank = 0; rank < 2; rank++) {
-        memset(out[rank], 0xee, sizeof(out[rank]));
-        for (i = 0; i < c[rank]; i++) {
-            in[rank][i] = (int32_t)(7 * (rank + 1) + (int)i);
-        }
+        fill(rank, c[rank]);
         CHECK(amc_igatherv(in[rank], c[rank], out[rank], (rank == root) ? c : NULL,
                            (rank == root) ? displs : NULL, AMC_INT32,
                            root, amc_test_world_comm(w, rank), &reqs[rank]) == AMC_SUCCESS,
               "gatherv start at rank %d", rank);
     }
-    CHECK(amc_test_world_drive(w, reqs, status), "gatherv %zu,%zu: hangs", c[0], c[1]);
-    for (rank = 0; rank < 2; rank++) {
-        CHECK(status[rank] == AMC_SUCCESS, "gatherv %zu,%zu rank %d: %s", c[0], c[1], rank,
-              amc_strerror(status[rank]));
-    }
+    drive_two(w, reqs, "gatherv", c);
     for (r = 0; r < 2; r++) {
         for (i = 0; i < c[r]; i++) {
-            ok &= (out[root][displs[r] + i] == (int32_t)(7 * (r + 1) + (int)i));
+            ok &= (out[root][displs[r] + i] == value(r, i));
         }
     }
     return ok && (out[root ^ 1][0] == (int32_t)0xeeeeeeee);
