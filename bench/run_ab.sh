@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A/B of two builds of libamcoll against Open MPI, OSU's method (coll_bench -O):
-# the runs alternate A, B, A, B ... so both see the same machine, and each
-# run times amcoll and Open MPI interleaved rep by rep in one job. Prints, per
-# collective and size, the median over runs of amcoll / Open MPI for A and B.
+# the runs alternate A, B, B, A, A, B ... so both see the same machine and
+# neither always runs first (the first of a pair came out ~5-10% faster with
+# the same library on both sides, 2026-11-27), and each run times amcoll and
+# Open MPI interleaved rep by rep in one job. Prints, per collective and
+# size, the median over runs of amcoll / Open MPI for A and B.
 #
 #   bench/run_ab.sh LIBDIR_A LIBDIR_B [runs] [np] [-- extra mpirun args]
 #
@@ -25,7 +27,9 @@ export AMC_BENCH_OSU=1 AMC_BENCH_TARGET_MS=${AMC_BENCH_TARGET_MS:-2}
 root=(); [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
 out=$(mktemp)
 for ((r = 0; r < runs; r++)); do
-    for v in A B; do
+    order="A B"
+    [ $((r % 2)) = 1 ] && order="B A"
+    for v in $order; do
         lib=$a; [ $v = B ] && lib=$b
         LD_LIBRARY_PATH=$lib mpirun "${root[@]}" --oversubscribe -np "$np" "${extra[@]}" \
             -x LD_LIBRARY_PATH "$bench" 2>&1 | sed -n "s/^RESULT /$v /p" >>"$out"

@@ -624,14 +624,17 @@ static void amc_fake_destroy(amc_transport_t *tp)
 }
 
 /* A fabric whose sends complete at once sends now, as a mailbox does; the
- * others complete later, and so never now. */
+ * others complete later, and so never now (AMC_SEND_NEVER). */
 static int amc_fake_send_now(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
                              const void *data, size_t len)
 {
     amc_fake_transport_t *self = (amc_fake_transport_t *)tp;
 
-    if ((self->fabric->completion != AMC_FAKE_COMPLETE_ON_SEND) || amc_lock_live(tp->lock_live) ||
-        (dest < 0) || (dest >= self->fabric->nranks) || amc_peer_set_test(&tp->dead, dest)) {
+    if (self->fabric->completion != AMC_FAKE_COMPLETE_ON_SEND) {
+        return AMC_SEND_NEVER;
+    }
+    if (amc_lock_live(tp->lock_live) || (dest < 0) || (dest >= self->fabric->nranks) ||
+        amc_peer_set_test(&tp->dead, dest)) {
         return AMC_SEND_NOT_NOW;
     }
     return (amc_fake_send(tp, dest, hdr, hdr_len, data, len, AMC_SEND_EAGER, NULL) == AMC_SUCCESS)

@@ -33,9 +33,11 @@ enum {
     AMC_SEND_RNDV  = 1
 };
 
-/* send_now's answer when the message cannot go at once (positive: no
- * status of the API). */
+/* send_now's answers when the message cannot go at once (positive: no
+ * status of the API): not now, or never to this peer (no way to it sends
+ * now: UCX carries its messages), so that a caller may stop asking. */
 #define AMC_SEND_NOT_NOW 1
+#define AMC_SEND_NEVER   2
 
 /* Arrival. The header is valid only during the call. With desc == NULL the
  * len bytes of data are here and also valid only during the call; with desc
@@ -55,7 +57,8 @@ typedef struct amc_transport_ops {
      * AMC_SEND_NOT_NOW (nothing was sent; send makes it another way).
      * For a caller whose call ends with the send, and which then keeps
      * no state for it; only while threads cannot meet (lock_live unset),
-     * else never now. NULL: never now. */
+     * else not now. AMC_SEND_NEVER: nothing was sent, and no message to
+     * dest will be. NULL: never. */
     int  (*send_now)(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
                      const void *data, size_t len);
     /* Pulls a remote message's data into buf (len bytes, its full length):

@@ -302,14 +302,14 @@ static void amc_ucx_mbox_connect(amc_ucx_transport_t *self, amc_ucx_peer_t *peer
     const amc_shm_addr_t *addr;
     amc_shm_out_t        *out;
 
-    peer->mbox_tried = 1;
-    if ((self->shm == NULL) || (peer->rank == self->super.rank)) {
-        return;
-    }
-    addr = amc_sparse_get(&self->mbox_addrs, peer->rank);
+    addr = ((self->shm != NULL) && (peer->rank != self->super.rank))
+               ? amc_sparse_get(&self->mbox_addrs, peer->rank) : NULL;
     if ((addr != NULL) && (amc_shm_connect(self->shm, peer->rank, addr, &out) == AMC_SUCCESS)) {
         __atomic_store_n(&peer->mbox, out, __ATOMIC_RELEASE);
     }
+    /* after the mailbox: a reader that sees it tried sees the mailbox it has
+     * for good (amc_ucx_send_now) */
+    __atomic_store_n(&peer->mbox_tried, 1, __ATOMIC_RELEASE);
 }
 
 /* First contact with dest: connect now, or, inside progress, queue the send
@@ -464,13 +464,20 @@ static int amc_ucx_send_now(amc_transport_t *tp, int dest, const void *hdr, size
     amc_ucx_peer_t      *peer;
     amc_shm_out_t       *out;
 
-    /* a peer not met yet, or dead, or one UCX carries: send's way */
+    /* a peer not met yet, or dead: send's way */
     if (self->closing || amc_peer_set_test(&tp->dead, dest) ||
-        ((peer = amc_sparse_get(&self->peers, dest)) == NULL) ||
-        ((out = __atomic_load_n(&peer->mbox, __ATOMIC_ACQUIRE)) == NULL)) {
-        return AMC_SEND_NOT_NOW;
+        ((peer = amc_sparse_get(&self->peers, dest)) == NULL)) {
+        return (self->shm != NULL) ? AMC_SEND_NOT_NOW : AMC_SEND_NEVER; /* AMC_SHM=0 */
     }
-    return amc_shm_send_now(self->shm, out, hdr, hdr_len, data, len);
+    out = __atomic_load_n(&peer->mbox, __ATOMIC_ACQUIRE);
+    if (out != NULL) {
+        return amc_shm_send_now(self->shm, out, hdr, hdr_len, data, len);
+    }
+    /* its first message connects it; once tried, the mailbox it has is
+     * for good: another node's peer, or an inbox that would not open */
+    return __atomic_load_n(&peer->mbox_tried, __ATOMIC_ACQUIRE) &&
+                   (__atomic_load_n(&peer->mbox, __ATOMIC_ACQUIRE) == NULL)
+               ? AMC_SEND_NEVER : AMC_SEND_NOT_NOW;
 }
 
 static void amc_ucx_fetch_cb(void *request, ucs_status_t status, size_t length,

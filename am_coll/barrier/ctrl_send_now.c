@@ -36,12 +36,12 @@ int amc_ctrl_coll_send_now(struct amc_comm *comm, struct amc_request *req,
     amc_wire_packed_t hdr;
     const uint8_t    *data;
     size_t            bytes, hdr_len;
-    int               dest;
+    int               dest, status;
 
     /* a slot is the machine's: what came for the instance, a peer dead or
      * a communicator broken (amc_comm_enter's checks), threads that may
      * meet in the control structure */
-    if ((comm->size != 2) || (tp->ops->send_now == NULL) ||
+    if ((comm->size != 2) || comm->never_now || (tp->ops->send_now == NULL) ||
         !amc_alg_rounds_rooted(args->coll) ||
         !amc_alg_rounds_sends(args->coll, comm->rank, root) || amc_lock_live(ctx->lock_live_p) ||
         !amc_coll_ctrl_idle(ctrl) || amc_peer_watch_news(ctx) ||
@@ -55,8 +55,12 @@ int amc_ctrl_coll_send_now(struct amc_comm *comm, struct amc_request *req,
     data    = amc_ctrl_coll_rooted_out(args, &bytes);
     hdr_len = amc_round_hdr_pack(comm, args->coll, AMC_CTRL_SENDS, root, ctrl->seq_next,
                                  AMC_SUCCESS, 0, &hdr);
-    if (tp->ops->send_now(tp, dest, &hdr, hdr_len, data, bytes) != AMC_SUCCESS) {
+    status = tp->ops->send_now(tp, dest, &hdr, hdr_len, data, bytes);
+    if (status != AMC_SUCCESS) {
         amc_flow_give(&ctx->flow, dest, 1); /* the token, unused */
+        if (status == AMC_SEND_NEVER) {
+            comm->never_now = 1;
+        }
         return 0;
     }
     amc_coll_ctrl_pass(ctrl);

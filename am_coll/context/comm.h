@@ -41,6 +41,9 @@ struct amc_comm {
     uint32_t         in_handlers;  /* arrivals being dispatched to it (context.h) */
     int              broken;       /* a member died: AMC_ERR_PEER for good (peer_watch.h) */
     int              dead_rank;    /* that member's rank here, once broken */
+    int              never_now;    /* the transport never sends to its peer now (2
+                                    * ranks, AMC_SEND_NEVER): the sends at the entry
+                                    * are not tried (am_coll/barrier/ctrl_send_now.c) */
     uint64_t         choice[AMC_COLL_LAST]; /* the last call's algorithm per collective
                                     * (am_coll/api/coll_start.c); 0: none yet */
 };

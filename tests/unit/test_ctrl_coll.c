@@ -674,6 +674,12 @@ static void rooted_case(int coll, int root, amc_datatype_t dt, size_t count, int
               (completion == AMC_FAKE_COMPLETE_ON_SEND) ? "at once" : "later",
               (amc_test_world_comm(&w, first)->ctrl.free_slots == NULL) ? "never took"
                                                                          : "took");
+        /* a transport that never sends now is asked once, by a sender */
+        CHECK(!sends || (amc_test_world_comm(&w, first)->never_now ==
+                         (completion != AMC_FAKE_COMPLETE_ON_SEND)),
+              "%s: the sender (rank %d, sends complete %s) %s asking to send now", name, first,
+              (completion == AMC_FAKE_COMPLETE_ON_SEND) ? "at once" : "later",
+              amc_test_world_comm(&w, first)->never_now ? "stopped" : "goes on");
     }
     while (amc_fake_deliverable(w.fabric) > 0) {
         amc_fake_deliver(w.fabric, 0);
