@@ -49,8 +49,8 @@ typedef struct amc_shm     amc_shm_t;      /* this rank's inbox and the rings it
 typedef struct amc_shm_out amc_shm_out_t;  /* one ring this rank writes, to one peer */
 
 /* amc_shm_send's answer when a message does not fit a mailbox: the caller
- * sends it another way. */
-#define AMC_SHM_TOO_BIG 2
+ * sends it another way (a value apart from send_now's answers). */
+#define AMC_SHM_TOO_BIG 3
 
 /* One message's cells at most: the control word, the header rounded up to
  * 8 bytes, the data. */

@@ -475,28 +475,21 @@ static void amc_barrier_refuse(amc_comm_t comm, amc_coll_slot_t *slot, struct am
  * sent. */
 static void amc_barrier_send_now(struct amc_comm *comm, amc_coll_slot_t *slot)
 {
-    amc_transport_t    *tp = comm->ctx->tp;
-    amc_barrier_slot_t *b  = &slot->barrier;
-    amc_wire_packed_t   hdr;
-    size_t              hdr_len, len;
-    int                 status;
+    amc_barrier_slot_t *b = &slot->barrier;
+    size_t              len;
 
-    if ((comm->nrounds != 1) || comm->never_now || (b->rounds_sent != 0) || (b->cur_val < 0) ||
-        (tp->ops->send_now == NULL) || amc_lock_live(comm->ctx->lock_live_p)) {
+    if ((comm->nrounds != 1) || (b->rounds_sent != 0) || (b->cur_val < 0) ||
+        !amc_round_may_send_now(comm)) {
         return;
     }
-    len     = (b->coll != 0) ? amc_ctrl_coll_len(b, 0) : 0;
-    hdr_len = amc_round_hdr_pack(comm, b->coll, b->oneway, b->root, slot->seq, slot->status, 0,
-                                 &hdr);
-    status = tp->ops->send_now(tp, amc_comm_peer(comm, amc_barrier_to(comm, b->coll, 0)), &hdr,
-                               hdr_len,
-                               (len != 0) ? amc_coll_slot_out(&comm->ctrl, slot, 0) : NULL, len);
-    if (status == AMC_SUCCESS) {
+    len = (b->coll != 0) ? amc_ctrl_coll_len(b, 0) : 0;
+    if (amc_round_send_now(comm, b->coll, b->oneway, b->root, slot->seq, slot->status,
+                           amc_comm_peer(comm, amc_barrier_to(comm, b->coll, 0)),
+                           (len != 0) ? amc_coll_slot_out(&comm->ctrl, slot, 0) : NULL,
+                           len) == AMC_SUCCESS) {
         b->rounds_sent   = 1;
         b->send_posted   = 1;
         b->send_complete = 1;
-    } else if (status == AMC_SEND_NEVER) {
-        comm->never_now = 1;
     }
 }
 

@@ -70,7 +70,7 @@
 #include <string.h>
 
 void amc_ctrl_coll_vlens(const struct amc_comm *comm, const amc_coll_args_t *args,
-                                size_t *sbytes, size_t *rbytes)
+                         size_t *sbytes, size_t *rbytes)
 {
     int peer = comm->rank ^ 1, root = (comm->rank == args->root);
 

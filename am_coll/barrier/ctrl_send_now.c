@@ -23,27 +23,23 @@
 #include "am_coll/context/flow.h"
 #include "am_coll/context/peer_watch.h"
 #include "am_coll/context/request.h"
-#include "base/spinlock.h"
 #include "base/status.h"
 
 int amc_ctrl_coll_send_now(struct amc_comm *comm, struct amc_request *req,
                            const amc_coll_args_t *args)
 {
-    amc_context_t    *ctx  = comm->ctx;
-    amc_transport_t  *tp   = ctx->tp;
-    amc_coll_ctrl_t  *ctrl = &comm->ctrl;
-    int               root = (args->root >= 0) ? args->root : 0; /* scan's: rank 0 */
-    amc_wire_packed_t hdr;
-    const uint8_t    *data;
-    size_t            bytes, hdr_len;
-    int               dest, status;
+    amc_context_t   *ctx  = comm->ctx;
+    amc_coll_ctrl_t *ctrl = &comm->ctrl;
+    int              root = (args->root >= 0) ? args->root : 0; /* scan's: rank 0 */
+    const uint8_t   *data;
+    size_t           bytes;
+    int              dest;
 
     /* a slot is the machine's: what came for the instance, a peer dead or
      * a communicator broken (amc_comm_enter's checks), threads that may
      * meet in the control structure */
-    if ((comm->size != 2) || comm->never_now || (tp->ops->send_now == NULL) ||
-        !amc_alg_rounds_rooted(args->coll) ||
-        !amc_alg_rounds_sends(args->coll, comm->rank, root) || amc_lock_live(ctx->lock_live_p) ||
+    if ((comm->size != 2) || !amc_alg_rounds_rooted(args->coll) ||
+        !amc_alg_rounds_sends(args->coll, comm->rank, root) || !amc_round_may_send_now(comm) ||
         !amc_coll_ctrl_idle(ctrl) || amc_peer_watch_news(ctx) ||
         __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE)) {
         return 0;
@@ -52,15 +48,10 @@ int amc_ctrl_coll_send_now(struct amc_comm *comm, struct amc_request *req,
     if (!amc_flow_take(&ctx->flow, dest)) {
         return 0; /* its message asks for an answer, which the machine waits for */
     }
-    data    = amc_ctrl_coll_rooted_out(args, &bytes);
-    hdr_len = amc_round_hdr_pack(comm, args->coll, AMC_CTRL_SENDS, root, ctrl->seq_next,
-                                 AMC_SUCCESS, 0, &hdr);
-    status = tp->ops->send_now(tp, dest, &hdr, hdr_len, data, bytes);
-    if (status != AMC_SUCCESS) {
+    data = amc_ctrl_coll_rooted_out(args, &bytes);
+    if (amc_round_send_now(comm, args->coll, AMC_CTRL_SENDS, root, ctrl->seq_next, AMC_SUCCESS,
+                           dest, data, bytes) != AMC_SUCCESS) {
         amc_flow_give(&ctx->flow, dest, 1); /* the token, unused */
-        if (status == AMC_SEND_NEVER) {
-            comm->never_now = 1;
-        }
         return 0;
     }
     amc_coll_ctrl_pass(ctrl);

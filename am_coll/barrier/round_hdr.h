@@ -1,13 +1,16 @@
 /*
  * The header of a round of the barrier's machine (am_coll/barrier/barrier.c)
- * or of a small collective on its rounds: inline, as every send of those
- * makes one.
+ * or of a small collective on its rounds, and round 0's send at a call's
+ * entry at N=2 (am_coll/barrier/ctrl_send_now.c): inline, as every send of
+ * those makes one.
  */
 #ifndef AMC_ROUND_HDR_H
 #define AMC_ROUND_HDR_H
 
 #include "am_coll/barrier/ctrl_coll.h"
 #include "am_coll/context/comm.h"
+#include "am_coll/context/context.h"
+#include "base/spinlock.h"
 #include "handlers/wire.h"
 
 /* For instance seq of comm, round round: the barrier's (coll 0) or a small
@@ -43,6 +46,33 @@ static inline size_t amc_round_hdr_pack(const struct amc_comm *comm, uint8_t col
         hdr.status = (uint8_t)status;
     }
     return amc_wire_pack(&hdr, out);
+}
+
+/* Whether a round of comm's may go by the transport's send_now: one that
+ * has it, a peer it has not refused for good, and no thread that may meet
+ * this one (the entry calls it where it would hold a lock). */
+static inline int amc_round_may_send_now(const struct amc_comm *comm)
+{
+    return !comm->never_now && (comm->ctx->tp->ops->send_now != NULL) &&
+           !amc_lock_live(comm->ctx->lock_live_p);
+}
+
+/* Round 0 of instance seq, its header on the stack, to dest by send_now:
+ * AMC_SUCCESS, or nothing was sent (and comm stops asking where the
+ * transport never sends to its peer now). */
+static inline int amc_round_send_now(struct amc_comm *comm, uint8_t coll, uint8_t oneway,
+                                     int root, uint64_t seq, int status, int dest,
+                                     const void *data, size_t len)
+{
+    amc_transport_t  *tp = comm->ctx->tp;
+    amc_wire_packed_t hdr;
+    size_t            hdr_len = amc_round_hdr_pack(comm, coll, oneway, root, seq, status, 0, &hdr);
+    int               rc      = tp->ops->send_now(tp, dest, &hdr, hdr_len, data, len);
+
+    if (rc == AMC_SEND_NEVER) {
+        comm->never_now = 1;
+    }
+    return rc;
 }
 
 #endif
