@@ -92,7 +92,11 @@ int         amc_set_idle_hook(void (*fn)(void *arg), void *arg);
  * per peer on its node it has sent to, and reads from; AMC_SHM),
  * "flow_peers" (peers this rank keeps
  * flow-control state for: those it exchanged data with), "flow_bytes" (the
- * memory of that state). AMC_ERR_ARG for an unknown name or a NULL
+ * memory of that state), "pair_done" (blocking barriers and small
+ * exchanges on 2 ranks that ran within their call, reading the peer's
+ * message straight from its mailbox) and "pair_sent" (those that sent so
+ * but finished the usual way: something else came first, or the peer was
+ * late). AMC_ERR_ARG for an unknown name or a NULL
  * argument, AMC_ERR_NOT_INITIALIZED outside amc_init .. amc_finalize.
  * AMC_STATS=1 prints them all at amc_finalize. */
 int         amc_stat_get(const char *name, unsigned long long *value);

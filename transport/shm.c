@@ -98,6 +98,7 @@ struct amc_shm {
     amc_shm_out_t   *outs;       /* (conn_lock of the caller) */
     unsigned         nout;
     unsigned         nqueued;    /* sends waiting for room (atomic) */
+    unsigned         take_at;    /* the ring amc_shm_take_now last read */
 };
 
 /* The wake-up's two sides must not both miss: a sender stores its message
@@ -828,6 +829,66 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
         n++;
     }
     return n;
+}
+
+/* src's ring, or NULL where src has not written to this rank yet. */
+static amc_shm_in_t *amc_shm_in_of(amc_shm_t *shm, int src)
+{
+    unsigned i;
+
+    if ((shm->take_at < shm->nin) && (shm->in[shm->take_at].src == src)) {
+        return &shm->in[shm->take_at];
+    }
+    if (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_RELAXED) != shm->nin) {
+        amc_shm_adopt(shm);
+    }
+    for (i = 0; i < shm->nin; i++) {
+        if (shm->in[i].src == src) {
+            shm->take_at = i;
+            return &shm->in[i];
+        }
+    }
+    return NULL;
+}
+
+int amc_shm_take_now(amc_shm_t *shm, int src, amc_take_fn_t take, void *arg)
+{
+    amc_shm_in_t  *in;
+    const uint8_t *cell;
+    uint64_t       w;
+    size_t         hdr_len, len;
+    const char    *why;
+    int            empty;
+
+    if (amc_lock_live(shm->tp->lock_live)) {
+        return AMC_TAKE_OTHER; /* the poll lock's holder reads the rings */
+    }
+    in = amc_shm_in_of(shm, src);
+    if (in == NULL) {
+        return AMC_TAKE_EMPTY;
+    }
+    w = __atomic_load_n(in->next, __ATOMIC_ACQUIRE);
+    if (w == in->idle) {
+        return AMC_TAKE_EMPTY; /* a broken ring's too: its next points at idle */
+    }
+    why = amc_shm_check(in, w, &empty);
+    if (empty) {
+        in->idle = w;
+        return AMC_TAKE_EMPTY;
+    }
+    if ((why != NULL) || (w & AMC_SHM_CTL_SKIP)) {
+        return AMC_TAKE_OTHER; /* progress reports it, or follows the skip */
+    }
+    cell    = (const uint8_t *)in->next;
+    hdr_len = AMC_SHM_CTL_HDR(w);
+    len     = AMC_SHM_CTL_LEN(w);
+    if (!take(arg, cell + sizeof(uint64_t), hdr_len,
+              cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), len)) {
+        return AMC_TAKE_OTHER;
+    }
+    amc_shm_in_advance(in, amc_shm_cells(hdr_len, len));
+    __atomic_store_n(&in->ring->tail, in->tail, __ATOMIC_RELEASE);
+    return AMC_SUCCESS;
 }
 
 int amc_shm_progress(amc_shm_t *shm, int closing)

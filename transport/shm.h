@@ -92,6 +92,10 @@ int  amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hd
 int  amc_shm_send_now(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
                       const void *data, size_t len);
 
+/* The transport's take_now on src's ring (transport/transport.h): a
+ * malformed or skip word is progress's to handle (AMC_TAKE_OTHER). */
+int  amc_shm_take_now(amc_shm_t *shm, int src, amc_take_fn_t take, void *arg);
+
 /* Runs the handlers of the messages waiting in the inbox and copies queued
  * sends into rings that have room; returns how many it did. closing: the
  * messages are dropped unread (teardown). */

@@ -39,6 +39,19 @@ enum {
 #define AMC_SEND_NOT_NOW 1
 #define AMC_SEND_NEVER   2
 
+/* take_now's look at the next message from a peer: the caller's take
+ * decides whether it is the one its call waits for. Its answers besides
+ * AMC_SUCCESS (taken: its place is free again): */
+#define AMC_TAKE_EMPTY 1 /* nothing from src yet */
+#define AMC_TAKE_OTHER 2 /* something else is next (take left it, or the
+                          * transport's own): progress runs it */
+#define AMC_TAKE_NEVER 3 /* src's messages never come this way */
+
+/* Returns 1 where the message is the caller's and it used it (the bytes are
+ * valid only during the call), 0 to leave it where it is. */
+typedef int (*amc_take_fn_t)(void *arg, const void *hdr, size_t hdr_len, const void *data,
+                             size_t len);
+
 /* Arrival. The header is valid only during the call. With desc == NULL the
  * len bytes of data are here and also valid only during the call; with desc
  * != NULL they are still at the sender, and the handler must eventually pass
@@ -61,6 +74,11 @@ typedef struct amc_transport_ops {
      * dest will be. NULL: never. */
     int  (*send_now)(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
                      const void *data, size_t len);
+    /* The next message from src where it waits in a mailbox, offered to
+     * take without progress's loop and dispatch: AMC_SUCCESS (taken) or an
+     * AMC_TAKE_* answer. Only while threads cannot meet (lock_live unset,
+     * else AMC_TAKE_OTHER). NULL: never. */
+    int  (*take_now)(amc_transport_t *tp, int src, amc_take_fn_t take, void *arg);
     /* Pulls a remote message's data into buf (len bytes, its full length):
      * AMC_SUCCESS done, comp not called; AMC_INPROGRESS comp later; else failed
      * (desc is consumed either way). */

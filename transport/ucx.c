@@ -835,9 +835,21 @@ static void amc_ucx_destroy(amc_transport_t *tp)
     free(self);
 }
 
+/* Only the mailboxes: what comes by UCX comes through progress. */
+static int amc_ucx_take_now(amc_transport_t *tp, int src, amc_take_fn_t take, void *arg)
+{
+    amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+
+    if (self->shm == NULL) {
+        return AMC_TAKE_NEVER; /* AMC_SHM=0 */
+    }
+    return self->closing ? AMC_TAKE_OTHER : amc_shm_take_now(self->shm, src, take, arg);
+}
+
 static const amc_transport_ops_t amc_ucx_ops = {
     .send     = amc_ucx_send,
     .send_now = amc_ucx_send_now,
+    .take_now = amc_ucx_take_now,
     .fetch    = amc_ucx_fetch,
     .release  = amc_ucx_release,
     .progress = amc_ucx_progress,

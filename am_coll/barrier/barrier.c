@@ -15,6 +15,7 @@
 #include "am_coll/barrier/barrier.h"
 #include "am_coll/barrier/ctrl_coll.h"
 #include "am_coll/barrier/ctrl_send_now.h"
+#include "am_coll/barrier/pair_now.h"
 #include "am_coll/barrier/round_hdr.h"
 #include "am_coll/alg/alg.h"
 #include "am_coll/context/topo.h"
@@ -467,6 +468,14 @@ static void amc_barrier_refuse(amc_comm_t comm, amc_coll_slot_t *slot, struct am
               (coll != 0) ? amc_coll_name(coll) : "barrier", (unsigned long long)comm->cid, what);
 }
 
+/* Round 0 of 2 ranks' one round went at the entry, complete. */
+static inline void amc_barrier_round0_sent(amc_barrier_slot_t *b)
+{
+    b->rounds_sent   = 1;
+    b->send_posted   = 1;
+    b->send_complete = 1;
+}
+
 /* With ctrl->lock held, at the entry on 2 ranks (one round): round 0 may
  * go at once, and where the transport sends it now (no thread may take the
  * lock meanwhile, so the transport may be called under it) it goes before
@@ -487,9 +496,7 @@ static void amc_barrier_send_now(struct amc_comm *comm, amc_coll_slot_t *slot)
                            amc_comm_peer(comm, amc_barrier_to(comm, b->coll, 0)),
                            (len != 0) ? amc_coll_slot_out(&comm->ctrl, slot, 0) : NULL,
                            len) == AMC_SUCCESS) {
-        b->rounds_sent   = 1;
-        b->send_posted   = 1;
-        b->send_complete = 1;
+        amc_barrier_round0_sent(b);
     }
 }
 
@@ -498,9 +505,13 @@ int amc_barrier_enter(amc_comm_t comm, struct amc_request *req, const amc_coll_a
     amc_coll_ctrl_t *ctrl = &comm->ctrl;
     amc_coll_slot_t *slot;
     uint8_t          coll = (red != NULL) ? red->coll : 0;
-    int              first, count, status;
+    int              first, count, status, sent;
 
     if ((red != NULL) && amc_ctrl_coll_send_now(comm, req, red)) {
+        return AMC_SUCCESS;
+    }
+    sent = amc_pair_now(comm, req, red);
+    if (sent == AMC_PAIR_DONE) {
         return AMC_SUCCESS;
     }
     status = amc_comm_enter(comm, req, (red != NULL) ? amc_coll_name(coll) : "barrier", &slot);
@@ -558,7 +569,11 @@ int amc_barrier_enter(amc_comm_t comm, struct amc_request *req, const amc_coll_a
     }
     /* bit 0: the local rank reached the barrier, the first synchronization point */
     amc_coll_slot_set_bit(slot, 0);
-    amc_barrier_send_now(comm, slot);
+    if (sent == AMC_PAIR_SENT) {
+        amc_barrier_round0_sent(&slot->barrier);
+    } else {
+        amc_barrier_send_now(comm, slot);
+    }
     amc_barrier_advance(comm, slot, &first, &count);
     amc_spin_unlock(&ctrl->lock);
 

@@ -50,6 +50,10 @@ typedef struct amc_context {
     int              threaded;     /* threads may ever meet: multiple or a progress thread */
     int              lock_live;    /* threads may meet now: locks are taken (spinlock.h) */
     const int       *lock_live_p;  /* &lock_live, or NULL when threads never meet */
+    /* N=2 exchanges that ended within their call with no slot, and those
+     * that sent there and went on the machine (am_coll/barrier/pair_now.c;
+     * written only while threads cannot meet) */
+    unsigned long long pair_done, pair_sent;
     amc_spinlock_t   lock;         /* the tables below */
     struct amc_comm *table[AMC_CID_BUCKETS];
     struct amc_comm *world;

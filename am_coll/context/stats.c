@@ -34,6 +34,16 @@ static unsigned long long amc_stat_flow_bytes(amc_context_t *ctx)
     return amc_flow_bytes(&ctx->flow);
 }
 
+static unsigned long long amc_stat_pair_done(amc_context_t *ctx)
+{
+    return __atomic_load_n(&ctx->pair_done, __ATOMIC_RELAXED);
+}
+
+static unsigned long long amc_stat_pair_sent(amc_context_t *ctx)
+{
+    return __atomic_load_n(&ctx->pair_sent, __ATOMIC_RELAXED);
+}
+
 static unsigned long long amc_stat_ranks(amc_context_t *ctx)
 {
     return (unsigned long long)ctx->tp->size;
@@ -47,6 +57,8 @@ static const amc_stat_entry_t amc_stat_table[] = {
     { "mailboxes_in",  amc_stat_mailboxes_in },
     { "flow_peers", amc_stat_flow_peers },
     { "flow_bytes", amc_stat_flow_bytes },
+    { "pair_done",  amc_stat_pair_done },
+    { "pair_sent",  amc_stat_pair_sent },
 };
 
 #define AMC_STAT_COUNT (sizeof(amc_stat_table) / sizeof(amc_stat_table[0]))

@@ -619,6 +619,30 @@ PY
     fi
 fi
 
+# ---------------------------------------------------------------- N=2 exchanges within the call
+# tests/integration/test_pair_mpi: blocking barriers and small exchanges at
+# N=2 that read the peer's message straight from its mailbox: results (in
+# place and not, signed zeros alike on both ranks), the path taken (most
+# calls with mailboxes, none without: AMC_SHM=0 runs), a late peer (the early
+# rank goes on the machine, the late one ends within its call), another
+# communicator's message first and a non-blocking call outstanding, counts
+# and collectives that differ (errors on both ranks, the communicator usable
+# after). Knob: AMCTEST_PAIR_BIN program (default:
+# ./tests/integration/test_pair_mpi).
+PAIR_BIN=$(locate_program test_pair_mpi "${AMCTEST_PAIR_BIN:-}")
+if [ -z "$PAIR_BIN" ] || [ ! -x "$PAIR_BIN" ]; then
+    echo "FAIL: N=2 exchange test program not found (looked for" \
+         "./tests/integration/test_pair_mpi; build it with" \
+         "'make tests/integration/test_pair_mpi' or set AMCTEST_PAIR_BIN)"
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  test_pair_mpi not found"
+else
+    SAVED_BIN=$BIN
+    BIN=$PAIR_BIN
+    run_one "exchanges within the call N=2" 2 "$DEFAULT_TIMEOUT" pair
+    BIN=$SAVED_BIN
+fi
+
 # ---------------------------------------------------------------- dead peers
 # tests/integration/test_peer_mpi (issue 14, items 8 and 9): the last rank
 # dies (SIGKILL, or abort()) in a loop of barriers or allreduces, under
