@@ -290,9 +290,18 @@ static amc_fuzz_mbox_t *amc_fuzz_mbox_get(void)
     return m;
 }
 
+/* A caller's look outside progress (take_now) that takes what it is offered. */
+static int amc_fuzz_mbox_take(void *arg, const void *hdr, size_t hdr_len, const void *data,
+                              size_t len)
+{
+    amc_fuzz_mbox_recv(arg, hdr, hdr_len, data, len, NULL);
+    return 1;
+}
+
 /* The forged message as a mailbox's cells: its control word honest, or
  * garbled by the input (flags, lengths, position), then the header and the
- * data where a reader looks for them; the reader runs at once. */
+ * data where a reader looks for them; the reader runs at once (every other
+ * time take_now's look first). */
 static void amc_fuzz_forge_mbox(amc_fuzz_in_t *in, amc_fuzz_world_t *w, amc_fuzz_forged_t *forged,
                                 int src, int dst, const uint8_t *hdr, size_t hdr_len,
                                 const uint8_t *data, size_t len)
@@ -318,6 +327,10 @@ static void amc_fuzz_forge_mbox(amc_fuzz_in_t *in, amc_fuzz_world_t *w, amc_fuzz
     AMC_FUZZ_TRACE("forge %d -> %d through a mailbox: control word 0x%016llx\n", src, dst,
                    (unsigned long long)ctl);
     (void)amc_shm_forge(m->out, cells, n);
+    if (b & 1) {
+        /* a blocking call at N=2 reads it first (am_coll/barrier/pair_now.c) */
+        (void)amc_shm_take_now(m->rxs, 0, amc_fuzz_mbox_take, m);
+    }
     (void)amc_shm_progress(m->rxs, 0);
 }
 

@@ -5,7 +5,9 @@
  * many laps of the ring; a full ring queues sends and completes them in
  * order once the receiver frees room, and drops them once the receiver is
  * dead; a message too big for a mailbox is refused for the caller to send
- * otherwise; forged control words (a length beyond the mailbox, unknown
+ * otherwise; the next message offered outside progress (take_now) is
+ * left in place when refused and freed when taken, every message still
+ * once and in order; forged control words (a length beyond the mailbox, unknown
  * flags, a wrong sequence, a skip with a length, no header) are rejected
  * with the writer marked failed and nothing delivered; a sleeper is woken
  * by the bell on every one of many racing sends (a lost wake-up shows as a
@@ -440,6 +442,109 @@ static void test_send_now(void)
     side_fini(&b);
 }
 
+/* take_now's take: the handler's checks; takes what take_every says. */
+typedef struct taker {
+    side_t       *side;
+    unsigned      every;  /* take every n-th message offered (0: none) */
+    unsigned long offered;
+} taker_t;
+
+static int take_some(void *arg, const void *hdr, size_t hdr_len, const void *data, size_t len)
+{
+    taker_t *t = arg;
+
+    if ((t->every == 0) || ((++t->offered % t->every) != 0)) {
+        return 0;
+    }
+    on_recv(t->side, hdr, hdr_len, data, len, NULL);
+    return 1;
+}
+
+/* The next message from a peer offered to a caller outside progress: left
+ * where it is when refused (progress then delivers it, in order), freed
+ * when taken; nothing from a peer that has no ring, nothing while threads
+ * may meet; laps with skips and messages of many cells mixed with
+ * progress's reads keep every message once and in order; a forged word is
+ * progress's to reject. */
+static void test_take_now(void)
+{
+    static const int live = 1;
+    uint8_t          hdr[TEST_HDR], data[1100];
+    side_t           a, b;
+    amc_shm_out_t   *out;
+    taker_t          t;
+    uint32_t         seq = 0, len;
+    unsigned long    taken = 0;
+    int              rc, i;
+
+    side_init(&a, 0, 2);
+    side_init(&b, 1, 2);
+    t.side    = &b;
+    t.every   = 1;
+    t.offered = 0;
+    CHECK(amc_shm_take_now(b.shm, 0, take_some, &t) == AMC_TAKE_EMPTY, "no ring yet");
+    out = connect_to(&a, &b);
+    CHECK(amc_shm_take_now(b.shm, 0, take_some, &t) == AMC_TAKE_EMPTY, "an empty ring");
+
+    make_msg(hdr, data, 0, seq++, 8);
+    CHECK(amc_shm_send_now(a.shm, out, hdr, TEST_HDR, data, 8) == AMC_SUCCESS, "send");
+    t.every = 0;
+    CHECK(amc_shm_take_now(b.shm, 0, take_some, &t) == AMC_TAKE_OTHER, "refused: left there");
+    CHECK(b.got == 0, "nothing delivered by a refusal");
+    CHECK(amc_shm_take_now(b.shm, 5, take_some, &t) == AMC_TAKE_EMPTY, "another peer's: none");
+    b.tp.lock_live = &live;
+    t.every        = 1;
+    CHECK(amc_shm_take_now(b.shm, 0, take_some, &t) == AMC_TAKE_OTHER, "threads may meet");
+    b.tp.lock_live = NULL;
+    CHECK(b.got == 0, "nothing taken while threads may meet");
+    drain(&b);
+    CHECK((b.got == 1) && (b.bad == 0), "progress delivered the refused one");
+
+    /* many laps: lengths of 1 to 17 cells, every third offer taken */
+    t.every = 3;
+    for (i = 0; i < 600; i++) {
+        len = (uint32_t)((i * 97) % 1100);
+        make_msg(hdr, data, 0, seq, len);
+        rc = amc_shm_send(a.shm, out, hdr, TEST_HDR, data, len, NULL);
+        CHECK(rc == AMC_SUCCESS, "send %d: %d", i, rc);
+        seq++;
+        rc = amc_shm_take_now(b.shm, 0, take_some, &t);
+        CHECK((rc == AMC_SUCCESS) || (rc == AMC_TAKE_OTHER), "take_now %d: %d", i, rc);
+        taken += (rc == AMC_SUCCESS);
+        if (rc != AMC_SUCCESS) {
+            drain(&b);
+        }
+    }
+    drain(&b);
+    CHECK((b.got == seq) && (b.bad == 0) && (taken > 100),
+          "each message once, in order (got %lu of %u, bad %lu, %lu taken outside progress)",
+          b.got, seq, b.bad, taken);
+
+    /* a forged word: not offered, and progress rejects it */
+    {
+        uint64_t w = (1ull << 63) | (1ull << 57) | (20ull << 48) |
+                     (uint32_t)amc_shm_forge_position(out);
+        uint8_t  bytes[64];
+        char     err[512];
+
+        memset(bytes, 0xab, sizeof(bytes));
+        memcpy(bytes, &w, sizeof(w));
+        CHECK(amc_shm_forge(out, bytes, sizeof(bytes)) == AMC_SUCCESS, "forge");
+        t.every   = 1;
+        t.offered = 0;
+        CHECK(amc_shm_take_now(b.shm, 0, take_some, &t) == AMC_TAKE_OTHER, "a forged word");
+        CHECK(t.offered == 0, "a forged word is not offered");
+        b.log.level = AMC_LOG_ERROR;
+        amc_test_capture_stderr(progress_of, &b, err, sizeof(err));
+        CHECK(amc_peer_set_test(&b.tp.dead, 0) &&
+              (strstr(err, "rejected mailbox message from rank 0") != NULL),
+              "progress rejected it (\"%s\")", err);
+        CHECK(amc_shm_take_now(b.shm, 0, take_some, &t) == AMC_TAKE_EMPTY, "a closed ring");
+    }
+    side_fini(&a);
+    side_fini(&b);
+}
+
 /* A forged first word of a message is rejected, nothing reaches the
  * handler, and the writer is treated as failed. */
 static void test_forged(void)
@@ -709,6 +814,7 @@ int main(void)
     test_stale_payload();
     test_full_ring();
     test_send_now();
+    test_take_now();
     test_forged();
     for (int fence = 0; fence < 2; fence++) {
         for (int order = 0; order < 3; order++) {
