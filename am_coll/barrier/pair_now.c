@@ -183,6 +183,21 @@ static void amc_pair_load_hears(amc_pair_t *p, const struct amc_comm *comm,
     }
 }
 
+/* Whether the packed header in the mailbox is the one expected: whole
+ * words (a packed header is), inline where memcmp is a call. */
+static inline int amc_pair_same(const void *hdr, const amc_wire_packed_t *want, size_t len)
+{
+    const uint8_t *p = hdr;
+    uint32_t       diff = 0, w;
+    size_t         i;
+
+    for (i = 0; i < len / 4; i++) {
+        memcpy(&w, p + 4 * i, 4);
+        diff |= w ^ want->w[i];
+    }
+    return diff == 0;
+}
+
 /* The result from the peer's message, as the machine's join and its
  * rooted finish make it. Operands are copied out first: the message is
  * aligned for 8 bytes only, and a v-form's in-place block may overlap its
@@ -196,7 +211,7 @@ static int amc_pair_take(void *arg, const void *hdr, size_t hdr_len, const void 
         long double align;
     } theirs, mine;
 
-    if ((hdr_len != p->hdr_len) || (len != p->rbytes) || (memcmp(hdr, &p->hdr, hdr_len) != 0)) {
+    if ((hdr_len != p->hdr_len) || (len != p->rbytes) || !amc_pair_same(hdr, &p->hdr, hdr_len)) {
         return 0;
     }
     switch (p->how) {
@@ -255,7 +270,11 @@ static int amc_pair_wait(struct amc_comm *comm, int dest, amc_pair_t *p)
         if (rc == AMC_SUCCESS) {
             return 1;
         }
-        if ((rc == AMC_TAKE_NEVER) || (look >= spins)) {
+        if (rc == AMC_TAKE_NEVER) {
+            comm->never_now = 1; /* its messages come by UCX: stop asking */
+            return 0;
+        }
+        if (look >= spins) {
             return 0; /* the machine's wait yields and sleeps */
         }
         if ((rc == AMC_TAKE_OTHER) ||
