@@ -242,7 +242,8 @@ static inline void amc_pair_count(unsigned long long *n)
 }
 
 /* Whether the call may run here: the next instance, nothing came for it,
- * no error waiting, a blocking call, a peer its messages reach by the
+ * no error waiting (the communicator's or the context's: the machine's wait
+ * hands it to this call), a blocking call, a peer its messages reach by the
  * mailboxes. */
 static int amc_pair_may(struct amc_comm *comm, const struct amc_request *req,
                         const amc_coll_args_t *args)
@@ -254,6 +255,7 @@ static int amc_pair_may(struct amc_comm *comm, const struct amc_request *req,
            (tp->ops->take_now != NULL) && amc_round_may_send_now(comm) &&
            amc_coll_ctrl_idle(&comm->ctrl) &&
            !__atomic_load_n(&comm->ctrl.pending_err, __ATOMIC_RELAXED) &&
+           !__atomic_load_n(&comm->ctx->pending_err, __ATOMIC_RELAXED) &&
            !amc_peer_watch_news(comm->ctx) && !__atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE);
 }
 
