@@ -865,7 +865,7 @@ int amc_shm_take_now(amc_shm_t *shm, int src, amc_take_fn_t take, void *arg)
     }
     in = amc_shm_in_of(shm, src);
     if (in == NULL) {
-        return AMC_TAKE_EMPTY;
+        return AMC_SHM_NO_RING;
     }
     w = __atomic_load_n(in->next, __ATOMIC_ACQUIRE);
     if (w == in->idle) {

@@ -93,7 +93,10 @@ int  amc_shm_send_now(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_
                       const void *data, size_t len);
 
 /* The transport's take_now on src's ring (transport/transport.h): a
- * malformed or skip word is progress's to handle (AMC_TAKE_OTHER). */
+ * malformed or skip word is progress's to handle (AMC_TAKE_OTHER);
+ * AMC_SHM_NO_RING where src never wrote to this rank (its messages may come
+ * by UCX). */
+#define AMC_SHM_NO_RING 4
 int  amc_shm_take_now(amc_shm_t *shm, int src, amc_take_fn_t take, void *arg);
 
 /* Runs the handlers of the messages waiting in the inbox and copies queued

@@ -839,11 +839,21 @@ static void amc_ucx_destroy(amc_transport_t *tp)
 static int amc_ucx_take_now(amc_transport_t *tp, int src, amc_take_fn_t take, void *arg)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+    int                  rc;
 
     if (self->shm == NULL) {
-        return AMC_TAKE_NEVER; /* AMC_SHM=0 */
+        return AMC_TAKE_NEVER; /* AMC_SHM=0, or alone on the node */
     }
-    return self->closing ? AMC_TAKE_OTHER : amc_shm_take_now(self->shm, src, take, arg);
+    if (self->closing) {
+        return AMC_TAKE_OTHER;
+    }
+    rc = amc_shm_take_now(self->shm, src, take, arg);
+    if (rc != AMC_SHM_NO_RING) {
+        return rc;
+    }
+    /* not yet, or never: a peer of another node (or one whose mailbox this
+     * rank could not open) has no address here, and its messages come by UCX */
+    return (amc_sparse_get(&self->mbox_addrs, src) != NULL) ? AMC_TAKE_EMPTY : AMC_TAKE_NEVER;
 }
 
 static const amc_transport_ops_t amc_ucx_ops = {

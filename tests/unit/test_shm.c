@@ -482,7 +482,7 @@ static void test_take_now(void)
     t.side    = &b;
     t.every   = 1;
     t.offered = 0;
-    CHECK(amc_shm_take_now(b.shm, 0, take_some, &t) == AMC_TAKE_EMPTY, "no ring yet");
+    CHECK(amc_shm_take_now(b.shm, 0, take_some, &t) == AMC_SHM_NO_RING, "no ring yet");
     out = connect_to(&a, &b);
     CHECK(amc_shm_take_now(b.shm, 0, take_some, &t) == AMC_TAKE_EMPTY, "an empty ring");
 
@@ -491,7 +491,7 @@ static void test_take_now(void)
     t.every = 0;
     CHECK(amc_shm_take_now(b.shm, 0, take_some, &t) == AMC_TAKE_OTHER, "refused: left there");
     CHECK(b.got == 0, "nothing delivered by a refusal");
-    CHECK(amc_shm_take_now(b.shm, 5, take_some, &t) == AMC_TAKE_EMPTY, "another peer's: none");
+    CHECK(amc_shm_take_now(b.shm, 5, take_some, &t) == AMC_SHM_NO_RING, "another peer's: none");
     b.tp.lock_live = &live;
     t.every        = 1;
     CHECK(amc_shm_take_now(b.shm, 0, take_some, &t) == AMC_TAKE_OTHER, "threads may meet");
