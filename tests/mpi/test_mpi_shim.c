@@ -966,12 +966,17 @@ static const tinfo_t types[] = {
     {0, "int", 0, 4}, {0, "double", 2, 8}, {0, "float", 2, 4}, {0, "long", 0, 8},
     {0, "short", 0, 2}, {0, "uchar", 1, 1}, {0, "int64", 0, 8}, {0, "unsigned", 1, 4},
     {0, "byte", 3, 1}, {0, "schar", 0, 1},
+#ifdef OPEN_MPI
+    /* Open MPI reduces MPI_CHAR as the platform's char (OSU's default type) */
+    {0, "char", ((char)-1 < 0) ? 0 : 1, 1},
+#endif
 };
 
 static MPI_Datatype type_of(int i)
 {
     MPI_Datatype t[] = {MPI_INT,   MPI_DOUBLE,        MPI_FLOAT,    MPI_LONG, MPI_SHORT,
-                        MPI_UNSIGNED_CHAR, MPI_INT64_T, MPI_UNSIGNED, MPI_BYTE, MPI_SIGNED_CHAR};
+                        MPI_UNSIGNED_CHAR, MPI_INT64_T, MPI_UNSIGNED, MPI_BYTE, MPI_SIGNED_CHAR,
+                        MPI_CHAR};
     return t[i];
 }
 
