@@ -507,7 +507,8 @@ int amc_barrier_enter(amc_comm_t comm, struct amc_request *req, const amc_coll_a
     uint8_t          coll = (red != NULL) ? red->coll : 0;
     int              first, count, status, sent;
 
-    if ((red != NULL) && amc_ctrl_coll_send_now(comm, req, red)) {
+    if ((red != NULL) && amc_alg_rounds_rooted(red->coll) &&
+        amc_ctrl_coll_send_now(comm, req, red)) {
         return AMC_SUCCESS;
     }
     sent = amc_pair_now(comm, req, red);

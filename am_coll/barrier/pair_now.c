@@ -198,6 +198,21 @@ static inline int amc_pair_same(const void *hdr, const amc_wire_packed_t *want, 
     return diff == 0;
 }
 
+/* A copy of at most 64 bytes: whole words inline (the usual element
+ * sizes), where memcpy of a length known only now is a call. */
+static inline void amc_pair_copy(void *dst, const void *src, size_t len)
+{
+    size_t i;
+
+    if ((len & 7) != 0) {
+        memcpy(dst, src, len);
+        return;
+    }
+    for (i = 0; i < len; i += 8) {
+        memcpy((uint8_t *)dst + i, (const uint8_t *)src + i, 8);
+    }
+}
+
 /* The result from the peer's message, as the machine's join and its
  * rooted finish make it. Operands are copied out first: the message is
  * aligned for 8 bytes only, and a v-form's in-place block may overlap its
@@ -216,17 +231,17 @@ static int amc_pair_take(void *arg, const void *hdr, size_t hdr_len, const void 
     }
     switch (p->how) {
     case AMC_PAIR_PLACE:
-        memcpy(p->into, data, len);
+        amc_pair_copy(p->into, data, len);
         break;
     case AMC_PAIR_REDUCE:
-        memcpy(theirs.b, data, len);
-        memcpy(mine.b, p->mine, len);
+        amc_pair_copy(theirs.b, data, len);
+        amc_pair_copy(mine.b, p->mine, len);
         if (p->rank == 1) {
             p->kernel(theirs.b, mine.b, p->count);
-            memcpy(p->into, mine.b, len);
+            amc_pair_copy(p->into, mine.b, len);
         } else {
             p->kernel(mine.b, theirs.b, p->count);
-            memcpy(p->into, theirs.b, len);
+            amc_pair_copy(p->into, theirs.b, len);
         }
         break;
     default:
