@@ -771,6 +771,14 @@ static inline void amc_shm_in_advance(amc_shm_in_t *in, uint64_t cells)
     in->idle  = 0;
 }
 
+/* The message at in's tail was read: its cells go back to the writer. */
+static inline void amc_shm_in_free(amc_shm_in_t *in, size_t hdr_len, size_t len)
+{
+    /* the writer cleared where the next one starts (amc_shm_mark) */
+    amc_shm_in_advance(in, amc_shm_cells(hdr_len, len));
+    __atomic_store_n(&in->ring->tail, in->tail, __ATOMIC_RELEASE);
+}
+
 /* Takes up to the transport's poll_batch messages from one ring, following
  * skips to its start. One where ranks have a core each: the call waiting on
  * the message that completes it then sees so at once, where reading on
@@ -823,9 +831,7 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
             tp->recv_cb(tp->recv_arg, cell + sizeof(uint64_t), hdr_len,
                         cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), len, NULL);
         }
-        /* the writer cleared where the next one starts (amc_shm_mark) */
-        amc_shm_in_advance(in, amc_shm_cells(hdr_len, len));
-        __atomic_store_n(&in->ring->tail, in->tail, __ATOMIC_RELEASE);
+        amc_shm_in_free(in, hdr_len, len);
         n++;
     }
     return n;
@@ -886,8 +892,7 @@ int amc_shm_take_now(amc_shm_t *shm, int src, amc_take_fn_t take, void *arg)
               cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), len)) {
         return AMC_TAKE_OTHER;
     }
-    amc_shm_in_advance(in, amc_shm_cells(hdr_len, len));
-    __atomic_store_n(&in->ring->tail, in->tail, __ATOMIC_RELEASE);
+    amc_shm_in_free(in, hdr_len, len);
     return AMC_SUCCESS;
 }
 

@@ -256,22 +256,27 @@ static inline void amc_pair_count(unsigned long long *n)
     __atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
-/* Whether the call may run here: the next instance, nothing came for it,
- * no error waiting (the communicator's or the context's: the machine's wait
- * hands it to this call), a blocking call, a peer its messages reach by the
- * mailboxes. */
-static int amc_pair_may(struct amc_comm *comm, const struct amc_request *req,
-                        const amc_coll_args_t *args)
+/* Whether the instance is still this call's alone: the next one, nothing
+ * came for it, no error waiting (the communicator's or the context's: the
+ * machine's wait hands it to this call), no peer newly dead, the
+ * communicator whole. */
+static inline int amc_pair_clear(struct amc_comm *comm)
 {
-    amc_transport_t *tp = comm->ctx->tp;
-
-    return (comm->size == 2) && !req->heap && !req->persistent &&
-           ((args == NULL) || amc_alg_rounds_is(args->coll)) &&
-           (tp->ops->take_now != NULL) && amc_round_may_send_now(comm) &&
-           amc_coll_ctrl_idle(&comm->ctrl) &&
+    return amc_coll_ctrl_idle(&comm->ctrl) &&
            !__atomic_load_n(&comm->ctrl.pending_err, __ATOMIC_RELAXED) &&
            !__atomic_load_n(&comm->ctx->pending_err, __ATOMIC_RELAXED) &&
            !amc_peer_watch_news(comm->ctx) && !__atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE);
+}
+
+/* Whether the call may run here: a blocking one on 2 ranks whose messages
+ * go by the mailboxes, its instance clear. */
+static int amc_pair_may(struct amc_comm *comm, const struct amc_request *req,
+                        const amc_coll_args_t *args)
+{
+    return (comm->size == 2) && !req->heap && !req->persistent &&
+           ((args == NULL) || amc_alg_rounds_is(args->coll)) &&
+           (comm->ctx->tp->ops->take_now != NULL) && amc_round_may_send_now(comm) &&
+           amc_pair_clear(comm);
 }
 
 /* Until the peer's round 0 is taken (1), or the machine must go on (0). */
@@ -297,10 +302,7 @@ static int amc_pair_wait(struct amc_comm *comm, int dest, amc_pair_t *p)
         if ((rc == AMC_TAKE_OTHER) ||
             ((look % AMC_PAIR_LOOKS_PER_PASS) == AMC_PAIR_LOOKS_PER_PASS - 1)) {
             (void)tp->ops->progress(tp);
-            if (!amc_coll_ctrl_idle(&comm->ctrl) ||
-                __atomic_load_n(&comm->ctrl.pending_err, __ATOMIC_RELAXED) ||
-                __atomic_load_n(&ctx->pending_err, __ATOMIC_RELAXED) ||
-                amc_peer_watch_news(ctx) || __atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE)) {
+            if (!amc_pair_clear(comm)) {
                 return 0;
             }
         }
@@ -314,7 +316,7 @@ int amc_pair_now(struct amc_comm *comm, struct amc_request *req, const amc_coll_
     const uint8_t *out  = NULL;
     size_t         sbytes = 0;
     uint8_t        coll = (args != NULL) ? args->coll : 0, oneway = AMC_CTRL_BOTH;
-    int            dest, rc, root = -1;
+    int            dest, root = -1;
 
     if (!amc_pair_may(comm, req, args)) {
         return AMC_PAIR_NOT;
@@ -347,11 +349,9 @@ int amc_pair_now(struct amc_comm *comm, struct amc_request *req, const amc_coll_
                                    0, &p.hdr);
     if (oneway == AMC_CTRL_BOTH) {
         /* this rank's round 0 first; the peer's header is this one with its rank */
-        rc = ctx->tp->ops->send_now(ctx->tp, dest, &p.hdr, p.hdr_len, out, sbytes);
-        if (rc != AMC_SUCCESS) {
+        if (amc_round_send_packed(comm, dest, &p.hdr, p.hdr_len, out, sbytes) != AMC_SUCCESS) {
             /* a block given to itself is in place already: the machine's
              * copy writes the same bytes */
-            comm->never_now |= (rc == AMC_SEND_NEVER);
             return AMC_PAIR_NOT;
         }
     }

@@ -57,22 +57,31 @@ static inline int amc_round_may_send_now(const struct amc_comm *comm)
            !amc_lock_live(comm->ctx->lock_live_p);
 }
 
-/* Round 0 of instance seq, its header on the stack, to dest by send_now:
- * AMC_SUCCESS, or nothing was sent (and comm stops asking where the
- * transport never sends to its peer now). */
-static inline int amc_round_send_now(struct amc_comm *comm, uint8_t coll, uint8_t oneway,
-                                     int root, uint64_t seq, int status, int dest,
-                                     const void *data, size_t len)
+/* A packed round to dest by send_now: AMC_SUCCESS, or nothing was sent
+ * (and comm stops asking where the transport never sends to its peer now). */
+static inline int amc_round_send_packed(struct amc_comm *comm, int dest,
+                                        const amc_wire_packed_t *hdr, size_t hdr_len,
+                                        const void *data, size_t len)
 {
-    amc_transport_t  *tp = comm->ctx->tp;
-    amc_wire_packed_t hdr;
-    size_t            hdr_len = amc_round_hdr_pack(comm, coll, oneway, root, seq, status, 0, &hdr);
-    int               rc      = tp->ops->send_now(tp, dest, &hdr, hdr_len, data, len);
+    amc_transport_t *tp = comm->ctx->tp;
+    int              rc = tp->ops->send_now(tp, dest, hdr, hdr_len, data, len);
 
     if (rc == AMC_SEND_NEVER) {
         comm->never_now = 1;
     }
     return rc;
+}
+
+/* Round 0 of instance seq, its header on the stack, to dest by send_now
+ * (amc_round_send_packed's answers). */
+static inline int amc_round_send_now(struct amc_comm *comm, uint8_t coll, uint8_t oneway,
+                                     int root, uint64_t seq, int status, int dest,
+                                     const void *data, size_t len)
+{
+    amc_wire_packed_t hdr;
+    size_t            hdr_len = amc_round_hdr_pack(comm, coll, oneway, root, seq, status, 0, &hdr);
+
+    return amc_round_send_packed(comm, dest, &hdr, hdr_len, data, len);
 }
 
 #endif
