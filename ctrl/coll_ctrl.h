@@ -38,6 +38,13 @@
  * short path (92 bytes here, doc/design.md). */
 #define AMC_CTRL_PAY_MAX    64
 
+/* The same on 2 ranks, whose one round a mailbox carries whole (a 1 KiB
+ * message with its header is well inside AMC_SHM_MAX_BYTES): a call of up
+ * to this many bytes runs within the call there (pair_now.c) instead of on
+ * the engine, which costs ~1,000 instructions more a call. Larger slots
+ * (4 KiB of payload each) only on 2-rank communicators. */
+#define AMC_CTRL_PAY_PAIR   1024
+
 struct amc_request;
 struct amc_comm;
 struct amc_coll_inst;
@@ -89,7 +96,7 @@ enum {
  * payload (amc_coll_slot_small): the barrier never touches it, so its
  * slot stays in two cache lines before the headers. */
 typedef struct amc_coll_small {
-    uint8_t           in_len[AMC_CTRL_MAX_ROUNDS]; /* what round r's message carried */
+    uint16_t          in_len[AMC_CTRL_MAX_ROUNDS]; /* what round r's message carried */
     amc_ctrl_kernel_t kernel;        /* allreduce's op for the datatype, else NULL */
     size_t            count;
     void             *recvbuf;
@@ -139,9 +146,11 @@ typedef struct amc_coll_ctrl {
     void            *drop_arg;
     unsigned         nhdr;         /* headers per slot: the barrier's rounds on this communicator */
     unsigned         pay;          /* payload bytes per slot after the headers: per round, what
-                                    * arrived and what was sent (AMC_CTRL_PAY_MAX each), then
-                                    * an alltoall's blocks (twice that); 0 where the small
+                                    * arrived and what was sent (pay_max each), then an
+                                    * alltoall's blocks (twice that); 0 where the small
                                     * collectives cannot run */
+    unsigned         pay_max;      /* the most a round message carries: AMC_CTRL_PAY_MAX, or
+                                    * AMC_CTRL_PAY_PAIR on 2 ranks; 0 with pay */
     size_t           pay_off;      /* where it starts in a slot: aligned for any datatype */
 } amc_coll_ctrl_t;
 
@@ -172,16 +181,16 @@ static inline uint8_t *amc_coll_slot_in(const amc_coll_ctrl_t *ctrl, amc_coll_sl
                                         int round)
 {
     return (uint8_t *)slot + ctrl->pay_off + AMC_CTRL_SMALL_BYTES +
-           (size_t)round * 2 * AMC_CTRL_PAY_MAX;
+           (size_t)round * 2 * ctrl->pay_max;
 }
 
 static inline uint8_t *amc_coll_slot_out(const amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot,
                                          int round)
 {
-    return amc_coll_slot_in(ctrl, slot, round) + AMC_CTRL_PAY_MAX;
+    return amc_coll_slot_in(ctrl, slot, round) + ctrl->pay_max;
 }
 
-/* The small alltoall's N blocks as they move (2 AMC_CTRL_PAY_MAX bytes). */
+/* The small alltoall's N blocks as they move (2 pay_max bytes). */
 static inline uint8_t *amc_coll_slot_work(const amc_coll_ctrl_t *ctrl, amc_coll_slot_t *slot)
 {
     return amc_coll_slot_in(ctrl, slot, (int)ctrl->nhdr);

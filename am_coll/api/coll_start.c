@@ -32,7 +32,7 @@ _Static_assert(AMC_COLL_LAST <= 0x100, "a collective fits the choice's byte");
 
 /* The key's count field for a vector form at N=2 whose call may run on
  * the barrier's rounds: the bytes it sends the other rank and the bytes it
- * takes from it (each 0 .. 64 there). They decide whether it runs on the
+ * takes from it (each 0 .. 1024 there). They decide whether it runs on the
  * rounds (amc_ctrl_coll_ok, with the op and datatype), and what the
  * algorithm's selection reads of the counts is their sum (allgatherv's and
  * reduce_scatter's total; gatherv, scatterv and alltoallv read none). A
@@ -47,8 +47,9 @@ static inline size_t amc_choice_vcount(amc_comm_t comm, const amc_coll_args_t *a
         return ~(size_t)0;
     }
     amc_ctrl_coll_vlens(comm, a, &sbytes, &rbytes);
-    return ((sbytes > AMC_CTRL_PAY_MAX) || (rbytes > AMC_CTRL_PAY_MAX))
-               ? ~(size_t)0 : ((sbytes << 8) | rbytes);
+    _Static_assert(AMC_CTRL_PAY_PAIR < (1 << 11), "a length fits the key's 11 bits");
+    return ((sbytes > AMC_CTRL_PAY_PAIR) || (rbytes > AMC_CTRL_PAY_PAIR))
+               ? ~(size_t)0 : ((sbytes << 11) | rbytes);
 }
 
 /* The call's key, or 0 where it cannot have one (a count, datatype or op

@@ -199,14 +199,15 @@ static const amc_config_entry_t amc_config_table[] = {
       "allgather on a ring (each rank moves 2(N-1)/N of the data instead of log2 N "
       "times all of it).",
       AMC_CONFIG_UNSIGNED(allreduce_ring_min) },
-    { "AMC_FAST_MAX", "64",
+    { "AMC_FAST_MAX", "1024",
       "Bytes per message up to which allreduce, allgather, alltoall and "
       "reduce_scatter_block (predefined ops), on a communicator of a power-of-two "
       "size where recursive doubling or halving (or Bruck; at N=2 the defaults) is "
       "chosen, run on the barrier's control "
       "structure: each round's message carries the partial result or blocks (N/2 "
-      "at most), no schedule is built or walked. At "
-      "most 64 (larger values act as 64); 0 turns it off. Every rank must use the "
+      "at most), no schedule is built or walked; on 2 ranks the rooted ones, the "
+      "scans and the v-forms too. At most 64 on more than 2 ranks and 1024 on 2 "
+      "(larger values act as those); 0 turns it off. Every rank must use the "
       "same.",
       AMC_CONFIG_UNSIGNED(fast_max) },
     { "AMC_ALLGATHER_BRUCK_MAX", "32768",
@@ -314,8 +315,8 @@ static const amc_config_entry_t amc_config_table[] = {
       "Record a timeline of every scheduled collective's acts (start, end, peer, bytes, "
       "the act that released it) and write it to PREFIX.RANK.tl at amc_finalize; "
       "amc_goal timeline OUT PREFIX.*.tl draws OUT.json (Perfetto) and OUT.png. Empty: "
-      "off (the engine then pays one branch per act). The fast-path barrier is no schedule "
-      "and is not recorded.",
+      "off (the engine then pays one branch per act). The fast-path barrier and the small "
+      "collectives on its rounds (AMC_FAST_MAX) are no schedule and are not recorded.",
       AMC_CONFIG_PATH(timeline) },
     { "AMC_TUNING_FILE", "",
       "A rules file read when the library starts: one rule a line, 'COLL MIN_RANKS "

@@ -186,12 +186,12 @@ static const char *amc_barrier_check_msg(const struct amc_comm *comm, const amc_
         if (hdr->alg > AMC_CTRL_MSG_ANSWER) {
             return "unknown message of a rooted collective on the barrier's rounds";
         }
-        if (((hdr->alg == AMC_CTRL_MSG_ANSWER) != (len == 0)) || (len > AMC_CTRL_PAY_MAX)) {
-            return "a rooted collective's message on the barrier's rounds carries 1 to 64 "
+        if (((hdr->alg == AMC_CTRL_MSG_ANSWER) != (len == 0)) || (len > comm->ctrl.pay_max)) {
+            return "a rooted collective's message on the barrier's rounds carries 1 to 1024 "
                    "bytes, its answer none";
         }
-    } else if ((len == 0) || (len > AMC_CTRL_PAY_MAX)) {
-        return "a round message of a small collective carries 1 to 64 bytes";
+    } else if ((len == 0) || (len > comm->ctrl.pay_max)) {
+        return "a round message of a small collective carries 1 to 64 bytes (1024 on 2 ranks)";
     }
     if (hdr->src != (uint32_t)amc_barrier_from(comm, hdr->coll, hdr->round)) {
         return "sender is not this round's partner";
@@ -296,7 +296,7 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, co
             if (len > 0) { /* a rooted one's answer carries nothing */
                 memcpy(amc_coll_slot_in(ctrl, slot, (int)hdr->round), data, len);
             }
-            amc_coll_slot_small(ctrl, slot)->in_len[hdr->round] = (uint8_t)len;
+            amc_coll_slot_small(ctrl, slot)->in_len[hdr->round] = (uint16_t)len;
             amc_coll_slot_small(ctrl, slot)->in_root            = hdr->root;
             amc_coll_slot_small(ctrl, slot)->in_alg             = hdr->alg;
             if ((hdr->flags & AMC_WIRE_FLAG_ABORT) && (slot->status == AMC_SUCCESS)) {

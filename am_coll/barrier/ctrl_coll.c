@@ -37,7 +37,7 @@
  * root; a receiver whose call names another fails with AMC_ERR_PROTOCOL.
  *
  * The vector forms at N=2 run here too when each of their messages holds
- * 1 to 64 bytes (AMC_FAST_MAX): gatherv and scatterv as gather and scatter
+ * 1 to 1024 bytes (AMC_FAST_MAX, AMC_CTRL_PAY_PAIR): gatherv and scatterv as gather and scatter
  * (one message, on a token or asking for an answer), allgatherv and
  * alltoallv as one exchange, and reduce_scatter (with a predefined op) as
  * one too: each rank sends the other its block of the input and reduces
@@ -52,7 +52,7 @@
  * differ may part the ranks, one here and one on the engine, and then each
  * meets the other's messages and fails as the non-v forms' do when their
  * counts differ. A block of no bytes takes the engine (a round carries 1 to
- * 64 bytes, a rooted one's empty message is its answer).
+ * 1024 bytes, a rooted one's empty message is its answer).
  *
  * A message whose length differs from what this rank's call takes (the
  * ranks' counts or datatypes differ) is not used: the instance's status becomes
@@ -118,7 +118,7 @@ void amc_ctrl_coll_vlens(const struct amc_comm *comm, const amc_coll_args_t *arg
  * messages on the rounds meet the other's on the engine, and both fail
  * (amc_barrier_on_arrival, amc_barrier_refuse and their engine twins), as
  * the non-v forms do whose counts differ. A zero-length block takes the
- * engine: the rounds carry 1 .. 64 bytes (a rooted one's empty message is
+ * engine: the rounds carry 1 .. 1024 bytes (a rooted one's empty message is
  * its answer). */
 static int amc_ctrl_coll_vector_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
                                    size_t max)
@@ -146,8 +146,8 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
     if (!(alg->flags & AMC_ALG_FLAG_CTRL) || (comm->ctrl.pay == 0)) {
         return 0;
     }
-    if (max > AMC_CTRL_PAY_MAX) {
-        max = AMC_CTRL_PAY_MAX;
+    if (max > comm->ctrl.pay_max) {
+        max = comm->ctrl.pay_max;
     }
     if (amc_alg_rounds_vector(args->coll)) {
         return amc_ctrl_coll_vector_ok(comm, args, max);
@@ -207,7 +207,7 @@ static void amc_ctrl_coll_halve(struct amc_comm *comm, amc_coll_slot_t *slot, in
     uint8_t                  *work = amc_coll_slot_work(&comm->ctrl, slot);
     uint8_t                  *msg  = in ? amc_coll_slot_in(&comm->ctrl, slot, round)
                                         : amc_coll_slot_out(&comm->ctrl, slot, round);
-    uint8_t                   tmp[AMC_CTRL_PAY_MAX];
+    uint8_t                   tmp[AMC_CTRL_PAY_PAIR];
     int                       k, bit = 1 << round, lower = (comm->rank ^ bit) < comm->rank;
 
     for (k = 0; k < comm->size; k++) {
@@ -290,7 +290,7 @@ const uint8_t *amc_ctrl_coll_rooted_out(const amc_coll_args_t *args, size_t *byt
  * reduce with it). gatherv and scatterv are one message, flow-controlled
  * as gather's and scatter's; allgatherv, alltoallv and reduce_scatter one
  * exchange, whose directions may carry different lengths (bytes out,
- * rbytes in). amc_ctrl_coll_vector_ok made sure each is 1 .. 64 bytes. */
+ * rbytes in). amc_ctrl_coll_vector_ok made sure each is 1 .. 1024 bytes. */
 static void amc_ctrl_coll_load_vector(struct amc_comm *comm, amc_coll_slot_t *slot,
                                       const amc_coll_args_t *args)
 {
@@ -389,7 +389,7 @@ static void amc_ctrl_coll_finish_rooted(struct amc_comm *comm, amc_coll_slot_t *
     amc_coll_small_t   *sm      = amc_coll_slot_small(&comm->ctrl, slot);
     const uint8_t      *theirs  = amc_coll_slot_in(&comm->ctrl, slot, 0);
     uint8_t            *recv    = sm->recvbuf;
-    uint8_t             tmp[AMC_CTRL_PAY_MAX];
+    uint8_t             tmp[AMC_CTRL_PAY_PAIR];
     int                 partner = comm->rank ^ 1;
 
     if ((sm->in_len[0] != b->rbytes) || (sm->in_root != b->root) ||

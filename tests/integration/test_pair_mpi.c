@@ -11,6 +11,9 @@
  *     in place and not, each checked against its value; and the path taken:
  *     with a mailbox to the peer most calls end there (the counter
  *     "pair_done" grows), with AMC_SHM=0 none does (both counters stay 0);
+ *   - every form with blocks of 17 to 256 ints (68 B to 1 KiB) and of 257
+ *     and 512: results right; the former end within the call (with
+ *     mailboxes), the latter never do (they run on the engine);
  *   - a late peer: rank 1 enters 30 ms after rank 0, whose call sends,
  *     stops looking and finishes on the barrier's machine ("pair_sent"
  *     grows by one) while rank 1 finds rank 0's message there and ends
@@ -344,6 +347,127 @@ static unsigned tp_results(amc_comm_t comm)
     return calls + 2;
 }
 
+/* Messages of 68 B to 1 KiB (17 to 256 ints a block) run within the call
+ * too (AMC_CTRL_PAY_PAIR), one int more takes the engine: every form's
+ * results, and the path taken where the mailboxes are on. */
+#define TP_KIB_MAX 512
+
+static void tp_kib_call(amc_comm_t comm, int n, int root)
+{
+    static int s[2 * TP_KIB_MAX + 16], r[2 * TP_KIB_MAX + 16];
+    int        me = g_rank, peer = g_rank ^ 1, k, rc;
+    /* the v-forms' second block shorter on the rounds, longer past them
+     * (a rank decides from the blocks it sends and takes) */
+    size_t     cnt[2] = { (size_t)n, (size_t)(n > 256 ? n + 5 : n - 5) };
+    size_t     dsp[2] = { 3, (size_t)n + 4 };
+
+#define TP_KRC(_what) TP_CHECK(rc == AMC_SUCCESS, "%s %d ints: %s", _what, n, amc_strerror(rc))
+    for (k = 0; k < 2 * n + 16; k++) {
+        s[k] = k * (me + 1) + n;
+    }
+    rc = amc_allreduce(s, r, (size_t)n, AMC_INT, AMC_SUM, comm);
+    TP_KRC("allreduce");
+    for (k = 0; k < n; k++) {
+        TP_CHECK(r[k] == 3 * k + 2 * n, "allreduce %d ints [%d]: %d", n, k, r[k]);
+    }
+    rc = amc_reduce_scatter_block(s, r, (size_t)n, AMC_INT, AMC_SUM, comm);
+    TP_KRC("reduce_scatter_block");
+    for (k = 0; k < n; k++) {
+        TP_CHECK(r[k] == 3 * (me * n + k) + 2 * n, "reduce_scatter_block %d ints [%d]: %d", n,
+                 k, r[k]);
+    }
+    rc = amc_allgather(s, r, (size_t)n, AMC_INT, comm);
+    TP_KRC("allgather");
+    for (k = 0; k < 2 * n; k++) {
+        TP_CHECK(r[k] == (k % n) * (k / n + 1) + n, "allgather %d ints [%d]: %d", n, k, r[k]);
+    }
+    rc = amc_alltoall(s, r, (size_t)n, AMC_INT, comm);
+    TP_KRC("alltoall");
+    for (k = 0; k < 2 * n; k++) { /* block k / n from rank k / n: its block me */
+        TP_CHECK(r[k] == (me * n + k % n) * (k / n + 1) + n, "alltoall %d ints [%d]: %d", n, k,
+                 r[k]);
+    }
+    for (k = 0; k < n; k++) {
+        r[k] = (me == root) ? 9 * k - n : -1;
+    }
+    rc = amc_bcast(r, (size_t)n, AMC_INT, root, comm);
+    TP_KRC("bcast");
+    for (k = 0; k < n; k++) {
+        TP_CHECK(r[k] == 9 * k - n, "bcast %d ints [%d]: %d", n, k, r[k]);
+    }
+    rc = amc_reduce(s, r, (size_t)n, AMC_INT, AMC_SUM, root, comm);
+    TP_KRC("reduce");
+    for (k = 0; (me == root) && (k < n); k++) {
+        TP_CHECK(r[k] == 3 * k + 2 * n, "reduce %d ints [%d]: %d", n, k, r[k]);
+    }
+    rc = amc_gather(s, r, (size_t)n, AMC_INT, root, comm);
+    TP_KRC("gather");
+    for (k = 0; (me == root) && (k < 2 * n); k++) {
+        TP_CHECK(r[k] == (k % n) * (k / n + 1) + n, "gather %d ints [%d]: %d", n, k, r[k]);
+    }
+    rc = amc_scatter(s, r, (size_t)n, AMC_INT, root, comm);
+    TP_KRC("scatter");
+    for (k = 0; k < n; k++) {
+        TP_CHECK(r[k] == (me * n + k) * (root + 1) + n, "scatter %d ints [%d]: %d", n, k, r[k]);
+    }
+    rc = amc_scan(s, r, (size_t)n, AMC_INT, AMC_SUM, comm);
+    TP_KRC("scan");
+    for (k = 0; k < n; k++) {
+        TP_CHECK(r[k] == (me ? 3 * k + 2 * n : k + n), "scan %d ints [%d]: %d", n, k, r[k]);
+    }
+    rc = amc_exscan(s, r, (size_t)n, AMC_INT, AMC_SUM, comm);
+    TP_KRC("exscan");
+    for (k = 0; me && (k < n); k++) {
+        TP_CHECK(r[k] == k + n, "exscan %d ints [%d]: %d", n, k, r[k]);
+    }
+    /* v-forms: rank 0's block n ints, rank 1's cnt[1], gaps before and between */
+    rc = amc_allgatherv(s, cnt[me], r, cnt, dsp, AMC_INT, comm);
+    TP_KRC("allgatherv");
+    for (k = 0; k < (int)cnt[peer]; k++) {
+        TP_CHECK(r[dsp[peer] + k] == k * (peer + 1) + n, "allgatherv %d ints [%d]: %d", n, k,
+                 r[dsp[peer] + k]);
+    }
+    rc = amc_gatherv(s, cnt[me], r, cnt, dsp, AMC_INT, root, comm);
+    TP_KRC("gatherv");
+    for (k = 0; (me == root) && (k < (int)cnt[peer]); k++) {
+        TP_CHECK(r[dsp[peer] + k] == k * (peer + 1) + n, "gatherv %d ints [%d]: %d", n, k,
+                 r[dsp[peer] + k]);
+    }
+    rc = amc_reduce_scatter(s, r, cnt, AMC_INT, AMC_SUM, comm);
+    TP_KRC("reduce_scatter");
+    for (k = 0; k < (int)cnt[me]; k++) {
+        TP_CHECK(r[k] == 3 * (me * n + k) + 2 * n, "reduce_scatter %d ints [%d]: %d", n, k,
+                 r[k]);
+    }
+#undef TP_KRC
+}
+
+static void tp_kib(amc_comm_t comm, int pair)
+{
+    static const int sizes[] = { 17, 64, 200, 256, 257, TP_KIB_MAX };
+    unsigned long long done, sent;
+    unsigned           i;
+    int                rep;
+
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        tp_must(amc_barrier(comm), "barrier before the 1 KiB calls");
+        done = tp_stat("pair_done");
+        sent = tp_stat("pair_sent");
+        for (rep = 0; rep < 20; rep++) {
+            tp_kib_call(comm, sizes[i], rep % 2);
+        }
+        done = tp_stat("pair_done") - done;
+        sent = tp_stat("pair_sent") - sent;
+        if (sizes[i] > 256) {
+            TP_CHECK((done == 0) && (sent == 0), "%d ints: past 1 KiB, yet %llu calls ended "
+                     "within the call and %llu sent there", sizes[i], done, sent);
+        } else if (pair) {
+            TP_CHECK(done > 0, "%d ints: no call ended within the call (%llu sent there)",
+                     sizes[i], sent);
+        }
+    }
+}
+
 static void tp_late_peer(amc_comm_t comm, int pair)
 {
     unsigned long long done, sent;
@@ -441,6 +565,7 @@ int main(int argc, char **argv)
         TP_CHECK((done == 0) && (sent == 0), "no mailbox, yet %llu calls ended within the "
                  "call and %llu sent there", done, sent);
     }
+    tp_kib(world, pair);
     tp_late_peer(world, pair);
     tp_must(amc_comm_dup(world, &dup), "amc_comm_dup");
     tp_others_first(world, dup);

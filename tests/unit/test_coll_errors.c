@@ -310,10 +310,11 @@ static void test_bcast_stalled_inner_rank(uint64_t seed)
  * calls. E ints a call: 2 (8 bytes) runs on the control structure at N=2,
  * whose messages live in the receiver's slot, and there the bound is that
  * the root finishes at most T calls before the late rank's: the others
- * asked for an answer. 24 (96 bytes) runs on the engine. */
+ * asked for an answer. 264 (1,056 bytes, past AMC_CTRL_PAY_PAIR) runs on
+ * the engine. */
 static void test_tokens_bound_early_memory(uint64_t seed, int ctrl)
 {
-    enum { K = 20, T = 4, EMAX = 24 };
+    enum { K = 20, T = 4, EMAX = 264 };
     amc_test_world_t w;
     amc_config_t     cfg, defaults;
     amc_test_rng_t   rng;

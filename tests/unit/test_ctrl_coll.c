@@ -30,6 +30,10 @@
  *    receiver fails and nothing hangs; a block of 65 bytes or of none
  *    takes the engine on both ranks, results right;
  *  - AMC_FAST_MAX=0, 65 bytes, a user op and N = 3 take the engine;
+ *  - at N=2 all of the above again with AMC_FAST_MAX at 1024 (what a round
+ *    message carries on 2 ranks, AMC_CTRL_PAY_PAIR): 1 to 1024 bytes on the
+ *    rounds, 1025 on the engine, a forged message of 1025 bytes refused
+ *    (65 at N = 4);
  *  - up to 12 instances outstanding at once, completed out of order;
  *  - ranks whose counts differ, a rank on the engine, a rank in a barrier
  *    or in the other collective, a freed request, forged messages: every
@@ -50,7 +54,11 @@
 
 #define MAX_N     16
 #define MAX_BYTES 64
-#define ROW       256 /* a rank's buffer: room for the engine's larger calls too */
+
+/* The most bytes a round message carries in this pass: AMC_FAST_MAX of the
+ * worlds made; MAX_BYTES first, then AMC_CTRL_PAY_PAIR at N=2 (main). */
+static size_t max_bytes = MAX_BYTES;
+#define ROW       4352 /* a rank's buffer: room for blocks past AMC_CTRL_PAY_PAIR, the engine's too */
 #define OUTSTANDING 12
 
 static amc_test_rng_t rng;
@@ -342,14 +350,14 @@ static void test_results(int n, amc_fake_completion_t completion, unsigned long 
     size_t           cnt, size, max;
     char             what[128];
 
-    world_new(&w, n, 64, completion);
+    world_new(&w, n, (unsigned)max_bytes, completion);
     for (dt = 0; dt <= (int)AMC_DOUBLE; dt++) {
         size = dt_size((amc_datatype_t)dt);
         for (op = 0; op <= (int)AMC_BXOR; op++) {
             if (amc_op_kernel((amc_op_t)op, (amc_datatype_t)dt) == NULL) {
                 continue;
             }
-            max = MAX_BYTES / size;
+            max = max_bytes / size;
             for (cnt = 1; cnt <= max;
                  cnt = (cnt < 4) ? cnt + 1 : ((cnt * 2 > max) && (cnt < max)) ? max : cnt * 2) {
                 for (in_place = 0; in_place < 2; in_place++) {
@@ -396,9 +404,9 @@ static void test_blocks(int coll, int n, unsigned long *cases)
     int              status[MAX_N], d, in_place;
     char             what[96];
 
-    world_new(&w, n, 64, AMC_FAKE_COMPLETE_ON_SEND);
+    world_new(&w, n, (unsigned)max_bytes, AMC_FAKE_COMPLETE_ON_SEND);
     for (d = 0; d < 4; d++) {
-        max = (size_t)MAX_BYTES / (size_t)(n / 2) / dt_size(dts[d]);
+        max = (size_t)max_bytes / (size_t)(n / 2) / dt_size(dts[d]);
         for (cnt = 1; cnt <= max; cnt = (cnt < 3) ? cnt + 1 : ((cnt * 2 > max) && (cnt < max)) ? max : cnt * 2) {
             for (in_place = 0; in_place < 2; in_place++) {
                 call_init(&c, in, out, count, n, cnt * (size_t)n, dts[d],
@@ -422,8 +430,8 @@ static void test_blocks(int coll, int n, unsigned long *cases)
     amc_test_world_destroy(&w);
 
     /* one byte more in a round than fits: the engine */
-    world_new(&w, n, 64, AMC_FAKE_COMPLETE_ON_SEND);
-    cnt = (size_t)MAX_BYTES / (size_t)(n / 2) + 1;
+    world_new(&w, n, (unsigned)max_bytes, AMC_FAKE_COMPLETE_ON_SEND);
+    cnt = (size_t)max_bytes / (size_t)(n / 2) + 1;
     call_init(&c, in, out, count, n, cnt * (size_t)n, AMC_UINT8, AMC_SUM);
     for (d = 0; d < n; d++) {
         count[d] = cnt;
@@ -536,7 +544,7 @@ static void rooted_case(int coll, int root, amc_datatype_t dt, size_t count, int
 
     CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
     cfg.log_level    = -1;
-    cfg.fast_max     = 64;
+    cfg.fast_max     = (unsigned)max_bytes;
     cfg.eager_tokens = tokens;
     CHECK(amc_test_world_create(&w, n, completion, &cfg) == AMC_SUCCESS, "world");
     for (rank = 0; rank < n; rank++) {
@@ -709,43 +717,45 @@ static void test_rooted(unsigned long *cases)
             for (t = 0; t < 2; t++) {
                 for (root = 0; root < 2; root++) {
                     for (ip = 0; ip < 2; ip++) {
-                        for (count = 1; count * dt_size(dts[d]) <= MAX_BYTES;
+                        for (count = 1; count * dt_size(dts[d]) <= max_bytes;
                              count = count * 2 + (count == 1)) {
                             rooted_case(colls[c], root, dts[d], count, ip, toks[t], 2, 1);
                             (*cases)++;
                         }
-                        rooted_case(colls[c], root, dts[d], MAX_BYTES / dt_size(dts[d]), ip,
+                        rooted_case(colls[c], root, dts[d], max_bytes / dt_size(dts[d]), ip,
                                     toks[t], 2, 1);
                     }
                 }
             }
         }
         /* one byte past what a message carries, and N = 4: the engine */
-        rooted_case(colls[c], 1, AMC_UINT8, MAX_BYTES + 1, 0, 64, 2, 0);
+        rooted_case(colls[c], 1, AMC_UINT8, max_bytes + 1, 0, 64, 2, 0);
         rooted_case(colls[c], 1, AMC_INT32, 2, 0, 64, 4, 0);
     }
 }
 
-/* 65 bytes: one past the most a round message carries. */
-static void test_too_big(void)
+/* One byte past the most a round message carries (max_bytes): the
+ * engine. fast_max: AMC_FAST_MAX (past AMC_CTRL_PAY_PAIR it acts as it). */
+static void test_too_big(unsigned fast_max)
 {
-    uint8_t          in[2][65], out[2][65];
+    static uint8_t   in[2][ROW], out[2][ROW];
     amc_request_t    reqs[2];
     amc_test_world_t w;
+    size_t           bytes = max_bytes + 1;
     int              status[2], rank;
 
-    world_new(&w, 2, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
+    world_new(&w, 2, fast_max, AMC_FAKE_COMPLETE_ON_DELIVERY);
     for (rank = 0; rank < 2; rank++) {
-        memset(in[rank], rank + 1, sizeof(in[rank]));
-        CHECK(amc_iallreduce(in[rank], out[rank], 65, AMC_UINT8, AMC_SUM,
+        memset(in[rank], rank + 1, bytes);
+        CHECK(amc_iallreduce(in[rank], out[rank], bytes, AMC_UINT8, AMC_SUM,
                              amc_test_world_comm(&w, rank), &reqs[rank]) == AMC_SUCCESS, "start");
     }
-    CHECK(amc_test_world_drive(&w, reqs, status), "65 bytes: hangs");
+    CHECK(amc_test_world_drive(&w, reqs, status), "%zu bytes: hangs", bytes);
     for (rank = 0; rank < 2; rank++) {
-        CHECK((status[rank] == AMC_SUCCESS) && (out[rank][0] == 3) && (out[rank][64] == 3),
-              "65 bytes at rank %d", rank);
+        CHECK((status[rank] == AMC_SUCCESS) && (out[rank][0] == 3) && (out[rank][bytes - 1] == 3),
+              "%zu bytes at rank %d", bytes, rank);
     }
-    CHECK(!no_schedule(&w), "65 bytes ran on the barrier's rounds");
+    CHECK(!no_schedule(&w), "%zu bytes ran on the barrier's rounds", bytes);
     amc_test_world_destroy(&w);
 }
 
@@ -834,7 +844,7 @@ static void test_mismatch(int coll, int n, int odd, size_t odd_count, int want)
     char             what[96];
 
     for (seed = 0; seed < (amc_test_quick() ? 10 : 60); seed++) {
-        world_new(&w, n, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
+        world_new(&w, n, (unsigned)max_bytes, AMC_FAKE_COMPLETE_ON_DELIVERY);
         call_init(&c, in, out, count, n, 2, AMC_INT32, AMC_SUM);
         c.coll = coll;
         if (odd_count == SIZE_MAX) {
@@ -918,7 +928,7 @@ static void vector_case(const vcase_t *v, int want_ctrl)
              v->odd_add);
     CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
     cfg.log_level    = -1;
-    cfg.fast_max     = 64;
+    cfg.fast_max     = (unsigned)max_bytes;
     cfg.eager_tokens = v->tokens;
     /* sends complete at once or later, by chance (rooted_case) */
     completion = amc_test_rng_below(&rng, 2) ? AMC_FAKE_COMPLETE_ON_SEND : AMC_FAKE_COMPLETE_LATER;
@@ -1134,7 +1144,7 @@ static void test_vector(unsigned long *cases)
         int rooted = (colls[c] == AMC_COLL_GATHERV) || (colls[c] == AMC_COLL_SCATTERV);
 
         for (d = 0; d < sizeof(dts) / sizeof(dts[0]); d++) {
-            size_t max = MAX_BYTES / dt_size(dts[d]);
+            size_t max = max_bytes / dt_size(dts[d]);
 
             for (t = 0; t < 2; t++) {
                 for (rep = 0; rep < (amc_test_quick() ? 4u : 12u); rep++) {
@@ -1167,9 +1177,9 @@ static void test_vector(unsigned long *cases)
         v = (vcase_t){ .coll = colls[c], .root = rooted ? 1 : -1, .odd = -1, .tokens = 64,
                        .dt = AMC_UINT8 };
         vector_counts(&v, 8);
-        v.cnt[0][1] = v.cnt[1][0] = MAX_BYTES + 1;
+        v.cnt[0][1] = v.cnt[1][0] = max_bytes + 1;
         if ((v.coll == AMC_COLL_ALLGATHERV) || (v.coll == AMC_COLL_REDUCE_SCATTER)) {
-            v.cnt[0][0] = v.cnt[1][1] = MAX_BYTES + 1;
+            v.cnt[0][0] = v.cnt[1][1] = max_bytes + 1;
         }
         vector_case(&v, 0);
         v.cnt[0][1] = v.cnt[1][0] = 0;
@@ -1185,9 +1195,9 @@ static void test_vector(unsigned long *cases)
         v.in_place = 0;
         v.root     = (v.coll == AMC_COLL_GATHERV) ? 0 : (v.coll == AMC_COLL_SCATTERV) ? 1 : -1;
         vector_counts(&v, 8);
-        v.cnt[1][0] = MAX_BYTES + 1;
+        v.cnt[1][0] = max_bytes + 1;
         if ((v.coll == AMC_COLL_ALLGATHERV) || (v.coll == AMC_COLL_REDUCE_SCATTER)) {
-            v.cnt[1][1] = MAX_BYTES + 1;
+            v.cnt[1][1] = max_bytes + 1;
         }
         vector_case(&v, 0);
         *cases += 4;
@@ -1288,12 +1298,13 @@ static void test_forged(void)
         const char *what;
     } cases[] = {
         { 2, 1, 0, 0, 0,  "no data" },
-        { 2, 1, 0, 0, 65, "65 bytes" },
+        { 2, 1, 0, 0, AMC_CTRL_PAY_PAIR + 1, "1025 bytes at N = 2" },
+        { 4, 1, 0, 0, AMC_CTRL_PAY_MAX + 1, "65 bytes at N = 4" },
         { 4, 2, 0, 0, 8,  "rank 2 is not round 0's partner of rank 0" },
         { 4, 1, 0, 2, 8,  "round 2 of 2" },
         { 3, 1, 0, 0, 8,  "a communicator of 3" },
     };
-    uint8_t           data[65];
+    uint8_t           data[AMC_CTRL_PAY_PAIR + 1];
     amc_wire_hdr_t    hdr;
     amc_wire_packed_t p;
     amc_test_world_t  w;
@@ -1350,9 +1361,21 @@ int main(void)
     cases = 0;
     test_vector(&cases);
     printf("%lu gatherv, scatterv, allgatherv, alltoallv and reduce_scatter (N=2) cases\n", cases);
+    test_too_big(MAX_BYTES);
+    /* 2 ranks: up to AMC_CTRL_PAY_PAIR bytes a message on the rounds, one more on the engine */
+    max_bytes = AMC_CTRL_PAY_PAIR;
+    cases     = 0;
+    test_rooted(&cases);
+    test_results(2, AMC_FAKE_COMPLETE_ON_DELIVERY, &cases);
+    test_blocks(AMC_COLL_ALLGATHER, 2, &cases);
+    test_blocks(AMC_COLL_ALLTOALL, 2, &cases);
+    test_blocks(AMC_COLL_REDUCE_SCATTER_BLOCK, 2, &cases);
+    test_vector(&cases);
+    test_too_big(1u << 20);
+    printf("%lu cases of up to %zu bytes at N=2\n", cases, max_bytes);
+    max_bytes = MAX_BYTES;
     test_vector_repeat();
     test_engine_cases();
-    test_too_big();
     test_outstanding(2);
     test_outstanding(8);
     test_mismatch(AMC_COLL_ALLREDUCE, 2, 1, 3, AMC_ERR_TRUNCATE);
