@@ -238,5 +238,9 @@ void amc_coll_ctrl_pass(amc_coll_ctrl_t *ctrl)
     ctrl->seq_next++;
     ctrl->seq_base++;
     ctrl->full_logged = 0;
-    amc_coll_ctrl_slide(ctrl);
+    /* the usual pass (nothing of the next instance here yet) has nothing
+     * to slide: the slide's first look, without its call */
+    if ((ctrl->window[ctrl->seq_base & AMC_CTRL_WINDOW_MASK] != NULL) || (ctrl->early != NULL)) {
+        amc_coll_ctrl_slide(ctrl);
+    }
 }

@@ -577,7 +577,7 @@ static __attribute__((noinline)) int amc_shm_send_any(amc_shm_t *shm, amc_shm_ou
  * threads cannot meet, to a ring known to have room and no sends waiting,
  * is amc_shm_put and amc_shm_notify without a call, a lock or a register
  * to save; every other goes the whole way. */
-static inline int amc_shm_send_cell(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr,
+static inline __attribute__((always_inline)) int amc_shm_send_cell(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr,
                                     size_t hdr_len, const void *data, size_t len)
 {
     uint64_t head;
@@ -630,21 +630,29 @@ int amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr
                                                            comp);
 }
 
-int amc_shm_send_now(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
-                     const void *data, size_t len)
+/* amc_shm_send_now of a message longer than a cell: written whole where
+ * it fits and nothing waits, never queued. In a frame of its own, so that
+ * the one-cell send saves no registers for it (callgrind: 18 instructions
+ * of the send's 82 were its prologue and epilogue). */
+static __attribute__((noinline)) int amc_shm_send_now_long(amc_shm_t *shm, amc_shm_out_t *out,
+                                                           const void *hdr, size_t hdr_len,
+                                                           const void *data, size_t len)
 {
-    int status = amc_shm_send_cell(shm, out, hdr, hdr_len, data, len);
-
-    if (status != AMC_SEND_NOT_NOW) {
-        return status;
-    }
-    /* longer: written whole where it fits and nothing waits, never queued */
     if (!amc_shm_fits(hdr_len, len) || amc_lock_live(shm->tp->lock_live) ||
         (out->q.head != NULL) || !amc_shm_put(out, hdr, hdr_len, data, len)) {
         return AMC_SEND_NOT_NOW;
     }
     amc_shm_notify(out);
     return AMC_SUCCESS;
+}
+
+int amc_shm_send_now(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
+                     const void *data, size_t len)
+{
+    int status = amc_shm_send_cell(shm, out, hdr, hdr_len, data, len);
+
+    return (status != AMC_SEND_NOT_NOW) ? status
+                                        : amc_shm_send_now_long(shm, out, hdr, hdr_len, data, len);
 }
 
 /* Queued sends that fit now; to a peer that died, dropped (as a send to a

@@ -21,6 +21,12 @@ enum {
     AMC_IN_PLACE_RECV_AT_ROOT   /* recvbuf at the root */
 };
 
+/* The checks and the start every public call shares, inlined into each:
+ * the constants of its call (which buffer may be in place, whether it
+ * blocks) fold, and a call crosses one frame where it crossed four
+ * (callgrind, an 8 B allreduce at N=2: 942 -> 855 instructions a call). */
+#define AMC_API_STEP static inline __attribute__((always_inline))
+
 static void amc_api_args_init(amc_coll_args_t *a, int coll, const void *sendbuf, void *recvbuf,
                               size_t count, amc_datatype_t dt, amc_op_t op, int root)
 {
@@ -41,8 +47,8 @@ static void amc_api_args_init(amc_coll_args_t *a, int coll, const void *sendbuf,
  * ranks cannot see it and must be told (amc_api_coll_go). Communicator,
  * datatype, root, count and op are the same in every rank's call: an error
  * there every rank finds alike, and the call leaves no trace. */
-static int amc_api_coll_check(amc_comm_t comm, amc_coll_args_t *a, int in_place_rule,
-                              size_t blocks, int send_used, int recv_used, int *own)
+AMC_API_STEP int amc_api_coll_check(amc_comm_t comm, amc_coll_args_t *a, int in_place_rule,
+                                   size_t blocks, int send_used, int recv_used, int *own)
 {
     size_t bytes;
     int    status = amc_api_check_comm(comm);
@@ -119,7 +125,8 @@ enum {
     AMC_API_PERSISTENT
 };
 
-static int amc_api_coll_run(amc_comm_t comm, amc_coll_args_t *a, amc_request_t *req_p, int mode)
+AMC_API_STEP int amc_api_coll_run(amc_comm_t comm, amc_coll_args_t *a, amc_request_t *req_p,
+                                 int mode)
 {
     struct amc_request  stack_req, *req;
     int                 status;
@@ -161,8 +168,8 @@ static int amc_api_coll_run(amc_comm_t comm, amc_coll_args_t *a, amc_request_t *
  * scatterv whose root passed bad counts hung every other rank). A
  * persistent call (amc_X_init) starts nothing yet: a bad one is only
  * refused. */
-static int amc_api_coll_go(amc_comm_t comm, amc_coll_args_t *a, int status, int own,
-                           amc_request_t *req_p, int mode)
+AMC_API_STEP int amc_api_coll_go(amc_comm_t comm, amc_coll_args_t *a, int status, int own,
+                                amc_request_t *req_p, int mode)
 {
     if ((status == AMC_SUCCESS) && (mode != AMC_API_BLOCKING) && (req_p == NULL)) {
         /* only this rank's call carries its handle: the others are told */

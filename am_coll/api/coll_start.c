@@ -4,6 +4,7 @@
 #include "am_coll/barrier/ctrl_coll.h"
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"
+#include "base/compiler.h"
 #include "base/status.h"
 
 #include <stdint.h>
@@ -83,18 +84,18 @@ static void amc_choice_keep(amc_comm_t comm, uint64_t key, const amc_alg_t *alg,
     }
 }
 
-int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_request *req)
+/* amc_coll_start where the choice is not the barrier's rounds or not
+ * known yet: in a frame of its own, the arguments' copy in it. */
+static __attribute__((noinline)) int amc_coll_start_chosen(amc_comm_t comm,
+                                                           const amc_coll_args_t *call,
+                                                           struct amc_request *req,
+                                                           uint64_t key, uint64_t known)
 {
     amc_coll_args_t  args;
     const amc_alg_t *alg;
-    uint64_t         key = amc_choice_key(comm, call), known;
     int              status, ctrl;
 
-    known = (key != 0) ? __atomic_load_n(&comm->choice[call->coll], __ATOMIC_RELAXED) : 0;
     if ((known != 0) && ((known & ~(uint64_t)0xff) == key)) {
-        if (known & AMC_CHOICE_CTRL) {
-            return amc_barrier_enter(comm, req, call);
-        }
         status = amc_coll_args_fill(comm, call, &args);
         return (status != AMC_SUCCESS) ? status
                                        : amc_coll_start_alg(comm, &args,
@@ -111,4 +112,18 @@ int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call, struct amc_requ
         return amc_barrier_enter(comm, req, &args);
     }
     return amc_coll_start_alg(comm, &args, alg, req);
+}
+
+/* The usual call (a loop of one collective on the barrier's rounds): the
+ * choice known, no frame of its own. */
+AMC_INLINE_ACROSS int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call,
+                                     struct amc_request *req)
+{
+    uint64_t key = amc_choice_key(comm, call), known;
+
+    known = (key != 0) ? __atomic_load_n(&comm->choice[call->coll], __ATOMIC_RELAXED) : 0;
+    if ((known & AMC_CHOICE_CTRL) && ((known & ~(uint64_t)0xff) == key)) {
+        return amc_barrier_enter(comm, req, call);
+    }
+    return amc_coll_start_chosen(comm, call, req, key, known);
 }

@@ -23,6 +23,7 @@
 #include "am_coll/context/request.h"
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/tuning_rules.h"
+#include "base/compiler.h"
 #include "base/status.h"
 #include "am_coll/context/comm_life.h"
 
@@ -500,21 +501,17 @@ static void amc_barrier_send_now(struct amc_comm *comm, amc_coll_slot_t *slot)
     }
 }
 
-int amc_barrier_enter(amc_comm_t comm, struct amc_request *req, const amc_coll_args_t *red)
+/* amc_barrier_enter on the machine: a slot for the instance (sent: what
+ * amc_pair_now sent of it). */
+static __attribute__((noinline)) int amc_barrier_enter_slot(amc_comm_t comm,
+                                                           struct amc_request *req,
+                                                           const amc_coll_args_t *red, int sent)
 {
     amc_coll_ctrl_t *ctrl = &comm->ctrl;
     amc_coll_slot_t *slot;
     uint8_t          coll = (red != NULL) ? red->coll : 0;
-    int              first, count, status, sent;
+    int              first, count, status;
 
-    if ((red != NULL) && amc_alg_rounds_rooted(red->coll) &&
-        amc_ctrl_coll_send_now(comm, req, red)) {
-        return AMC_SUCCESS;
-    }
-    sent = amc_pair_now(comm, req, red);
-    if (sent == AMC_PAIR_DONE) {
-        return AMC_SUCCESS;
-    }
     status = amc_comm_enter(comm, req, (red != NULL) ? amc_coll_name(coll) : "barrier", &slot);
     if (status != AMC_SUCCESS) {
         return status;
@@ -584,6 +581,24 @@ int amc_barrier_enter(amc_comm_t comm, struct amc_request *req, const amc_coll_a
     return AMC_SUCCESS;
 }
 
+/* The calls that end within it first (a rooted sender's at N=2, the
+ * pair's), without the machine's frame, inlined into its callers. */
+AMC_INLINE_ACROSS int amc_barrier_enter(amc_comm_t comm, struct amc_request *req,
+                                        const amc_coll_args_t *red)
+{
+    int sent;
+
+    if ((red != NULL) && amc_alg_rounds_rooted(red->coll) &&
+        amc_ctrl_coll_send_now(comm, req, red)) {
+        return AMC_SUCCESS;
+    }
+    sent = amc_pair_now(comm, req, red);
+    if (sent == AMC_PAIR_DONE) {
+        return AMC_SUCCESS;
+    }
+    return amc_barrier_enter_slot(comm, req, red, sent);
+}
+
 int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
 {
     return amc_barrier_enter(comm, req, NULL);
@@ -651,6 +666,10 @@ int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
     amc_coll_args_t args;
     int             engine, status;
 
+    /* the usual call, the path known: no frame for the engine's arguments */
+    if (__atomic_load_n(&comm->barrier_path, __ATOMIC_RELAXED) == 1) {
+        return amc_barrier_post(comm, req);
+    }
     status = amc_barrier_on_engine(comm, &engine);
     if (status != AMC_SUCCESS) {
         return status;

@@ -16,12 +16,24 @@
 /* For instance seq of comm, round round: the barrier's (coll 0) or a small
  * collective's, with what a rooted one at N=2 is (oneway, root) and the
  * instance's error if it has one; returns its length. */
-static inline size_t amc_round_hdr_pack(const struct amc_comm *comm, uint8_t coll,
+static inline __attribute__((always_inline)) size_t
+amc_round_hdr_pack(const struct amc_comm *comm, uint8_t coll,
                                          uint8_t oneway, int root, uint64_t seq, int status,
                                          int round, amc_wire_packed_t *out)
 {
     amc_wire_hdr_t hdr;
 
+    if ((oneway == AMC_CTRL_BOTH) && (status == AMC_SUCCESS) && (round == 0) &&
+        (((comm->cid | seq) >> 32) == 0)) {
+        /* the usual one (an exchange's or the barrier's round 0 at N=2):
+         * amc_wire_pack's five core words, no flag, without its tests */
+        out->w[0] = AMC_WIRE_MAGIC | (AMC_WIRE_VERSION << 8) | ((uint32_t)AMC_WIRE_BARRIER << 16);
+        out->w[1] = coll;
+        out->w[2] = (uint32_t)comm->rank;
+        out->w[3] = (uint32_t)seq;
+        out->w[4] = (uint32_t)comm->cid;
+        return AMC_WIRE_CORE_BYTES;
+    }
     hdr.kind   = AMC_WIRE_BARRIER;
     hdr.coll   = coll;
     hdr.alg    = 0;

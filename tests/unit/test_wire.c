@@ -4,11 +4,15 @@
  * or an unrooted collective, one word more per field it needs), any other
  * length or a foreign first word is refused, and collectives keep working
  * when the sequence number needs its high half (past 2^32 instances on one
- * communicator).
+ * communicator). A round's header (am_coll/barrier/round_hdr.h), whose usual
+ * one is written without amc_wire_pack, is the same bytes as amc_wire_pack
+ * makes of its fields, in every case.
  */
 #include "tests/unit/harness.h"
+#include "am_coll/barrier/round_hdr.h"
 #include "handlers/wire.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static amc_wire_hdr_t hdr_of(uint8_t kind, uint64_t cid, uint64_t seq, uint32_t round,
@@ -188,8 +192,77 @@ static void test_seq_high_half(void)
     amc_test_world_destroy(&w);
 }
 
+/* amc_round_hdr_pack against amc_wire_pack of the fields it stands for:
+ * the usual round 0 (its own path) and every case beside it. */
+static void check_round_hdr(struct amc_comm *comm, uint8_t coll, uint8_t oneway, int root,
+                            uint64_t seq, int status, int round)
+{
+    amc_wire_packed_t got, want;
+    amc_wire_hdr_t    h;
+    size_t            got_len, want_len;
+
+    memset(&got, 0xee, sizeof(got));
+    memset(&want, 0xee, sizeof(want));
+    memset(&h, 0, sizeof(h));
+    h.kind  = AMC_WIRE_BARRIER;
+    h.coll  = coll;
+    h.src   = (uint32_t)comm->rank;
+    h.cid   = comm->cid;
+    h.seq   = seq;
+    h.round = (uint32_t)round;
+    h.root  = -1;
+    if (oneway != AMC_CTRL_BOTH) {
+        h.root = root;
+        h.alg  = (oneway == AMC_CTRL_SENDS) ? AMC_CTRL_MSG_EAGER
+                 : (oneway == AMC_CTRL_ASKS) ? AMC_CTRL_MSG_ASK : AMC_CTRL_MSG_ANSWER;
+    }
+    if ((status != AMC_SUCCESS) && (coll != 0)) {
+        h.flags  = AMC_WIRE_FLAG_ABORT;
+        h.status = (uint8_t)status;
+    }
+    want_len = amc_wire_pack(&h, &want);
+    got_len  = amc_round_hdr_pack(comm, coll, oneway, root, seq, status, round, &got);
+    CHECK((got_len == want_len) && (memcmp(&got, &want, want_len) == 0),
+          "round header coll %u oneway %u root %d seq %llx cid %llx status %d round %d: "
+          "%zu bytes, amc_wire_pack %zu, or other bytes", coll, oneway, root,
+          (unsigned long long)seq, (unsigned long long)comm->cid, status, round, got_len,
+          want_len);
+}
+
+static void test_round_hdr(void)
+{
+    struct amc_comm *comm = calloc(1, sizeof(*comm));
+    const uint64_t   big  = 0x123456789abcull;
+    static const uint8_t onew[] = { AMC_CTRL_BOTH, AMC_CTRL_SENDS, AMC_CTRL_ASKS,
+                                    AMC_CTRL_HEARS };
+    unsigned         i;
+
+    CHECK(comm != NULL, "calloc");
+    if (comm == NULL) {
+        return;
+    }
+    comm->rank = 1;
+    comm->cid  = 0x42;
+    for (i = 0; i < sizeof(onew); i++) {
+        check_round_hdr(comm, 0, onew[i], 0, 5, AMC_SUCCESS, 0);       /* the barrier */
+        check_round_hdr(comm, AMC_COLL_ALLREDUCE, onew[i], 1, 0xffffffffull, AMC_SUCCESS, 0);
+        check_round_hdr(comm, AMC_COLL_ALLREDUCE, onew[i], 1, big, AMC_SUCCESS, 0);
+        check_round_hdr(comm, AMC_COLL_BCAST, onew[i], 0, 7, AMC_ERR_ARG, 0);
+        check_round_hdr(comm, 0, onew[i], 0, 7, AMC_ERR_ARG, 0);        /* no status on a barrier */
+        check_round_hdr(comm, AMC_COLL_ALLREDUCE, onew[i], 0, 7, AMC_SUCCESS, 3);
+        check_round_hdr(comm, AMC_COLL_ALLREDUCE, onew[i], 0, 7, AMC_SUCCESS, 0x10000);
+    }
+    comm->cid = big; /* a cid with a high half: the long form */
+    check_round_hdr(comm, AMC_COLL_ALLREDUCE, AMC_CTRL_BOTH, -1, 5, AMC_SUCCESS, 0);
+    comm->cid  = 0xffffffffull;
+    comm->rank = 0;
+    check_round_hdr(comm, AMC_COLL_ALLGATHER, AMC_CTRL_BOTH, -1, 0, AMC_SUCCESS, 0);
+    free(comm);
+}
+
 int main(void)
 {
+    test_round_hdr();
     test_round_trips();
     test_refused();
     test_seq_high_half();
