@@ -50,6 +50,15 @@ static inline int amc_op_aligned(const void *p, size_t align)
         const size_t block = AMC_OP_BLOCK_BYTES / sizeof(_T); \
         size_t       i     = 0, j; \
         \
+        if (count == 1) { /* the usual small call's: no alignment test, no loop */ \
+            _T x, y; \
+            \
+            memcpy(&x, in_v, sizeof(_T)); \
+            memcpy(&y, inout_v, sizeof(_T)); \
+            y = (_T)amc_op_elem_##_op(_W, x, y); \
+            memcpy(inout_v, &y, sizeof(_T)); \
+            return; \
+        } \
         if (amc_op_aligned(in_v, _Alignof(_T)) && amc_op_aligned(inout_v, _Alignof(_T))) { \
             const _T *in    = in_v; \
             _T       *inout = inout_v; \

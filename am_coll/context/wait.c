@@ -10,6 +10,7 @@
 #include "am_coll/context/peer_watch.h"
 #include "am_coll/context/progress_thread.h"
 #include "base/clock.h"
+#include "base/compiler.h"
 #include "base/status.h"
 
 /* Progress passes a non-blocking start makes before it hands its request to
@@ -132,14 +133,12 @@ int amc_request_poll(struct amc_request *req)
 
 static int amc_request_wait_loop(struct amc_request *req);
 
-int amc_request_wait_one(struct amc_request *req)
+/* amc_request_wait_one of a request not complete yet. */
+static __attribute__((noinline)) int amc_request_wait_long(struct amc_request *req)
 {
     amc_progress_thread_t *pt = req->comm->ctx->pt;
     int                    status;
 
-    if (amc_request_is_complete(req)) {
-        return amc_request_poll(req);
-    }
     if ((pt == NULL) || !amc_progress_thread_busy(pt)) {
         /* a parked thread stays parked while this thread waits: only a
          * non-blocking start unparks it (two locked instructions saved per
@@ -151,6 +150,13 @@ int amc_request_wait_one(struct amc_request *req)
     status = amc_request_wait_loop(req);
     amc_progress_thread_leave_wait(pt);
     return status;
+}
+
+/* A blocking call that ended within it (N=2, am_coll/barrier/pair_now.c)
+ * finds its request complete: the look, inlined into the call. */
+AMC_INLINE_ACROSS int amc_request_wait_one(struct amc_request *req)
+{
+    return amc_request_is_complete(req) ? req->status : amc_request_wait_long(req);
 }
 
 static int amc_request_wait_loop(struct amc_request *req)
