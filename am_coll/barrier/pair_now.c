@@ -66,148 +66,6 @@ typedef struct {
     int               token;   /* a rooted one's message on an eager token */
 } amc_pair_t;
 
-/* An exchange: what this rank sends (*out, *sbytes) and what the peer's
- * message makes; the block a rank gives itself goes to its place now (it
- * does not depend on the peer's), as amc_ctrl_coll_load does. */
-static void amc_pair_load_exchange(amc_pair_t *p, const struct amc_comm *comm,
-                                   const amc_coll_args_t *a, const uint8_t **out,
-                                   size_t *sbytes)
-{
-    const uint8_t *in   = (a->sendbuf != NULL) ? a->sendbuf : a->recvbuf; /* in place */
-    uint8_t       *recv = a->recvbuf;
-    size_t         b    = a->count * a->dt_size, dt = a->dt_size;
-    int            me   = p->rank, peer = me ^ 1;
-
-    *sbytes   = b;
-    p->rbytes = b;
-    p->count  = a->count;
-    switch (a->coll) {
-    case AMC_COLL_ALLREDUCE:
-        p->mine = in;
-        p->into = recv;
-        *out    = in;
-        return;
-    case AMC_COLL_REDUCE_SCATTER_BLOCK:
-        p->mine = in + (size_t)me * b;
-        p->into = recv;
-        *out    = in + (size_t)peer * b;
-        return;
-    case AMC_COLL_ALLGATHER:
-        if (a->sendbuf != NULL) {
-            memcpy(recv + (size_t)me * b, in, b);
-        }
-        p->into = recv + (size_t)peer * b;
-        *out    = recv + (size_t)me * b;
-        return;
-    case AMC_COLL_ALLTOALL:
-        if (a->sendbuf != NULL) {
-            memcpy(recv + (size_t)me * b, in + (size_t)me * b, b);
-        }
-        p->into = recv + (size_t)peer * b;
-        *out    = in + (size_t)peer * b; /* in place: sent before the peer's lands there */
-        return;
-    default:
-        break;
-    }
-    /* the v-forms: two lengths (amc_ctrl_coll_vector_ok: 1 .. 1024 bytes each) */
-    amc_ctrl_coll_vlens(comm, a, sbytes, &p->rbytes);
-    p->into = recv + ((a->coll != AMC_COLL_REDUCE_SCATTER) ? a->rdispls[peer] * dt : 0);
-    switch (a->coll) {
-    case AMC_COLL_ALLGATHERV:
-        if (a->in_place) {
-            *out = recv + a->rdispls[me] * dt;
-        } else {
-            memcpy(recv + a->rdispls[me] * dt, a->sendbuf, *sbytes);
-            *out = a->sendbuf;
-        }
-        return;
-    case AMC_COLL_ALLTOALLV:
-        if (a->in_place) {
-            *out = p->into; /* MPI: the blocks to send are the received ones */
-        } else {
-            if (a->scounts[me] > 0) {
-                memcpy(recv + a->rdispls[me] * dt, (const uint8_t *)a->sendbuf +
-                       a->sdispls[me] * dt, a->scounts[me] * dt);
-            }
-            *out = (const uint8_t *)a->sendbuf + a->sdispls[peer] * dt;
-        }
-        return;
-    default: { /* reduce_scatter: this rank's block of the input with the other's sum of it */
-        const uint8_t *vec = a->in_place ? recv : (const uint8_t *)a->sendbuf;
-        size_t         at0 = a->rcounts[0] * dt;
-
-        p->mine  = vec + (me ? at0 : 0);
-        p->count = a->rcounts[me];
-        *out     = vec + (peer ? at0 : 0);
-        return;
-    }
-    }
-}
-
-/* A rooted one's receiver (the rank that hears, amc_alg_rounds_sends): what
- * the sender's message makes, and its own block in its place now. */
-static void amc_pair_load_hears(amc_pair_t *p, const struct amc_comm *comm,
-                                const amc_coll_args_t *a)
-{
-    uint8_t *recv = a->recvbuf;
-    size_t   b    = a->count * a->dt_size, dt = a->dt_size, sbytes;
-    int      me   = p->rank, peer = me ^ 1;
-
-    p->rbytes = b;
-    p->count  = a->count;
-    p->into   = recv;
-    p->token  = 1;
-    switch (a->coll) {
-    case AMC_COLL_REDUCE:
-    case AMC_COLL_SCAN:
-        p->mine = (a->sendbuf != NULL) ? a->sendbuf : recv;
-        return;
-    case AMC_COLL_GATHER:
-        if (a->sendbuf != NULL) { /* else in place: its block is there */
-            memcpy(recv + (size_t)me * b, a->sendbuf, b);
-        }
-        p->into = recv + (size_t)peer * b;
-        return;
-    case AMC_COLL_GATHERV:
-        if (!a->in_place && (a->scount > 0)) {
-            memcpy(recv + a->rdispls[me] * dt, a->sendbuf, a->scount * dt);
-        }
-        amc_ctrl_coll_vlens(comm, a, &sbytes, &p->rbytes);
-        p->into = recv + a->rdispls[peer] * dt;
-        return;
-    case AMC_COLL_SCATTERV:
-        amc_ctrl_coll_vlens(comm, a, &sbytes, &p->rbytes);
-        return;
-    default: /* bcast, scatter, exscan: the sender's data is the result */
-        return;
-    }
-}
-
-/* Whether the packed header in the mailbox is the one expected: whole
- * words (a packed header is), inline where memcmp is a call. */
-static inline int amc_pair_same(const void *hdr, const amc_wire_packed_t *want, size_t len)
-{
-    const uint8_t *p = hdr;
-    uint32_t       diff = 0, w;
-    size_t         i;
-
-    if (len == AMC_WIRE_CORE_BYTES) { /* the exchanges' and the barrier's: three loads */
-        uint64_t a, b, wa, wb;
-
-        memcpy(&a, p, 8);
-        memcpy(&b, p + 8, 8);
-        memcpy(&w, p + 16, 4);
-        memcpy(&wa, &want->w[0], 8);
-        memcpy(&wb, &want->w[2], 8);
-        return ((a ^ wa) | (b ^ wb) | (w ^ want->w[4])) == 0;
-    }
-    for (i = 0; i < len / 4; i++) {
-        memcpy(&w, p + 4 * i, 4);
-        diff |= w ^ want->w[i];
-    }
-    return diff == 0;
-}
-
 /* A copy: up to 64 bytes by whole words, unrolled (the usual element
  * sizes), where memcpy of a length known only now is a call; longer ones
  * by memcpy. Not a loop: GCC turned the loop of words into `rep movsq`,
@@ -245,6 +103,156 @@ static inline void amc_pair_copy(void *dst, const void *src, size_t len)
     }
 }
 #undef AMC_PAIR_WORD
+
+/* An exchange: what this rank sends (*out, *sbytes) and what the peer's
+ * message makes; the block a rank gives itself goes to its place now (it
+ * does not depend on the peer's), as amc_ctrl_coll_load does. */
+static void amc_pair_load_exchange(amc_pair_t *p, const struct amc_comm *comm,
+                                   const amc_coll_args_t *a, const uint8_t **out,
+                                   size_t *sbytes)
+{
+    const uint8_t *in   = (a->sendbuf != NULL) ? a->sendbuf : a->recvbuf; /* in place */
+    uint8_t       *recv = a->recvbuf;
+    size_t         b    = a->count * a->dt_size, dt = a->dt_size;
+    int            me   = p->rank, peer = me ^ 1;
+
+    *sbytes   = b;
+    p->rbytes = b;
+    p->count  = a->count;
+    switch (a->coll) {
+    case AMC_COLL_ALLREDUCE:
+        p->mine = in;
+        p->into = recv;
+        *out    = in;
+        return;
+    case AMC_COLL_REDUCE_SCATTER_BLOCK:
+        p->mine = in + (size_t)me * b;
+        p->into = recv;
+        *out    = in + (size_t)peer * b;
+        return;
+    case AMC_COLL_ALLGATHER:
+        if (a->sendbuf != NULL) {
+            amc_pair_copy(recv + (size_t)me * b, in, b);
+        }
+        p->into = recv + (size_t)peer * b;
+        *out    = recv + (size_t)me * b;
+        return;
+    case AMC_COLL_ALLTOALL:
+        if (a->sendbuf != NULL) {
+            amc_pair_copy(recv + (size_t)me * b, in + (size_t)me * b, b);
+        }
+        p->into = recv + (size_t)peer * b;
+        *out    = in + (size_t)peer * b; /* in place: sent before the peer's lands there */
+        return;
+    default:
+        break;
+    }
+    /* the v-forms: two lengths (amc_ctrl_coll_vector_ok: 1 .. 1024 bytes each) */
+    amc_ctrl_coll_vlens(comm, a, sbytes, &p->rbytes);
+    p->into = recv + ((a->coll != AMC_COLL_REDUCE_SCATTER) ? a->rdispls[peer] * dt : 0);
+    switch (a->coll) {
+    case AMC_COLL_ALLGATHERV:
+        if (a->in_place) {
+            *out = recv + a->rdispls[me] * dt;
+        } else {
+            amc_pair_copy(recv + a->rdispls[me] * dt, a->sendbuf, *sbytes);
+            *out = a->sendbuf;
+        }
+        return;
+    case AMC_COLL_ALLTOALLV:
+        if (a->in_place) {
+            *out = p->into; /* MPI: the blocks to send are the received ones */
+        } else {
+            if (a->scounts[me] > 0) {
+                amc_pair_copy(recv + a->rdispls[me] * dt, (const uint8_t *)a->sendbuf +
+                       a->sdispls[me] * dt, a->scounts[me] * dt);
+            }
+            *out = (const uint8_t *)a->sendbuf + a->sdispls[peer] * dt;
+        }
+        return;
+    default: { /* reduce_scatter: this rank's block of the input with the other's sum of it */
+        const uint8_t *vec = a->in_place ? recv : (const uint8_t *)a->sendbuf;
+        size_t         at0 = a->rcounts[0] * dt;
+
+        p->mine  = vec + (me ? at0 : 0);
+        p->count = a->rcounts[me];
+        *out     = vec + (peer ? at0 : 0);
+        return;
+    }
+    }
+}
+
+/* A rooted one's receiver (the rank that hears, amc_alg_rounds_sends): what
+ * the sender's message makes, and its own block in its place now. */
+static void amc_pair_load_hears(amc_pair_t *p, const struct amc_comm *comm,
+                                const amc_coll_args_t *a)
+{
+    uint8_t *recv = a->recvbuf;
+    size_t   b    = a->count * a->dt_size, dt = a->dt_size, sbytes;
+    int      me   = p->rank, peer = me ^ 1;
+
+    p->rbytes = b;
+    p->count  = a->count;
+    p->into   = recv;
+    p->token  = 1;
+    switch (a->coll) {
+    case AMC_COLL_REDUCE:
+    case AMC_COLL_SCAN:
+        p->mine = (a->sendbuf != NULL) ? a->sendbuf : recv;
+        return;
+    case AMC_COLL_GATHER:
+        if (a->sendbuf != NULL) { /* else in place: its block is there */
+            amc_pair_copy(recv + (size_t)me * b, a->sendbuf, b);
+        }
+        p->into = recv + (size_t)peer * b;
+        return;
+    case AMC_COLL_GATHERV:
+        if (!a->in_place && (a->scount > 0)) {
+            amc_pair_copy(recv + a->rdispls[me] * dt, a->sendbuf, a->scount * dt);
+        }
+        amc_ctrl_coll_vlens(comm, a, &sbytes, &p->rbytes);
+        p->into = recv + a->rdispls[peer] * dt;
+        return;
+    case AMC_COLL_SCATTERV:
+        amc_ctrl_coll_vlens(comm, a, &sbytes, &p->rbytes);
+        return;
+    default: /* bcast, scatter, exscan: the sender's data is the result */
+        return;
+    }
+}
+
+/* Whether the packed header in the mailbox is the one expected: whole
+ * words (a packed header is), inline where memcmp is a call. */
+static inline int amc_pair_same(const void *hdr, const amc_wire_packed_t *want, size_t len)
+{
+    const uint8_t *p = hdr;
+    uint32_t       diff = 0, w;
+    size_t         i;
+
+    if ((len == AMC_WIRE_CORE_BYTES) || (len == AMC_WIRE_CORE_BYTES + 4)) {
+        /* the exchanges' and the barrier's, a rooted one's with its root:
+         * three or four loads */
+        uint64_t a, b, wa, wb;
+
+        memcpy(&a, p, 8);
+        memcpy(&b, p + 8, 8);
+        memcpy(&w, p + 16, 4);
+        memcpy(&wa, &want->w[0], 8);
+        memcpy(&wb, &want->w[2], 8);
+        diff = w ^ want->w[4];
+        if (len > AMC_WIRE_CORE_BYTES) {
+            memcpy(&w, p + 20, 4);
+            diff |= w ^ want->w[5];
+        }
+        return ((a ^ wa) | (b ^ wb) | diff) == 0;
+    }
+    for (i = 0; i < len / 4; i++) {
+        memcpy(&w, p + 4 * i, 4);
+        diff |= w ^ want->w[i];
+    }
+    return diff == 0;
+}
+
 
 /* A reduction's result in buffers for the operands (theirs, mine): the
  * lower rank's operand on the left. Operands are copied out first: the

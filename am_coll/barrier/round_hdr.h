@@ -23,15 +23,26 @@ amc_round_hdr_pack(const struct amc_comm *comm, uint8_t coll,
 {
     amc_wire_hdr_t hdr;
 
-    if ((oneway == AMC_CTRL_BOTH) && (status == AMC_SUCCESS) && (round == 0) &&
-        (((comm->cid | seq) >> 32) == 0)) {
-        /* the usual one (an exchange's or the barrier's round 0 at N=2):
-         * amc_wire_pack's five core words, no flag, without its tests */
-        out->w[0] = AMC_WIRE_MAGIC | (AMC_WIRE_VERSION << 8) | ((uint32_t)AMC_WIRE_BARRIER << 16);
-        out->w[1] = coll;
+    if ((status == AMC_SUCCESS) && (round == 0) && (((comm->cid | seq) >> 32) == 0)) {
+        /* the usual one (round 0 at N=2, no error, short numbers): what
+         * amc_wire_pack makes of it, its five core words and a rooted
+         * one's root, without its tests */
+        uint32_t alg   = (oneway == AMC_CTRL_BOTH)    ? 0
+                         : (oneway == AMC_CTRL_SENDS) ? AMC_CTRL_MSG_EAGER
+                         : (oneway == AMC_CTRL_ASKS)  ? AMC_CTRL_MSG_ASK
+                                                      : AMC_CTRL_MSG_ANSWER;
+        int      rooted = (oneway != AMC_CTRL_BOTH) && (root != -1);
+
+        out->w[0] = AMC_WIRE_MAGIC | (AMC_WIRE_VERSION << 8) | ((uint32_t)AMC_WIRE_BARRIER << 16) |
+                    (rooted ? (AMC_WIRE_X_ROOT << 24) : 0);
+        out->w[1] = coll | (alg << 8);
         out->w[2] = (uint32_t)comm->rank;
         out->w[3] = (uint32_t)seq;
         out->w[4] = (uint32_t)comm->cid;
+        if (rooted) {
+            out->w[5] = (uint32_t)root;
+            return AMC_WIRE_CORE_BYTES + 4;
+        }
         return AMC_WIRE_CORE_BYTES;
     }
     hdr.kind   = AMC_WIRE_BARRIER;

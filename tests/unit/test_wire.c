@@ -193,7 +193,8 @@ static void test_seq_high_half(void)
 }
 
 /* amc_round_hdr_pack against amc_wire_pack of the fields it stands for:
- * the usual round 0 (its own path) and every case beside it. */
+ * the usual round 0 (its own path), rooted or not, and every case beside
+ * it. */
 static void check_round_hdr(struct amc_comm *comm, uint8_t coll, uint8_t oneway, int root,
                             uint64_t seq, int status, int round)
 {
@@ -251,6 +252,8 @@ static void test_round_hdr(void)
         check_round_hdr(comm, 0, onew[i], 0, 7, AMC_ERR_ARG, 0);        /* no status on a barrier */
         check_round_hdr(comm, AMC_COLL_ALLREDUCE, onew[i], 0, 7, AMC_SUCCESS, 3);
         check_round_hdr(comm, AMC_COLL_ALLREDUCE, onew[i], 0, 7, AMC_SUCCESS, 0x10000);
+        check_round_hdr(comm, AMC_COLL_GATHERV, onew[i], -1, 9, AMC_SUCCESS, 0); /* no root */
+        check_round_hdr(comm, AMC_COLL_SCATTERV, onew[i], 0x7fffffff, 9, AMC_SUCCESS, 0);
     }
     comm->cid = big; /* a cid with a high half: the long form */
     check_round_hdr(comm, AMC_COLL_ALLREDUCE, AMC_CTRL_BOTH, -1, 5, AMC_SUCCESS, 0);
