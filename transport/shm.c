@@ -504,7 +504,11 @@ static int amc_shm_put(amc_shm_out_t *out, const void *hdr, size_t hdr_len, cons
         }
     }
     cell = out->ring->cells + at * AMC_SHM_CELL;
-    amc_shm_copy_words(cell + sizeof(uint64_t), hdr, hdr_len);
+    if (hdr_len <= 32) {
+        amc_shm_copy_short(cell + sizeof(uint64_t), hdr, hdr_len); /* at a cell's start */
+    } else {
+        amc_shm_copy_words(cell + sizeof(uint64_t), hdr, hdr_len);
+    }
     if (len > 0) {
         amc_shm_copy_words(cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), data, len);
     }
