@@ -400,13 +400,6 @@ static inline void amc_shm_copy_short(uint8_t *dst, const void *src, size_t n)
     }
 }
 
-/* Copies n bytes to dst, 8-byte aligned in a ring, in aligned 8-byte
- * stores, none across two lines. glibc's memcpy stores with 32- and 64-byte
- * vectors from wherever dst starts, so most of them straddle two cells, and
- * a store that straddles two lines the reader holds stalls the writer: perf
- * put 88% of memcpy's samples on one such store, and a two-cell allreduce
- * (40 B) took 0.58-0.67 us back to back against 0.43-0.51 with this copy;
- * bcast 1 KiB 1.30 against 1.13. */
 static inline void amc_shm_store_word(uint8_t *dst, const uint8_t *src)
 {
     uint64_t w;
@@ -417,8 +410,15 @@ static inline void amc_shm_store_word(uint8_t *dst, const uint8_t *src)
     __atomic_store_n((uint64_t *)(void *)dst, w, __ATOMIC_RELAXED);
 }
 
-/* Four words a round: a loop of one word a round spent ~7 instructions a
- * word (callgrind: 74 of a 64-byte gatherv's 191 in amc_shm_put). */
+/* Copies n bytes to dst, 8-byte aligned in a ring, in aligned 8-byte
+ * stores, none across two lines. glibc's memcpy stores with 32- and 64-byte
+ * vectors from wherever dst starts, so most of them straddle two cells, and
+ * a store that straddles two lines the reader holds stalls the writer: perf
+ * put 88% of memcpy's samples on one such store, and a two-cell allreduce
+ * (40 B) took 0.58-0.67 us back to back against 0.43-0.51 with this copy;
+ * bcast 1 KiB 1.30 against 1.13. Four words a round: a loop of one word a
+ * round spent ~7 instructions a word (callgrind: 74 of a 64-byte gatherv's
+ * 191 in amc_shm_put). */
 static inline void amc_shm_copy_words(uint8_t *dst, const void *src, size_t n)
 {
     const uint8_t *s = src;
@@ -433,7 +433,7 @@ static inline void amc_shm_copy_words(uint8_t *dst, const void *src, size_t n)
     for (; i + 8 <= n; i += 8) {
         amc_shm_store_word(dst + i, s + i);
     }
-    if (i < n) { /* a header of 20 or 28 bytes, data of odd length */
+    if (i < n) { /* a header of 36 or 44 bytes, data of odd length */
         amc_shm_copy_short(dst + i, s + i, n - i);
     }
 }
@@ -599,8 +599,9 @@ static __attribute__((noinline)) int amc_shm_send_any(amc_shm_t *shm, amc_shm_ou
  * threads cannot meet, to a ring known to have room and no sends waiting,
  * is amc_shm_put and amc_shm_notify without a call, a lock or a register
  * to save; every other goes the whole way. */
-static inline __attribute__((always_inline)) int amc_shm_send_cell(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr,
-                                    size_t hdr_len, const void *data, size_t len)
+static inline __attribute__((always_inline)) int
+amc_shm_send_cell(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
+                  const void *data, size_t len)
 {
     uint64_t head;
     size_t   off, next;

@@ -164,8 +164,9 @@ static void amc_pair_load_exchange(amc_pair_t *p, const struct amc_comm *comm,
             *out = p->into; /* MPI: the blocks to send are the received ones */
         } else {
             if (a->scounts[me] > 0) {
-                amc_pair_copy(recv + a->rdispls[me] * dt, (const uint8_t *)a->sendbuf +
-                       a->sdispls[me] * dt, a->scounts[me] * dt);
+                amc_pair_copy(recv + a->rdispls[me] * dt,
+                              (const uint8_t *)a->sendbuf + a->sdispls[me] * dt,
+                              a->scounts[me] * dt);
             }
             *out = (const uint8_t *)a->sendbuf + a->sdispls[peer] * dt;
         }
@@ -252,7 +253,6 @@ static inline int amc_pair_same(const void *hdr, const amc_wire_packed_t *want, 
     }
     return diff == 0;
 }
-
 
 /* A reduction's result in buffers for the operands (theirs, mine): the
  * lower rank's operand on the left. Operands are copied out first: the

@@ -17,9 +17,8 @@
  * collective's, with what a rooted one at N=2 is (oneway, root) and the
  * instance's error if it has one; returns its length. */
 static inline __attribute__((always_inline)) size_t
-amc_round_hdr_pack(const struct amc_comm *comm, uint8_t coll,
-                                         uint8_t oneway, int root, uint64_t seq, int status,
-                                         int round, amc_wire_packed_t *out)
+amc_round_hdr_pack(const struct amc_comm *comm, uint8_t coll, uint8_t oneway, int root,
+                   uint64_t seq, int status, int round, amc_wire_packed_t *out)
 {
     amc_wire_hdr_t hdr;
 
@@ -27,10 +26,10 @@ amc_round_hdr_pack(const struct amc_comm *comm, uint8_t coll,
         /* the usual one (round 0 at N=2, no error, short numbers): what
          * amc_wire_pack makes of it, its five core words and a rooted
          * one's root, without its tests */
-        uint32_t alg   = (oneway == AMC_CTRL_BOTH)    ? 0
-                         : (oneway == AMC_CTRL_SENDS) ? AMC_CTRL_MSG_EAGER
-                         : (oneway == AMC_CTRL_ASKS)  ? AMC_CTRL_MSG_ASK
-                                                      : AMC_CTRL_MSG_ANSWER;
+        uint32_t alg    = (oneway == AMC_CTRL_BOTH)    ? 0
+                          : (oneway == AMC_CTRL_SENDS) ? AMC_CTRL_MSG_EAGER
+                          : (oneway == AMC_CTRL_ASKS)  ? AMC_CTRL_MSG_ASK
+                                                       : AMC_CTRL_MSG_ANSWER;
         int      rooted = (oneway != AMC_CTRL_BOTH) && (root != -1);
 
         out->w[0] = AMC_WIRE_MAGIC | (AMC_WIRE_VERSION << 8) | ((uint32_t)AMC_WIRE_BARRIER << 16) |
