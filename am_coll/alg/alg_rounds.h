@@ -38,6 +38,13 @@ static inline int amc_alg_rounds_at_2(unsigned coll)
     return amc_alg_rounds_rooted(coll) || amc_alg_rounds_vector(coll);
 }
 
+/* A rooted one's root at N=2 from its call's (root -1: the scans', whose
+ * messages go from rank 0). */
+static inline int amc_alg_rounds_root(int root)
+{
+    return (root >= 0) ? root : 0;
+}
+
 /* Whether rank (of 2) sends a rooted one's message. */
 static inline int amc_alg_rounds_sends(unsigned coll, int rank, int root)
 {

@@ -591,7 +591,7 @@ AMC_INLINE_ACROSS int amc_barrier_enter(amc_comm_t comm, struct amc_request *req
     /* a rooted one's sender at N=2 (its receiver skips the call: ~35
      * instructions of its gatherv's) */
     if ((red != NULL) && amc_alg_rounds_rooted(red->coll) && (comm->size == 2) &&
-        amc_alg_rounds_sends(red->coll, comm->rank, (red->root >= 0) ? red->root : 0) &&
+        amc_alg_rounds_sends(red->coll, comm->rank, amc_alg_rounds_root(red->root)) &&
         amc_ctrl_coll_send_now(comm, req, red)) {
         return AMC_SUCCESS;
     }

@@ -250,7 +250,7 @@ static inline void amc_ctrl_coll_own(uint8_t *to, const uint8_t *from, size_t by
 const uint8_t *amc_ctrl_coll_rooted_out(const amc_coll_args_t *args, size_t *bytes)
 {
     size_t         dt   = args->dt_size;
-    int            root = (args->root >= 0) ? args->root : 0;
+    int            root = amc_alg_rounds_root(args->root);
     uint8_t       *recv = args->recvbuf;
     const uint8_t *send = args->sendbuf;
 
@@ -367,7 +367,7 @@ static void amc_ctrl_coll_load_rooted(struct amc_comm *comm, amc_coll_slot_t *sl
 {
     amc_barrier_slot_t *b    = &slot->barrier;
     amc_coll_small_t   *sm   = amc_coll_slot_small(&comm->ctrl, slot);
-    int                 root = (args->root >= 0) ? args->root : 0;
+    int                 root = amc_alg_rounds_root(args->root);
     const uint8_t      *out;
     size_t              bytes;
 

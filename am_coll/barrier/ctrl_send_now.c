@@ -30,7 +30,7 @@ int amc_ctrl_coll_send_now(struct amc_comm *comm, struct amc_request *req,
 {
     amc_context_t   *ctx  = comm->ctx;
     amc_coll_ctrl_t *ctrl = &comm->ctrl;
-    int              root = (args->root >= 0) ? args->root : 0; /* scan's: rank 0 */
+    int              root = amc_alg_rounds_root(args->root);
     const uint8_t   *data;
     size_t           bytes;
     int              dest;

@@ -398,7 +398,7 @@ int amc_pair_now(struct amc_comm *comm, struct amc_request *req, const amc_coll_
     p.kernel = NULL;
     if (args != NULL) {
         if (amc_alg_rounds_rooted(coll)) {
-            root = (args->root >= 0) ? args->root : 0; /* the scans': rank 0 */
+            root = amc_alg_rounds_root(args->root);
             if (amc_alg_rounds_sends(coll, comm->rank, root)) {
                 return AMC_PAIR_NOT; /* amc_ctrl_coll_send_now's, or it asks for an answer */
             }
