@@ -164,21 +164,21 @@ static inline uint32_t amc_live_xchg_u32(uint32_t *p, uint32_t v, const int *liv
     return old;
 }
 
-/* Takes one unit of *p if there is one: 1, else 0. */
-static inline int amc_live_take_u32(uint32_t *p, const int *live)
+/* Takes n units of *p if there are: 1, else 0 (nothing taken). */
+static inline int amc_live_take_n_u32(uint32_t *p, uint32_t n, const int *live)
 {
     uint32_t have;
 
     if (!AMC_LIVE(live)) {
-        if (*p == 0) {
+        if (*p < n) {
             return 0;
         }
-        (*p)--;
+        *p -= n;
         return 1;
     }
     have = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (have > 0) {
-        if (__atomic_compare_exchange_n(p, &have, have - 1, 0, __ATOMIC_ACQ_REL,
+    while (have >= n) {
+        if (__atomic_compare_exchange_n(p, &have, have - n, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_RELAXED)) {
             return 1;
         }

@@ -266,8 +266,16 @@ static const amc_config_entry_t amc_config_table[] = {
       "Bytes from which a collective's message stays at the sender until the "
       "receiver's schedule reaches it and pulls it straight into place (UCX AM "
       "rendezvous); smaller ones travel eagerly and wait in early-arrival "
-      "buffers if they come early.",
+      "buffers if they come early. An eager message takes a token (AMC_EAGER_TOKENS) "
+      "per AMC_RNDV_THRESH bytes begun, so every rank should use the same (ranks "
+      "that disagree drift to rendezvous or past the bound, never to a wrong answer).",
       AMC_CONFIG_UNSIGNED(rndv_thresh) },
+    { "AMC_RNDV_THRESH_NODE", "0",
+      "AMC_RNDV_THRESH for a message to a rank of this rank's node (AMC_NODE_SIZE's "
+      "or the launcher's); 0: AMC_RNDV_THRESH. Higher lets UCX's shared-memory eager "
+      "copies carry more: at 16 and 32 KiB they beat its rendezvous in most runs "
+      "here and lose 2-3x in the others (doc/performance.md).",
+      AMC_CONFIG_UNSIGNED(rndv_thresh_node) },
     { "AMC_DEFER_BYTES", "4096",
       "Bytes from which a copy or reduction runs outside the communicator's "
       "control lock, after the sends that became ready with it are posted, so "
@@ -278,8 +286,8 @@ static const amc_config_entry_t amc_config_table[] = {
     { "AMC_EAGER_TOKENS", "64",
       "Eager data messages a rank may have outstanding to one peer before the peer "
       "gives their memory back; without a token data goes by rendezvous, so a late "
-      "rank holds at most this many early messages from each peer. 0: every data "
-      "message by rendezvous.",
+      "rank holds at most this many times AMC_RNDV_THRESH bytes of early messages "
+      "from each peer. 0: every data message by rendezvous.",
       AMC_CONFIG_UNSIGNED(eager_tokens) },
     { "AMC_PROGRESS_THREAD", "0",
       "1: one thread per process sleeps on the UCX wakeup fd and runs the handlers "

@@ -104,7 +104,7 @@ int amc_context_create(const amc_config_t *cfg, amc_transport_t *tp, int threade
         goto err_free_ctx; /* logged with file:line */
     }
     status = amc_flow_init(&ctx->flow, tp, tp->size, ctx->cfg.eager_tokens,
-                           ctx->lock_live_p);
+                           ctx->cfg.rndv_thresh, ctx->lock_live_p);
     if (status != AMC_SUCCESS) {
         goto err_tuning;
     }

@@ -86,7 +86,8 @@ typedef struct amc_coll_inst {
     /* A bcast this rank forwards before it called bcast itself: the data
      * lives in fwd_buf until the call adopts the instance. */
     int                  forwarding;
-    int                  fwd_token_peer; /* the sender whose token fwd_buf holds, or -1 */
+    int                  fwd_token_peer; /* the sender whose tokens fwd_buf holds, or -1 */
+    uint32_t             fwd_tokens;     /* how many (amc_flow_cost of its length) */
     unsigned char       *fwd_buf;
     int                  fwd_done;    /* forwarded everything; waits for the call */
     int                  adopted;     /* this rank's call came (its request may be freed

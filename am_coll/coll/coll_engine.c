@@ -614,7 +614,7 @@ static void amc_coll_finish(amc_coll_inst_t *inst)
     }
     if (inst->fwd_token_peer >= 0) {
         /* the forwarded data held its sender's token until now */
-        amc_flow_release(&comm->ctx->flow, inst->fwd_token_peer);
+        amc_flow_release_n(&comm->ctx->flow, inst->fwd_token_peer, inst->fwd_tokens);
         inst->fwd_token_peer = -1;
     }
     if (inst->aborted && (slot->seq >= comm->ctrl.seq_next) && amc_coll_keep_failure(inst)) {
@@ -771,20 +771,46 @@ int amc_coll_advance(amc_coll_inst_t *inst)
     return 1;
 }
 
+/* Whether bytes to dest go by rendezvous: from AMC_RNDV_THRESH, or from
+ * AMC_RNDV_THRESH_NODE (where set) to a rank of this node, a node as the
+ * node-aware algorithms see it (AMC_NODE_SIZE's, where set: what the
+ * simulator models). Not set by default: UCX's eager copies there beat its
+ * rendezvous at 16 and 32 KiB in most runs here and lose 2-3x in the others
+ * (doc/performance.md). */
+static int amc_coll_rndv(const amc_context_t *ctx, int dest, size_t bytes)
+{
+    size_t thresh = ctx->cfg.rndv_thresh, node = ctx->cfg.rndv_thresh_node;
+
+    if ((node == 0) || (node == thresh)) {
+        return bytes >= thresh;
+    }
+    if (bytes < ((node < thresh) ? node : thresh)) {
+        return 0;
+    }
+    if (bytes >= ((node > thresh) ? node : thresh)) {
+        return 1;
+    }
+    /* between the two: which applies */
+    return bytes >= ((amc_context_node_of(ctx, dest) == amc_context_node_of(ctx, ctx->tp->rank))
+                         ? node : thresh);
+}
+
 /* Posts one send; AMC_INPROGRESS, or done (AMC_SUCCESS or an error). */
 static int amc_coll_post(amc_coll_inst_t *inst, uint32_t index)
 {
     amc_comm_t             comm = inst->comm;
-    amc_transport_t       *tp   = comm->ctx->tp;
+    amc_context_t         *ctx  = comm->ctx;
+    amc_transport_t       *tp   = ctx->tp;
     const amc_sched_act_t *act  = &inst->sched->acts[index];
     amc_coll_xfer_t       *send = &inst->xfers[index];
     int                    dest = amc_comm_peer(comm, act->peer);
     unsigned               mode = AMC_SEND_EAGER;
     size_t                 len;
 
-    /* data below the threshold goes eagerly while a token allows */
-    if ((act->bytes > 0) && ((act->bytes >= comm->ctx->cfg.rndv_thresh) ||
-                             !amc_flow_take(&comm->ctx->flow, dest))) {
+    /* data below the threshold goes eagerly while its tokens allow */
+    if ((act->bytes > 0) &&
+        (amc_coll_rndv(ctx, dest, act->bytes) ||
+         !amc_flow_take_n(&ctx->flow, dest, amc_flow_cost(&ctx->flow, act->bytes)))) {
         mode = AMC_SEND_RNDV;
     }
     len = amc_wire_add_credits(&send->wire, send->wire_len,
@@ -1062,6 +1088,7 @@ void amc_coll_on_arrival(amc_comm_t comm, const amc_wire_hdr_t *hdr, const void 
             }
             if (len > 0) {
                 inst->fwd_token_peer = amc_comm_peer(comm, hdr->src);
+                inst->fwd_tokens     = amc_flow_cost(&comm->ctx->flow, len);
                 held                 = 1; /* its buffer holds the data until the call */
             }
         } else {
@@ -1128,7 +1155,7 @@ out:
     if (!held && eager && (len > 0)) {
         /* copied into place or dropped: the sender's token goes back (a
          * rendezvous message took none, also when it was pulled in place) */
-        amc_flow_release(&comm->ctx->flow, amc_comm_peer(comm, hdr->src));
+        amc_flow_release_len(&comm->ctx->flow, amc_comm_peer(comm, hdr->src), len);
     }
     amc_spin_unlock(&ctrl->lock);
     if (why != NULL) {

@@ -12,7 +12,7 @@ void amc_comm_drop_early(void *arg, amc_early_msg_t *msg)
         msg->desc = NULL;
     }
     if (msg->eager && (msg->len > 0) && (msg->hdr.src < (uint32_t)comm->size)) {
-        amc_flow_release(&comm->ctx->flow, amc_comm_peer(comm, msg->hdr.src));
+        amc_flow_release_len(&comm->ctx->flow, amc_comm_peer(comm, msg->hdr.src), msg->len);
     }
     msg->eager = 0;
 }

@@ -38,6 +38,7 @@ typedef struct amc_config {
     unsigned          linear_max_bytes;     /* ... for messages up to this size */
     unsigned          node_size;            /* k: every k world ranks form a node; 0: launcher's */
     unsigned          rndv_thresh;          /* messages from this size are pulled by the receiver */
+    unsigned          rndv_thresh_node;     /* ... to a rank of this node (launcher's map) */
     unsigned          defer_bytes;          /* copies from this size wait for ready sends to be posted */
     unsigned          eager_tokens;         /* eager data messages in flight per peer */
     unsigned          progress_thread;      /* 1: a thread per context runs the handlers */

@@ -82,11 +82,12 @@ static void amc_flow_credit_send(amc_flow_credit_t *credit)
 }
 
 int amc_flow_init(amc_flow_t *flow, amc_transport_t *tp, int npeers, unsigned window,
-                  const int *live)
+                  size_t unit, const int *live)
 {
     flow->live     = live;
     flow->tp       = tp;
     flow->window   = window;
+    flow->unit     = unit;
     flow->any_due  = 0;
     flow->list     = NULL;
     flow->nrecords = 0;

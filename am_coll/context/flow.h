@@ -3,10 +3,12 @@
  * AMC_EAGER_TOKENS eager data messages to one peer whose memory that peer
  * has not given back; without a token, data goes by rendezvous (only the
  * header travels, the data waits at the source until the receiver pulls it).
- * So a sender that runs ahead, a bcast root say, makes a late receiver hold
- * at most tokens x AMC_RNDV_THRESH bytes. Receivers give tokens back on the
- * headers of their own data messages to that peer, or, once half a window is
- * owed, with a header-only credit message.
+ * An eager message takes a token per AMC_RNDV_THRESH bytes begun (one below
+ * it; more where AMC_RNDV_THRESH_NODE lets one past it go to a rank of the
+ * node), so a sender that runs ahead, a bcast root say, makes a late
+ * receiver hold at most tokens x AMC_RNDV_THRESH bytes. Receivers give
+ * tokens back on the headers of their own data messages to that peer, or,
+ * once half a window is owed, with a header-only credit message.
  */
 #ifndef AMC_FLOW_H
 #define AMC_FLOW_H
@@ -42,6 +44,7 @@ typedef struct amc_flow {
     const int          *live;      /* the context's "threads may meet" flag */
     amc_transport_t    *tp;        /* credits go through it */
     unsigned            window;    /* AMC_EAGER_TOKENS */
+    size_t              unit;      /* AMC_RNDV_THRESH: the bytes of a token (0: 1) */
     int                 any_due;   /* some record's credit.due is set */
     amc_sparse_t        peers;     /* rank -> amc_flow_peer_t */
     amc_flow_peer_t    *list;      /* every record (pushed atomically) */
@@ -49,7 +52,20 @@ typedef struct amc_flow {
 } amc_flow_t;
 
 int      amc_flow_init(amc_flow_t *flow, amc_transport_t *tp, int npeers, unsigned window,
-                       const int *live);
+                       size_t unit, const int *live);
+
+/* The tokens an eager message of bytes takes, and gives back: the sender
+ * and the receiver count them alike from its length. */
+static inline uint32_t amc_flow_cost(const amc_flow_t *flow, size_t bytes)
+{
+    size_t n;
+
+    if ((bytes <= flow->unit) || (flow->unit == 0)) {
+        return 1;
+    }
+    n = (bytes + flow->unit - 1) / flow->unit;
+    return (n > UINT32_MAX) ? UINT32_MAX : (uint32_t)n;
+}
 void     amc_flow_cleanup(amc_flow_t *flow);
 
 /* The record of peer, made at first contact. NULL only when out of memory:
@@ -66,12 +82,19 @@ static inline amc_flow_peer_t *amc_flow_peer_of(amc_flow_t *flow, int peer)
     return (rec != NULL) ? rec : amc_flow_peer_make(flow, peer);
 }
 
-/* Sender: 1 if an eager data message to peer may go now (a token is used). */
-static inline int amc_flow_take(amc_flow_t *flow, int peer)
+/* Sender: 1 if an eager data message to peer that costs n tokens may go
+ * now (they are used). */
+static inline int amc_flow_take_n(amc_flow_t *flow, int peer, uint32_t n)
 {
     amc_flow_peer_t *rec = amc_flow_peer_of(flow, peer);
 
-    return (rec != NULL) && amc_live_take_u32(&rec->tokens, flow->live);
+    return (rec != NULL) && amc_live_take_n_u32(&rec->tokens, n, flow->live);
+}
+
+/* The same for a message below a token's bytes. */
+static inline int amc_flow_take(amc_flow_t *flow, int peer)
+{
+    return amc_flow_take_n(flow, peer, 1);
 }
 
 /* Sender: the tokens to give back to peer on a header going there now. */
@@ -101,19 +124,32 @@ static inline void amc_flow_give(amc_flow_t *flow, int peer, uint32_t credits)
 
 void amc_flow_release_due(amc_flow_t *flow, amc_flow_peer_t *rec);
 
-/* Receiver: the memory of one eager data message from peer is released. A
- * credit message that falls due is sent by the next amc_flow_flush: this may
- * run under a lock, and the transport is not called under one (defer.h). */
-static inline void amc_flow_release(amc_flow_t *flow, int peer)
+/* Receiver: the memory of one eager data message from peer, that cost n
+ * tokens, is released. A credit message that falls due is sent by the next
+ * amc_flow_flush: this may run under a lock, and the transport is not
+ * called under one (defer.h). */
+static inline void amc_flow_release_n(amc_flow_t *flow, int peer, uint32_t n)
 {
     amc_flow_peer_t *rec = amc_flow_peer_of(flow, peer);
 
     if (rec == NULL) {
-        return; /* the peer keeps a token less: it only sends by rendezvous sooner */
+        return; /* the peer keeps tokens less: it only sends by rendezvous sooner */
     }
-    if (amc_live_add_u32(&rec->owed, 1, flow->live) * 2 >= flow->window) {
+    if ((uint64_t)amc_live_add_u32(&rec->owed, n, flow->live) * 2 >= flow->window) {
         amc_flow_release_due(flow, rec);
     }
+}
+
+/* The same for a message of len bytes. */
+static inline void amc_flow_release_len(amc_flow_t *flow, int peer, size_t len)
+{
+    amc_flow_release_n(flow, peer, amc_flow_cost(flow, len));
+}
+
+/* The same for a message below a token's bytes. */
+static inline void amc_flow_release(amc_flow_t *flow, int peer)
+{
+    amc_flow_release_n(flow, peer, 1);
 }
 
 /* For tests and statistics: the tokens this rank has for peer and those it

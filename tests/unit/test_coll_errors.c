@@ -304,6 +304,45 @@ static void test_bcast_stalled_inner_rank(uint64_t seed)
     amc_test_world_destroy(&w);
 }
 
+/* The root's K ibcasts (reqs[0 .. K-1]) and the late rank's (reqs[K ..
+ * 2K-1]), posted: tests them and delivers in random order until all are
+ * done, then checks the late rank's data (buf1 against buf0), that no
+ * descriptor is left, and that all T tokens came back (credit messages
+ * still on their way arrive now). Destroys the world. */
+static void late_bcasts_finish(amc_test_world_t *w, amc_test_rng_t *rng, uint64_t seed, int K,
+                               amc_request_t *reqs, int *done, int left, const void *buf0,
+                               const void *buf1, size_t bytes, unsigned T)
+{
+    int    guard, i, flag;
+    size_t count;
+
+    for (guard = 0; (left > 0) && (guard < 100000); guard++) {
+        for (i = 0; i < 2 * K; i++) {
+            if (!done[i]) {
+                CHECK(amc_test(&reqs[i], &flag) == AMC_SUCCESS, "test");
+                if (flag) {
+                    done[i] = 1;
+                    left--;
+                }
+            }
+        }
+        count = amc_fake_deliverable(w->fabric);
+        if (count > 0) {
+            amc_fake_deliver(w->fabric, amc_test_rng_below(rng, count));
+        }
+    }
+    CHECK(left == 0, "seed %llu: %d bcasts never completed", (unsigned long long)seed, left);
+    CHECK(memcmp(buf0, buf1, bytes) == 0, "late rank's data");
+    CHECK(amc_fake_rndv_pending(w->fabric) == 0, "descriptors left unreleased");
+    while (amc_fake_deliverable(w->fabric) > 0) {
+        amc_fake_deliver(w->fabric, 0);
+    }
+    CHECK(amc_flow_tokens(&w->ctx[0]->flow, 1) + amc_flow_owed(&w->ctx[1]->flow, 0) == T,
+          "tokens conserved: %u at the root + %u owed", amc_flow_tokens(&w->ctx[0]->flow, 1),
+          amc_flow_owed(&w->ctx[1]->flow, 0));
+    amc_test_world_destroy(w);
+}
+
 /* Tokens: a bcast root runs K calls ahead of a late rank. With T tokens the
  * late rank receives at most T eager messages before it calls (the memory it
  * must hold); the rest wait at the root, and everything completes once it
@@ -319,7 +358,7 @@ static void test_tokens_bound_early_memory(uint64_t seed, int ctrl)
     amc_config_t     cfg, defaults;
     amc_test_rng_t   rng;
     amc_request_t    reqs[2][K];
-    int              buf[2][K][EMAX], rank, k, i, flag, left = 2 * K, guard, done[2][K];
+    int              buf[2][K][EMAX], k, i, flag, left = 2 * K, done[2][K];
     int              e = ctrl ? 2 : EMAX, early_done = 0;
     size_t           count;
 
@@ -363,34 +402,64 @@ static void test_tokens_bound_early_memory(uint64_t seed, int ctrl)
         CHECK(amc_ibcast(buf[1][k], (size_t)e, AMC_INT, 0, amc_test_world_comm(&w, 1),
                          &reqs[1][k]) == AMC_SUCCESS, "late ibcast %d", k);
     }
-    for (guard = 0; (left > 0) && (guard < 100000); guard++) {
-        for (rank = 0; rank < 2; rank++) {
-            for (k = 0; k < K; k++) {
-                if (!done[rank][k]) {
-                    CHECK(amc_test(&reqs[rank][k], &flag) == AMC_SUCCESS, "test");
-                    if (flag) {
-                        done[rank][k] = 1;
-                        left--;
-                    }
-                }
-            }
+    late_bcasts_finish(&w, &rng, seed, K, &reqs[0][0], &done[0][0], left, buf[0], buf[1],
+                       sizeof(buf[0]), T);
+}
+
+/* Tokens by bytes: an eager message takes one per AMC_RNDV_THRESH bytes
+ * begun, so the late rank's early memory keeps its bound of T x
+ * AMC_RNDV_THRESH bytes when messages past AMC_RNDV_THRESH (16 KiB) go
+ * eagerly to a rank of the node (AMC_RNDV_THRESH_NODE 40 KiB). A bcast
+ * root runs K calls of 36,000 bytes (3 tokens each) ahead of a late rank
+ * with T = 8: two go eagerly, the rest wait at the root. The same on two
+ * nodes (AMC_NODE_SIZE=1), or with AMC_RNDV_THRESH_NODE at its default:
+ * every one by rendezvous. AMC_RNDV_THRESH 64 KiB with 16 KiB for the node:
+ * none eagerly on one node, one a token (all K) on two. Either way all
+ * complete, with the data, and every token comes back. */
+static void test_tokens_by_bytes(uint64_t seed, unsigned thresh, unsigned node, int apart,
+                                 unsigned long want)
+{
+    enum { K = 6, T = 8, E = 9000 };
+    static int       buf[2][K][E];
+    amc_test_world_t w;
+    amc_config_t     cfg;
+    amc_test_rng_t   rng;
+    amc_request_t    reqs[2][K];
+    int              k, i, left = 2 * K, done[2][K];
+    unsigned long    eager;
+    size_t           count;
+
+    CHECK(amc_test_config_from_env(&cfg) == AMC_SUCCESS, "config");
+    cfg.log_level        = -1;
+    cfg.eager_tokens     = T;
+    cfg.rndv_thresh      = thresh;
+    cfg.rndv_thresh_node = node;
+    cfg.node_size        = apart ? 1 : 0;
+    CHECK(amc_test_world_create(&w, 2, AMC_FAKE_COMPLETE_ON_DELIVERY, &cfg) == AMC_SUCCESS, "w");
+    amc_test_rng_seed(&rng, seed);
+    memset(done, 0, sizeof(done));
+    for (k = 0; k < K; k++) {
+        for (i = 0; i < E; i++) {
+            buf[0][k][i] = k * 100000 + i;
+            buf[1][k][i] = -1;
         }
-        count = amc_fake_deliverable(w.fabric);
-        if (count > 0) {
-            amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, count));
-        }
+        CHECK(amc_ibcast(buf[0][k], E, AMC_INT, 0, amc_test_world_comm(&w, 0), &reqs[0][k]) ==
+              AMC_SUCCESS, "root ibcast %d", k);
     }
-    CHECK(left == 0, "seed %llu: %d bcasts never completed", (unsigned long long)seed, left);
-    CHECK(memcmp(buf[0], buf[1], sizeof(buf[0])) == 0, "late rank's data");
-    CHECK(amc_fake_rndv_pending(w.fabric) == 0, "descriptors left unreleased");
-    /* every token comes back (credit messages still on their way arrive now) */
-    while (amc_fake_deliverable(w.fabric) > 0) {
-        amc_fake_deliver(w.fabric, 0);
+    while ((count = amc_fake_deliverable(w.fabric)) > 0) {
+        amc_fake_deliver(w.fabric, amc_test_rng_below(&rng, count));
     }
-    CHECK(amc_flow_tokens(&w.ctx[0]->flow, 1) + amc_flow_owed(&w.ctx[1]->flow, 0) == T,
-          "tokens conserved: %u at the root + %u owed", amc_flow_tokens(&w.ctx[0]->flow, 1),
-          amc_flow_owed(&w.ctx[1]->flow, 0));
-    amc_test_world_destroy(&w);
+    eager = amc_fake_eager_data(w.fabric, 1);
+    CHECK(eager == want,
+          "seed %llu thresh %u node %u apart %d: the late rank received %lu eager messages of "
+          "36 KB with %d tokens, not %lu", (unsigned long long)seed, thresh, node, apart, eager,
+          T, want);
+    for (k = 0; k < K; k++) {
+        CHECK(amc_ibcast(buf[1][k], E, AMC_INT, 0, amc_test_world_comm(&w, 1), &reqs[1][k]) ==
+              AMC_SUCCESS, "late ibcast %d", k);
+    }
+    late_bcasts_finish(&w, &rng, seed, K, &reqs[0][0], &done[0][0], left, buf[0], buf[1],
+                       sizeof(buf[0]), T);
 }
 
 static void test_bad_arguments(void)
@@ -451,6 +520,13 @@ int main(void)
         test_bcast_stalled_inner_rank(seed);
         test_tokens_bound_early_memory(seed, 0);
         test_tokens_bound_early_memory(seed, 1);
+        if (seed <= 10) {
+            test_tokens_by_bytes(seed, 16384, 40960, 0, 2);
+            test_tokens_by_bytes(seed, 16384, 40960, 1, 0);
+            test_tokens_by_bytes(seed, 16384, 0, 0, 0);
+            test_tokens_by_bytes(seed, 65536, 16384, 0, 0);
+            test_tokens_by_bytes(seed, 65536, 16384, 1, 6);
+        }
     }
     test_bad_arguments();
     return amc_test_summary("test_coll_errors");
