@@ -96,7 +96,9 @@ int         amc_set_idle_hook(void (*fn)(void *arg), void *arg);
  * exchanges on 2 ranks that ran within their call, reading the peer's
  * message straight from its mailbox) and "pair_sent" (those that sent so
  * but finished the usual way: something else came first, or the peer was
- * late). AMC_ERR_ARG for an unknown name or a NULL
+ * late), "api_memo" (blocking calls that repeated their communicator's
+ * last one on those rounds, the same arguments, and skipped its checks).
+ * AMC_ERR_ARG for an unknown name or a NULL
  * argument, AMC_ERR_NOT_INITIALIZED outside amc_init .. amc_finalize.
  * AMC_STATS=1 prints them all at amc_finalize. */
 int         amc_stat_get(const char *name, unsigned long long *value);

@@ -73,7 +73,7 @@ struct amc_shm_out {
  * word at the tail is compared with idle, a word already found there that
  * says nothing came yet (0 says so at any tail); only a word that differs
  * is checked in full. */
-typedef struct amc_shm_in {
+struct amc_shm_in {
     const uint64_t *next;        /* the first word of the cell at tail; a broken
                                   * ring's points at idle: it never looks busy */
     uint64_t        idle;
@@ -81,7 +81,7 @@ typedef struct amc_shm_in {
     uint64_t        tail;        /* cells read; the next message's position */
     int             src;
     int             broken;      /* a malformed message: read no more */
-} amc_shm_in_t;
+};
 
 struct amc_shm {
     amc_transport_t *tp;
@@ -868,8 +868,7 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
     return n;
 }
 
-/* src's ring, or NULL where src has not written to this rank yet. */
-static amc_shm_in_t *amc_shm_in_of(amc_shm_t *shm, int src)
+amc_shm_in_t *amc_shm_in_find(amc_shm_t *shm, int src)
 {
     unsigned i;
 
@@ -888,9 +887,8 @@ static amc_shm_in_t *amc_shm_in_of(amc_shm_t *shm, int src)
     return NULL;
 }
 
-int amc_shm_take_now(amc_shm_t *shm, int src, amc_take_fn_t take, void *arg)
+int amc_shm_take_in(amc_shm_t *shm, amc_shm_in_t *in, amc_take_fn_t take, void *arg)
 {
-    amc_shm_in_t  *in;
     const uint8_t *cell;
     uint64_t       w;
     size_t         hdr_len, len;
@@ -899,10 +897,6 @@ int amc_shm_take_now(amc_shm_t *shm, int src, amc_take_fn_t take, void *arg)
 
     if (amc_lock_live(shm->tp->lock_live)) {
         return AMC_TAKE_OTHER; /* the poll lock's holder reads the rings */
-    }
-    in = amc_shm_in_of(shm, src);
-    if (in == NULL) {
-        return AMC_SHM_NO_RING;
     }
     w = __atomic_load_n(in->next, __ATOMIC_ACQUIRE);
     if (w == in->idle) {
@@ -925,6 +919,17 @@ int amc_shm_take_now(amc_shm_t *shm, int src, amc_take_fn_t take, void *arg)
     }
     amc_shm_in_free(in, hdr_len, len);
     return AMC_SUCCESS;
+}
+
+int amc_shm_take_now(amc_shm_t *shm, int src, amc_take_fn_t take, void *arg)
+{
+    amc_shm_in_t *in;
+
+    if (amc_lock_live(shm->tp->lock_live)) {
+        return AMC_TAKE_OTHER; /* the poll lock's holder reads the rings */
+    }
+    in = amc_shm_in_find(shm, src);
+    return (in != NULL) ? amc_shm_take_in(shm, in, take, arg) : AMC_SHM_NO_RING;
 }
 
 int amc_shm_progress(amc_shm_t *shm, int closing)

@@ -47,6 +47,7 @@ typedef struct amc_shm_addr {
 
 typedef struct amc_shm     amc_shm_t;      /* this rank's inbox and the rings it writes */
 typedef struct amc_shm_out amc_shm_out_t;  /* one ring this rank writes, to one peer */
+typedef struct amc_shm_in  amc_shm_in_t;   /* one ring this rank reads, from one peer */
 
 /* amc_shm_send's answer when a message does not fit a mailbox: the caller
  * sends it another way (a value apart from send_now's answers). */
@@ -98,6 +99,12 @@ int  amc_shm_send_now(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_
  * by UCX). */
 #define AMC_SHM_NO_RING 4
 int  amc_shm_take_now(amc_shm_t *shm, int src, amc_take_fn_t take, void *arg);
+
+/* src's ring into this rank (NULL: src has not written to it yet), for
+ * amc_shm_take_in: amc_shm_take_now without the lookup. The ring stays
+ * until amc_shm_destroy. */
+amc_shm_in_t *amc_shm_in_find(amc_shm_t *shm, int src);
+int           amc_shm_take_in(amc_shm_t *shm, amc_shm_in_t *in, amc_take_fn_t take, void *arg);
 
 /* Runs the handlers of the messages waiting in the inbox and copies queued
  * sends into rings that have room; returns how many it did. closing: the

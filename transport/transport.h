@@ -79,6 +79,17 @@ typedef struct amc_transport_ops {
      * AMC_TAKE_* answer. Only while threads cannot meet (lock_live unset,
      * else AMC_TAKE_OTHER). NULL: never. */
     int  (*take_now)(amc_transport_t *tp, int src, amc_take_fn_t take, void *arg);
+    /* One peer's send_now and take_now without looking the peer up each
+     * time: chan_get gives a handle for it (NULL: none yet, ask again
+     * later; the first messages both ways make it), valid while the
+     * transport lives, that chan_send and chan_take take in place of the
+     * rank, with send_now's and take_now's answers and rules. They do not
+     * look whether the peer died (its messages then wait where it never
+     * reads them): the caller watches tp->dead. NULL: none. */
+    void *(*chan_get)(amc_transport_t *tp, int peer);
+    int   (*chan_send)(amc_transport_t *tp, void *chan, const void *hdr, size_t hdr_len,
+                       const void *data, size_t len);
+    int   (*chan_take)(amc_transport_t *tp, void *chan, amc_take_fn_t take, void *arg);
     /* Pulls a remote message's data into buf (len bytes, its full length):
      * AMC_SUCCESS done, comp not called; AMC_INPROGRESS comp later; else failed
      * (desc is consumed either way). */

@@ -53,6 +53,7 @@ struct amc_ucx_transport;
 typedef struct amc_ucx_peer {
     ucp_ep_h                  ep;       /* NULL until connected (atomic) */
     amc_shm_out_t            *mbox;     /* its mailbox, if it has one for us (atomic) */
+    amc_shm_in_t             *mbox_in;  /* its ring into ours, once chan_get found it */
     int                       mbox_tried; /* on first contact (conn_lock) */
     int                       rank;
     unsigned                  pending;  /* sends queued for it (conn_lock) */
@@ -856,10 +857,49 @@ static int amc_ucx_take_now(amc_transport_t *tp, int src, amc_take_fn_t take, vo
     return (amc_sparse_get(&self->mbox_addrs, src) != NULL) ? AMC_TAKE_EMPTY : AMC_TAKE_NEVER;
 }
 
+/* A peer's channel is its record, once both its rings are known. */
+static void *amc_ucx_chan_get(amc_transport_t *tp, int peer_rank)
+{
+    amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+    amc_ucx_peer_t      *peer;
+
+    if ((self->shm == NULL) || self->closing || amc_lock_live(tp->lock_live) ||
+        ((peer = amc_sparse_get(&self->peers, peer_rank)) == NULL) ||
+        (__atomic_load_n(&peer->mbox, __ATOMIC_ACQUIRE) == NULL)) {
+        return NULL;
+    }
+    if (peer->mbox_in == NULL) {
+        peer->mbox_in = amc_shm_in_find(self->shm, peer_rank); /* threads cannot meet */
+    }
+    return (peer->mbox_in != NULL) ? peer : NULL;
+}
+
+static int amc_ucx_chan_send(amc_transport_t *tp, void *chan, const void *hdr, size_t hdr_len,
+                             const void *data, size_t len)
+{
+    amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+
+    return self->closing ? AMC_SEND_NOT_NOW
+                         : amc_shm_send_now(self->shm, ((amc_ucx_peer_t *)chan)->mbox, hdr,
+                                            hdr_len, data, len);
+}
+
+static int amc_ucx_chan_take(amc_transport_t *tp, void *chan, amc_take_fn_t take, void *arg)
+{
+    amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+
+    return self->closing ? AMC_TAKE_OTHER
+                         : amc_shm_take_in(self->shm, ((amc_ucx_peer_t *)chan)->mbox_in, take,
+                                           arg);
+}
+
 static const amc_transport_ops_t amc_ucx_ops = {
     .send     = amc_ucx_send,
     .send_now = amc_ucx_send_now,
     .take_now = amc_ucx_take_now,
+    .chan_get  = amc_ucx_chan_get,
+    .chan_send = amc_ucx_chan_send,
+    .chan_take = amc_ucx_chan_take,
     .fetch    = amc_ucx_fetch,
     .release  = amc_ucx_release,
     .progress = amc_ucx_progress,

@@ -1,6 +1,7 @@
 /* Public data collectives: argument checks, then a schedule started on the
  * communicator; the blocking form is the non-blocking one plus a wait. */
 #include "am_coll/api/api.h"
+#include "am_coll/api/api_memo.h"
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"
 #include "am_coll/context/datatype.h"
@@ -129,7 +130,8 @@ AMC_API_STEP int amc_api_coll_run(amc_comm_t comm, amc_coll_args_t *a, amc_reque
                                  int mode)
 {
     struct amc_request  stack_req, *req;
-    int                 status;
+    const void         *sendbuf = a->sendbuf, *recvbuf = a->recvbuf; /* as passed */
+    int                 status, rounds;
 
     /* the sentinel is no address: the schedule reads the other buffer */
     if (a->recvbuf == AMC_IN_PLACE) {
@@ -143,7 +145,10 @@ AMC_API_STEP int amc_api_coll_run(amc_comm_t comm, amc_coll_args_t *a, amc_reque
     }
     if (mode == AMC_API_BLOCKING) {
         amc_request_init(&stack_req, comm, 0);
-        status = amc_coll_start(comm, a, &stack_req);
+        status = amc_coll_start_rounds(comm, a, &stack_req, &rounds);
+        if (rounds) {
+            amc_api_memo_keep(comm, sendbuf, recvbuf, a);
+        }
         return (status == AMC_SUCCESS) ? amc_request_wait_one(&stack_req) : status;
     }
     req = amc_request_alloc(comm);
@@ -186,6 +191,41 @@ AMC_API_STEP int amc_api_coll_go(amc_comm_t comm, amc_coll_args_t *a, int status
     return status;
 }
 
+/* A blocking call that is its communicator's memo (am_coll/api/api_memo.h):
+ * run as that one ran (1, *status its result), or 0. In the public blocking
+ * call itself, before the frame of its checks (whose saved registers cost
+ * 19 of the 8 B allreduce's instructions). */
+AMC_API_STEP int amc_api_memo_try(amc_comm_t comm, uint8_t coll, const void *sendbuf,
+                                 const void *recvbuf, size_t count, amc_datatype_t dt,
+                                 amc_op_t op, int root, int *status)
+{
+    const amc_api_memo_t *m = amc_api_memo_find(comm, coll, sendbuf, recvbuf, count, dt, op, root);
+
+    if (m == NULL) {
+        return 0;
+    }
+    *status = amc_api_memo_run(comm, m);
+    return 1;
+}
+
+/* amc_api_memo_try of a vector form (amc_api_memo_find_v). */
+AMC_API_STEP int amc_api_memo_try_v(amc_comm_t comm, uint8_t coll, const void *sendbuf,
+                                   const void *recvbuf, size_t scount, size_t rcount,
+                                   const size_t *scounts, const size_t *sdispls,
+                                   const size_t *rcounts, const size_t *rdispls,
+                                   amc_datatype_t dt, amc_op_t op, int root, int *status)
+{
+    const amc_api_memo_t *m = amc_api_memo_find_v(comm, coll, sendbuf, recvbuf, scount, rcount,
+                                                  scounts, sdispls, rcounts, rdispls, dt, op,
+                                                  root);
+
+    if (m == NULL) {
+        return 0;
+    }
+    *status = amc_api_memo_run(comm, m);
+    return 1;
+}
+
 static int amc_api_bcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm,
                          amc_request_t *req, int nb)
 {
@@ -203,6 +243,12 @@ static int amc_api_bcast(void *buf, size_t count, amc_datatype_t dt, int root, a
 
 int amc_bcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try(comm, AMC_COLL_BCAST, buf, buf, count, dt,
+                         -1, (root == -1) ? -2 : root, &status)) {
+        return status;
+    }
     return amc_api_bcast(buf, count, dt, root, comm, NULL, 0);
 }
 
@@ -232,6 +278,12 @@ static int amc_api_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_
 int amc_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
                int root, amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try(comm, AMC_COLL_REDUCE, sendbuf, recvbuf, count, dt,
+                         (op == -1) ? -2 : op, (root == -1) ? -2 : root, &status)) {
+        return status;
+    }
     return amc_api_reduce(sendbuf, recvbuf, count, dt, op, root, comm, NULL, 0);
 }
 
@@ -257,6 +309,12 @@ static int amc_api_allreduce(const void *sendbuf, void *recvbuf, size_t count, a
 int amc_allreduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
                   amc_op_t op, amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try(comm, AMC_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt,
+                         (op == -1) ? -2 : op, -1, &status)) {
+        return status;
+    }
     return amc_api_allreduce(sendbuf, recvbuf, count, dt, op, comm, NULL, 0);
 }
 
@@ -286,6 +344,12 @@ static int amc_api_rooted(int coll, const void *sendbuf, void *recvbuf, size_t c
 int amc_gather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, int root,
                amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try(comm, AMC_COLL_GATHER, sendbuf, recvbuf, count, dt,
+                         -1, (root == -1) ? -2 : root, &status)) {
+        return status;
+    }
     return amc_api_rooted(AMC_COLL_GATHER, sendbuf, recvbuf, count, dt, root, comm, NULL, 0);
 }
 
@@ -298,6 +362,12 @@ int amc_igather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t
 int amc_scatter(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, int root,
                 amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try(comm, AMC_COLL_SCATTER, sendbuf, recvbuf, count, dt,
+                         -1, (root == -1) ? -2 : root, &status)) {
+        return status;
+    }
     return amc_api_rooted(AMC_COLL_SCATTER, sendbuf, recvbuf, count, dt, root, comm, NULL, 0);
 }
 
@@ -322,6 +392,11 @@ static int amc_api_all(int coll, const void *sendbuf, void *recvbuf, size_t coun
 int amc_allgather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
                   amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try(comm, AMC_COLL_ALLGATHER, sendbuf, recvbuf, count, dt, -1, -1, &status)) {
+        return status;
+    }
     return amc_api_all(AMC_COLL_ALLGATHER, sendbuf, recvbuf, count, dt, comm, NULL, 0);
 }
 
@@ -334,6 +409,11 @@ int amc_iallgather(const void *sendbuf, void *recvbuf, size_t count, amc_datatyp
 int amc_alltoall(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt,
                  amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try(comm, AMC_COLL_ALLTOALL, sendbuf, recvbuf, count, dt, -1, -1, &status)) {
+        return status;
+    }
     return amc_api_all(AMC_COLL_ALLTOALL, sendbuf, recvbuf, count, dt, comm, NULL, 0);
 }
 
@@ -366,6 +446,12 @@ static int amc_api_reduce_any(int coll, const void *sendbuf, void *recvbuf, size
 int amc_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count,
                              amc_datatype_t dt, amc_op_t op, amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try(comm, AMC_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, count, dt,
+                         (op == -1) ? -2 : op, -1, &status)) {
+        return status;
+    }
     return amc_api_reduce_any(AMC_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, count, dt, op,
                               comm, NULL, 0);
 }
@@ -381,6 +467,12 @@ int amc_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count,
 int amc_scan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
              amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try(comm, AMC_COLL_SCAN, sendbuf, recvbuf, count, dt,
+                         (op == -1) ? -2 : op, -1, &status)) {
+        return status;
+    }
     return amc_api_reduce_any(AMC_COLL_SCAN, sendbuf, recvbuf, count, dt, op, comm, NULL, 0);
 }
 
@@ -393,6 +485,12 @@ int amc_iscan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t d
 int amc_exscan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt, amc_op_t op,
                amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try(comm, AMC_COLL_EXSCAN, sendbuf, recvbuf, count, dt,
+                         (op == -1) ? -2 : op, -1, &status)) {
+        return status;
+    }
     return amc_api_reduce_any(AMC_COLL_EXSCAN, sendbuf, recvbuf, count, dt, op, comm, NULL, 0);
 }
 
@@ -502,6 +600,12 @@ static int amc_api_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
 int amc_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t recvcounts[],
                 const size_t displs[], amc_datatype_t dt, int root, amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try_v(comm, AMC_COLL_GATHERV, sendbuf, recvbuf, sendcount, 0, NULL, NULL,
+                           recvcounts, displs, dt, -1, (root == -1) ? -2 : root, &status)) {
+        return status;
+    }
     return amc_api_gatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dt, root, comm,
                            NULL, 0);
 }
@@ -545,6 +649,12 @@ static int amc_api_scatterv(const void *sendbuf, const size_t sendcounts[],
 int amc_scatterv(const void *sendbuf, const size_t sendcounts[], const size_t displs[],
                  void *recvbuf, size_t recvcount, amc_datatype_t dt, int root, amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try_v(comm, AMC_COLL_SCATTERV, sendbuf, recvbuf, 0, recvcount, sendcounts,
+                           displs, NULL, NULL, dt, -1, (root == -1) ? -2 : root, &status)) {
+        return status;
+    }
     return amc_api_scatterv(sendbuf, sendcounts, displs, recvbuf, recvcount, dt, root, comm,
                             NULL, 0);
 }
@@ -587,6 +697,12 @@ int amc_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
                    const size_t recvcounts[], const size_t displs[], amc_datatype_t dt,
                    amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try_v(comm, AMC_COLL_ALLGATHERV, sendbuf, recvbuf, sendcount, 0, NULL,
+                           NULL, recvcounts, displs, dt, -1, -1, &status)) {
+        return status;
+    }
     return amc_api_allgatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dt, comm, NULL, 0);
 }
 
@@ -631,6 +747,12 @@ int amc_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t s
                   void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
                   amc_datatype_t dt, amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try_v(comm, AMC_COLL_ALLTOALLV, sendbuf, recvbuf, 0, 0, sendcounts, sdispls,
+                           recvcounts, rdispls, dt, -1, -1, &status)) {
+        return status;
+    }
     return amc_api_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dt,
                              comm, NULL, 0);
 }
@@ -674,6 +796,12 @@ static int amc_api_reduce_scatter(const void *sendbuf, void *recvbuf, const size
 int amc_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcounts[],
                        amc_datatype_t dt, amc_op_t op, amc_comm_t comm)
 {
+    int status;
+
+    if (amc_api_memo_try_v(comm, AMC_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, 0, NULL, NULL,
+                           recvcounts, NULL, dt, (op == -1) ? -2 : op, -1, &status)) {
+        return status;
+    }
     return amc_api_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm, NULL, 0);
 }
 

@@ -116,14 +116,23 @@ static __attribute__((noinline)) int amc_coll_start_chosen(amc_comm_t comm,
 
 /* The usual call (a loop of one collective on the barrier's rounds): the
  * choice known, no frame of its own. */
-AMC_INLINE_ACROSS int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call,
-                                     struct amc_request *req)
+AMC_INLINE_ACROSS int amc_coll_start_rounds(amc_comm_t comm, const amc_coll_args_t *call,
+                                            struct amc_request *req, int *rounds)
 {
     uint64_t key = amc_choice_key(comm, call), known;
 
-    known = (key != 0) ? __atomic_load_n(&comm->choice[call->coll], __ATOMIC_RELAXED) : 0;
-    if ((known & AMC_CHOICE_CTRL) && ((known & ~(uint64_t)0xff) == key)) {
+    known   = (key != 0) ? __atomic_load_n(&comm->choice[call->coll], __ATOMIC_RELAXED) : 0;
+    *rounds = (known & AMC_CHOICE_CTRL) && ((known & ~(uint64_t)0xff) == key);
+    if (*rounds) {
         return amc_barrier_enter(comm, req, call);
     }
     return amc_coll_start_chosen(comm, call, req, key, known);
+}
+
+AMC_INLINE_ACROSS int amc_coll_start(amc_comm_t comm, const amc_coll_args_t *call,
+                                     struct amc_request *req)
+{
+    int rounds;
+
+    return amc_coll_start_rounds(comm, call, req, &rounds);
 }

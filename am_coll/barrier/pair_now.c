@@ -349,8 +349,9 @@ static int amc_pair_may(struct amc_comm *comm, const struct amc_request *req,
            amc_pair_clear(comm);
 }
 
-/* Until the peer's round 0 is taken (1), or the machine must go on (0). */
-static int amc_pair_wait(struct amc_comm *comm, int dest, amc_pair_t *p)
+/* Until the peer's round 0 is taken (1), or the machine must go on (0);
+ * by chan where not NULL. */
+static int amc_pair_wait(struct amc_comm *comm, void *chan, int dest, amc_pair_t *p)
 {
     amc_context_t   *ctx   = comm->ctx;
     amc_transport_t *tp    = ctx->tp;
@@ -358,7 +359,8 @@ static int amc_pair_wait(struct amc_comm *comm, int dest, amc_pair_t *p)
     int              rc;
 
     for (look = 0;; look++) {
-        rc = tp->ops->take_now(tp, dest, amc_pair_take, p);
+        rc = (chan != NULL) ? tp->ops->chan_take(tp, chan, amc_pair_take, p)
+                            : tp->ops->take_now(tp, dest, amc_pair_take, p);
         if (rc == AMC_SUCCESS) {
             return 1;
         }
@@ -382,6 +384,7 @@ static int amc_pair_wait(struct amc_comm *comm, int dest, amc_pair_t *p)
 int amc_pair_now(struct amc_comm *comm, struct amc_request *req, const amc_coll_args_t *args)
 {
     amc_context_t *ctx  = comm->ctx;
+    void          *chan;
     amc_pair_t     p;
     const uint8_t *out  = NULL;
     size_t         sbytes = 0;
@@ -407,6 +410,23 @@ int amc_pair_now(struct amc_comm *comm, struct amc_request *req, const amc_coll_
         } else {
             amc_pair_load_exchange(&p, comm, args, &out, &sbytes);
         }
+    }
+    dest      = amc_comm_peer(comm, comm->rank ^ 1);
+    chan      = amc_round_chan(comm, dest);
+    p.hdr_len = amc_round_hdr_pack(comm, coll, oneway, root, comm->ctrl.seq_next, AMC_SUCCESS,
+                                   0, &p.hdr);
+    if (oneway == AMC_CTRL_BOTH) {
+        /* this rank's round 0 first; the peer's header is this one with its rank */
+        if (amc_round_send_chan(comm, chan, dest, &p.hdr, p.hdr_len, out, sbytes) !=
+            AMC_SUCCESS) {
+            /* a block given to itself is in place already: the machine's
+             * copy writes the same bytes */
+            return AMC_PAIR_NOT;
+        }
+    }
+    /* what the peer's message makes: after the send, while it travels (the
+     * peer's call waits for the send, not for this) */
+    if (args != NULL) {
         p.how = ((coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
                  (coll == AMC_COLL_REDUCE_SCATTER) || (coll == AMC_COLL_REDUCE) ||
                  (coll == AMC_COLL_SCAN)) ? AMC_PAIR_REDUCE : AMC_PAIR_PLACE;
@@ -414,19 +434,8 @@ int amc_pair_now(struct amc_comm *comm, struct amc_request *req, const amc_coll_
             p.kernel = amc_op_kernel(args->op, args->dt); /* predefined: amc_ctrl_coll_ok */
         }
     }
-    dest      = amc_comm_peer(comm, comm->rank ^ 1);
-    p.hdr_len = amc_round_hdr_pack(comm, coll, oneway, root, comm->ctrl.seq_next, AMC_SUCCESS,
-                                   0, &p.hdr);
-    if (oneway == AMC_CTRL_BOTH) {
-        /* this rank's round 0 first; the peer's header is this one with its rank */
-        if (amc_round_send_packed(comm, dest, &p.hdr, p.hdr_len, out, sbytes) != AMC_SUCCESS) {
-            /* a block given to itself is in place already: the machine's
-             * copy writes the same bytes */
-            return AMC_PAIR_NOT;
-        }
-    }
     p.hdr.w[2] = (uint32_t)(comm->rank ^ 1);
-    if (!amc_pair_wait(comm, dest, &p)) {
+    if (!amc_pair_wait(comm, chan, dest, &p)) {
         if (oneway != AMC_CTRL_BOTH) {
             return AMC_PAIR_NOT; /* it sent nothing */
         }

@@ -79,19 +79,47 @@ static inline int amc_round_may_send_now(const struct amc_comm *comm)
            !amc_lock_live(comm->ctx->lock_live_p);
 }
 
-/* A packed round to dest by send_now: AMC_SUCCESS, or nothing was sent
- * (and comm stops asking where the transport never sends to its peer now). */
-static inline int amc_round_send_packed(struct amc_comm *comm, int dest,
-                                        const amc_wire_packed_t *hdr, size_t hdr_len,
-                                        const void *data, size_t len)
+/* comm's channel to its peer (dest) at 2 ranks, or NULL where the
+ * transport has none (yet): every message between the two goes to the
+ * other, so one channel serves them all. Only while threads cannot meet,
+ * as send_now. */
+static inline void *amc_round_chan(struct amc_comm *comm, int dest)
 {
     amc_transport_t *tp = comm->ctx->tp;
-    int              rc = tp->ops->send_now(tp, dest, hdr, hdr_len, data, len);
+
+    if ((comm->now_chan == NULL) && (comm->size == 2) && (tp->ops->chan_get != NULL)) {
+        comm->now_chan = tp->ops->chan_get(tp, dest);
+    }
+    return comm->now_chan;
+}
+
+/* A packed round to dest by send_now, or by chan (amc_round_chan's) where
+ * not NULL: AMC_SUCCESS, or nothing was sent (and comm stops asking where
+ * the transport never sends to its peer now). */
+static inline int amc_round_send_chan(struct amc_comm *comm, void *chan, int dest,
+                                      const amc_wire_packed_t *hdr, size_t hdr_len,
+                                      const void *data, size_t len)
+{
+    amc_transport_t *tp = comm->ctx->tp;
+    int              rc;
+
+    if (chan != NULL) {
+        return tp->ops->chan_send(tp, chan, hdr, hdr_len, data, len);
+    }
+    rc = tp->ops->send_now(tp, dest, hdr, hdr_len, data, len);
 
     if (rc == AMC_SEND_NEVER) {
         comm->never_now = 1;
     }
     return rc;
+}
+
+/* amc_round_send_chan by comm's channel where it has one. */
+static inline int amc_round_send_packed(struct amc_comm *comm, int dest,
+                                        const amc_wire_packed_t *hdr, size_t hdr_len,
+                                        const void *data, size_t len)
+{
+    return amc_round_send_chan(comm, amc_round_chan(comm, dest), dest, hdr, hdr_len, data, len);
 }
 
 /* Round 0 of instance seq, its header on the stack, to dest by send_now

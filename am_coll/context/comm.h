@@ -44,8 +44,14 @@ struct amc_comm {
     int              never_now;    /* the transport never sends to its peer now (2
                                     * ranks, AMC_SEND_NEVER): the sends at the entry
                                     * are not tried (am_coll/barrier/ctrl_send_now.c) */
+    void            *now_chan;     /* at 2 ranks, the transport's channel to the peer
+                                    * for those sends and the takes (chan_get), once
+                                    * it has one (am_coll/barrier/round_hdr.h) */
     uint64_t         choice[AMC_COLL_LAST]; /* the last call's algorithm per collective
                                     * (am_coll/api/coll_start.c); 0: none yet */
+    void            *api_memo;     /* the last blocking call on the barrier's rounds, as
+                                    * checked (am_coll/api/api_memo.h): the API's,
+                                    * malloc'd there, freed with the communicator */
 };
 
 /* The transport rank of communicator rank i. */

@@ -97,7 +97,9 @@ void amc_comm_unalloc(amc_comm_t comm, int set_up)
     comm->group = NULL;
     amc_topo_free(comm->topo);
     comm->topo  = NULL;
-    comm->magic = AMC_COMM_MAGIC_DEAD;
+    free(comm->api_memo);
+    comm->api_memo = NULL;
+    comm->magic    = AMC_COMM_MAGIC_DEAD;
     amc_context_tomb_push(comm->ctx, comm);
 }
 
@@ -248,7 +250,9 @@ void amc_comm_destroy(amc_comm_t comm)
     comm->group = NULL;
     amc_topo_free(comm->topo);
     comm->topo  = NULL;
-    comm->magic = AMC_COMM_MAGIC_DEAD;
+    free(comm->api_memo);
+    comm->api_memo = NULL;
+    comm->magic    = AMC_COMM_MAGIC_DEAD;
     /* the small struct stays a while, so a stale handle reads as freed, not
      * as garbage */
     amc_context_tomb_push(ctx, comm);

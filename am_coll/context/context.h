@@ -54,6 +54,9 @@ typedef struct amc_context {
      * that sent there and went on the machine (am_coll/barrier/pair_now.c;
      * written only while threads cannot meet) */
     unsigned long long pair_done, pair_sent;
+    /* blocking calls that were their communicator's last one again, run
+     * without its checks (am_coll/api/api_memo.h; the same rule) */
+    unsigned long long api_memo;
     amc_spinlock_t   lock;         /* the tables below */
     struct amc_comm *table[AMC_CID_BUCKETS];
     struct amc_comm *world;

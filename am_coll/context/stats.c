@@ -44,6 +44,11 @@ static unsigned long long amc_stat_pair_sent(amc_context_t *ctx)
     return __atomic_load_n(&ctx->pair_sent, __ATOMIC_RELAXED);
 }
 
+static unsigned long long amc_stat_api_memo(amc_context_t *ctx)
+{
+    return __atomic_load_n(&ctx->api_memo, __ATOMIC_RELAXED);
+}
+
 static unsigned long long amc_stat_ranks(amc_context_t *ctx)
 {
     return (unsigned long long)ctx->tp->size;
@@ -59,6 +64,7 @@ static const amc_stat_entry_t amc_stat_table[] = {
     { "flow_bytes", amc_stat_flow_bytes },
     { "pair_done",  amc_stat_pair_done },
     { "pair_sent",  amc_stat_pair_sent },
+    { "api_memo",   amc_stat_api_memo },
 };
 
 #define AMC_STAT_COUNT (sizeof(amc_stat_table) / sizeof(amc_stat_table[0]))

@@ -649,6 +649,30 @@ else
     BIN=$SAVED_BIN
 fi
 
+# ---------------------------------------------------------------- a call that repeats the last
+# tests/integration/test_memo_mpi: a blocking call that repeats its
+# communicator's last one on the barrier's rounds skips its checks
+# (am_coll/api/api_memo.h): loops of the ten collectives it keeps (results
+# right; at N=2 all but each loop's first two calls from the memo), the
+# same buffers with the count, datatype, op, AMC_IN_PLACE or root changed
+# call by call, an op that does not apply after the memo holds the call,
+# a freed communicator's handle and a call after amc_finalize. Knob:
+# AMCTEST_MEMO_BIN program (default: ./tests/integration/test_memo_mpi).
+MEMO_BIN=$(locate_program test_memo_mpi "${AMCTEST_MEMO_BIN:-}")
+if [ -z "$MEMO_BIN" ] || [ ! -x "$MEMO_BIN" ]; then
+    echo "FAIL: memo test program not found (looked for" \
+         "./tests/integration/test_memo_mpi; build it with" \
+         "'make tests/integration/test_memo_mpi' or set AMCTEST_MEMO_BIN)"
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  test_memo_mpi not found"
+else
+    SAVED_BIN=$BIN
+    BIN=$MEMO_BIN
+    run_one "a call that repeats the last N=2" 2 "$DEFAULT_TIMEOUT" memo
+    run_one "a call that repeats the last N=3" 3 "$DEFAULT_TIMEOUT" memo
+    BIN=$SAVED_BIN
+fi
+
 # ---------------------------------------------------------------- dead peers
 # tests/integration/test_peer_mpi (issue 14, items 8 and 9): the last rank
 # dies (SIGKILL, or abort()) in a loop of barriers or allreduces, under
