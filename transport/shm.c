@@ -887,7 +887,8 @@ amc_shm_in_t *amc_shm_in_find(amc_shm_t *shm, int src)
     return NULL;
 }
 
-int amc_shm_take_in(amc_shm_t *shm, amc_shm_in_t *in, amc_take_fn_t take, void *arg)
+/* amc_shm_take_in once threads are known not to meet. */
+static int amc_shm_take_at(amc_shm_in_t *in, amc_take_fn_t take, void *arg)
 {
     const uint8_t *cell;
     uint64_t       w;
@@ -895,9 +896,6 @@ int amc_shm_take_in(amc_shm_t *shm, amc_shm_in_t *in, amc_take_fn_t take, void *
     const char    *why;
     int            empty;
 
-    if (amc_lock_live(shm->tp->lock_live)) {
-        return AMC_TAKE_OTHER; /* the poll lock's holder reads the rings */
-    }
     w = __atomic_load_n(in->next, __ATOMIC_ACQUIRE);
     if (w == in->idle) {
         return AMC_TAKE_EMPTY; /* a broken ring's too: its next points at idle */
@@ -929,7 +927,15 @@ int amc_shm_take_now(amc_shm_t *shm, int src, amc_take_fn_t take, void *arg)
         return AMC_TAKE_OTHER; /* the poll lock's holder reads the rings */
     }
     in = amc_shm_in_find(shm, src);
-    return (in != NULL) ? amc_shm_take_in(shm, in, take, arg) : AMC_SHM_NO_RING;
+    return (in != NULL) ? amc_shm_take_at(in, take, arg) : AMC_SHM_NO_RING;
+}
+
+int amc_shm_take_in(amc_shm_t *shm, amc_shm_in_t *in, amc_take_fn_t take, void *arg)
+{
+    if (amc_lock_live(shm->tp->lock_live)) {
+        return AMC_TAKE_OTHER; /* the poll lock's holder reads the rings */
+    }
+    return amc_shm_take_at(in, take, arg);
 }
 
 int amc_shm_progress(amc_shm_t *shm, int closing)

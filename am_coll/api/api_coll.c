@@ -191,34 +191,12 @@ AMC_API_STEP int amc_api_coll_go(amc_comm_t comm, amc_coll_args_t *a, int status
     return status;
 }
 
-/* A blocking call that is its communicator's memo (am_coll/api/api_memo.h):
- * run as that one ran (1, *status its result), or 0. In the public blocking
- * call itself, before the frame of its checks (whose saved registers cost
- * 19 of the 8 B allreduce's instructions). */
-AMC_API_STEP int amc_api_memo_try(amc_comm_t comm, uint8_t coll, const void *sendbuf,
-                                 const void *recvbuf, size_t count, amc_datatype_t dt,
-                                 amc_op_t op, int root, int *status)
+/* A blocking call whose memo amc_api_memo_find or amc_api_memo_find_v
+ * found (m): run as that one ran (1, *status its result); 0 where none. In
+ * the public blocking call itself, before the frame of its checks (whose
+ * saved registers cost 19 of the 8 B allreduce's instructions). */
+AMC_API_STEP int amc_api_memo_ran(amc_comm_t comm, const amc_api_memo_t *m, int *status)
 {
-    const amc_api_memo_t *m = amc_api_memo_find(comm, coll, sendbuf, recvbuf, count, dt, op, root);
-
-    if (m == NULL) {
-        return 0;
-    }
-    *status = amc_api_memo_run(comm, m);
-    return 1;
-}
-
-/* amc_api_memo_try of a vector form (amc_api_memo_find_v). */
-AMC_API_STEP int amc_api_memo_try_v(amc_comm_t comm, uint8_t coll, const void *sendbuf,
-                                   const void *recvbuf, size_t scount, size_t rcount,
-                                   const size_t *scounts, const size_t *sdispls,
-                                   const size_t *rcounts, const size_t *rdispls,
-                                   amc_datatype_t dt, amc_op_t op, int root, int *status)
-{
-    const amc_api_memo_t *m = amc_api_memo_find_v(comm, coll, sendbuf, recvbuf, scount, rcount,
-                                                  scounts, sdispls, rcounts, rdispls, dt, op,
-                                                  root);
-
     if (m == NULL) {
         return 0;
     }
@@ -245,8 +223,10 @@ int amc_bcast(void *buf, size_t count, amc_datatype_t dt, int root, amc_comm_t c
 {
     int status;
 
-    if (amc_api_memo_try(comm, AMC_COLL_BCAST, buf, buf, count, dt,
-                         -1, (root == -1) ? -2 : root, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find(comm, AMC_COLL_BCAST, buf, buf, count, dt, -1,
+                                           (root == -1) ? -2 : root),
+                         &status)) {
         return status;
     }
     return amc_api_bcast(buf, count, dt, root, comm, NULL, 0);
@@ -280,8 +260,10 @@ int amc_reduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t 
 {
     int status;
 
-    if (amc_api_memo_try(comm, AMC_COLL_REDUCE, sendbuf, recvbuf, count, dt,
-                         (op == -1) ? -2 : op, (root == -1) ? -2 : root, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find(comm, AMC_COLL_REDUCE, sendbuf, recvbuf, count, dt,
+                                           (op == -1) ? -2 : op, (root == -1) ? -2 : root),
+                         &status)) {
         return status;
     }
     return amc_api_reduce(sendbuf, recvbuf, count, dt, op, root, comm, NULL, 0);
@@ -311,8 +293,10 @@ int amc_allreduce(const void *sendbuf, void *recvbuf, size_t count, amc_datatype
 {
     int status;
 
-    if (amc_api_memo_try(comm, AMC_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt,
-                         (op == -1) ? -2 : op, -1, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find(comm, AMC_COLL_ALLREDUCE, sendbuf, recvbuf, count, dt,
+                                           (op == -1) ? -2 : op, -1),
+                         &status)) {
         return status;
     }
     return amc_api_allreduce(sendbuf, recvbuf, count, dt, op, comm, NULL, 0);
@@ -346,8 +330,10 @@ int amc_gather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t 
 {
     int status;
 
-    if (amc_api_memo_try(comm, AMC_COLL_GATHER, sendbuf, recvbuf, count, dt,
-                         -1, (root == -1) ? -2 : root, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find(comm, AMC_COLL_GATHER, sendbuf, recvbuf, count, dt, -1,
+                                           (root == -1) ? -2 : root),
+                         &status)) {
         return status;
     }
     return amc_api_rooted(AMC_COLL_GATHER, sendbuf, recvbuf, count, dt, root, comm, NULL, 0);
@@ -364,8 +350,10 @@ int amc_scatter(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t
 {
     int status;
 
-    if (amc_api_memo_try(comm, AMC_COLL_SCATTER, sendbuf, recvbuf, count, dt,
-                         -1, (root == -1) ? -2 : root, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find(comm, AMC_COLL_SCATTER, sendbuf, recvbuf, count, dt, -1,
+                                           (root == -1) ? -2 : root),
+                         &status)) {
         return status;
     }
     return amc_api_rooted(AMC_COLL_SCATTER, sendbuf, recvbuf, count, dt, root, comm, NULL, 0);
@@ -394,7 +382,10 @@ int amc_allgather(const void *sendbuf, void *recvbuf, size_t count, amc_datatype
 {
     int status;
 
-    if (amc_api_memo_try(comm, AMC_COLL_ALLGATHER, sendbuf, recvbuf, count, dt, -1, -1, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find(comm, AMC_COLL_ALLGATHER, sendbuf, recvbuf, count, dt,
+                                           -1, -1),
+                         &status)) {
         return status;
     }
     return amc_api_all(AMC_COLL_ALLGATHER, sendbuf, recvbuf, count, dt, comm, NULL, 0);
@@ -411,7 +402,10 @@ int amc_alltoall(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_
 {
     int status;
 
-    if (amc_api_memo_try(comm, AMC_COLL_ALLTOALL, sendbuf, recvbuf, count, dt, -1, -1, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find(comm, AMC_COLL_ALLTOALL, sendbuf, recvbuf, count, dt, -1,
+                                           -1),
+                         &status)) {
         return status;
     }
     return amc_api_all(AMC_COLL_ALLTOALL, sendbuf, recvbuf, count, dt, comm, NULL, 0);
@@ -448,8 +442,10 @@ int amc_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t count,
 {
     int status;
 
-    if (amc_api_memo_try(comm, AMC_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, count, dt,
-                         (op == -1) ? -2 : op, -1, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find(comm, AMC_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf,
+                                           count, dt, (op == -1) ? -2 : op, -1),
+                         &status)) {
         return status;
     }
     return amc_api_reduce_any(AMC_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, count, dt, op,
@@ -469,8 +465,10 @@ int amc_scan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t dt
 {
     int status;
 
-    if (amc_api_memo_try(comm, AMC_COLL_SCAN, sendbuf, recvbuf, count, dt,
-                         (op == -1) ? -2 : op, -1, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find(comm, AMC_COLL_SCAN, sendbuf, recvbuf, count, dt,
+                                           (op == -1) ? -2 : op, -1),
+                         &status)) {
         return status;
     }
     return amc_api_reduce_any(AMC_COLL_SCAN, sendbuf, recvbuf, count, dt, op, comm, NULL, 0);
@@ -487,8 +485,10 @@ int amc_exscan(const void *sendbuf, void *recvbuf, size_t count, amc_datatype_t 
 {
     int status;
 
-    if (amc_api_memo_try(comm, AMC_COLL_EXSCAN, sendbuf, recvbuf, count, dt,
-                         (op == -1) ? -2 : op, -1, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find(comm, AMC_COLL_EXSCAN, sendbuf, recvbuf, count, dt,
+                                           (op == -1) ? -2 : op, -1),
+                         &status)) {
         return status;
     }
     return amc_api_reduce_any(AMC_COLL_EXSCAN, sendbuf, recvbuf, count, dt, op, comm, NULL, 0);
@@ -602,8 +602,11 @@ int amc_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size
 {
     int status;
 
-    if (amc_api_memo_try_v(comm, AMC_COLL_GATHERV, sendbuf, recvbuf, sendcount, 0, NULL, NULL,
-                           recvcounts, displs, dt, -1, (root == -1) ? -2 : root, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find_v(comm, AMC_COLL_GATHERV, sendbuf, recvbuf, sendcount, 0,
+                                             NULL, NULL, recvcounts, displs, dt, -1,
+                                             (root == -1) ? -2 : root),
+                         &status)) {
         return status;
     }
     return amc_api_gatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dt, root, comm,
@@ -651,8 +654,11 @@ int amc_scatterv(const void *sendbuf, const size_t sendcounts[], const size_t di
 {
     int status;
 
-    if (amc_api_memo_try_v(comm, AMC_COLL_SCATTERV, sendbuf, recvbuf, 0, recvcount, sendcounts,
-                           displs, NULL, NULL, dt, -1, (root == -1) ? -2 : root, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find_v(comm, AMC_COLL_SCATTERV, sendbuf, recvbuf, 0,
+                                             recvcount, sendcounts, displs, NULL, NULL, dt, -1,
+                                             (root == -1) ? -2 : root),
+                         &status)) {
         return status;
     }
     return amc_api_scatterv(sendbuf, sendcounts, displs, recvbuf, recvcount, dt, root, comm,
@@ -699,8 +705,10 @@ int amc_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
 {
     int status;
 
-    if (amc_api_memo_try_v(comm, AMC_COLL_ALLGATHERV, sendbuf, recvbuf, sendcount, 0, NULL,
-                           NULL, recvcounts, displs, dt, -1, -1, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find_v(comm, AMC_COLL_ALLGATHERV, sendbuf, recvbuf, sendcount,
+                                             0, NULL, NULL, recvcounts, displs, dt, -1, -1),
+                         &status)) {
         return status;
     }
     return amc_api_allgatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dt, comm, NULL, 0);
@@ -749,8 +757,10 @@ int amc_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t s
 {
     int status;
 
-    if (amc_api_memo_try_v(comm, AMC_COLL_ALLTOALLV, sendbuf, recvbuf, 0, 0, sendcounts, sdispls,
-                           recvcounts, rdispls, dt, -1, -1, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find_v(comm, AMC_COLL_ALLTOALLV, sendbuf, recvbuf, 0, 0,
+                                             sendcounts, sdispls, recvcounts, rdispls, dt, -1, -1),
+                         &status)) {
         return status;
     }
     return amc_api_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dt,
@@ -798,8 +808,11 @@ int amc_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t recvcoun
 {
     int status;
 
-    if (amc_api_memo_try_v(comm, AMC_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, 0, NULL, NULL,
-                           recvcounts, NULL, dt, (op == -1) ? -2 : op, -1, &status)) {
+    if (amc_api_memo_ran(comm,
+                         amc_api_memo_find_v(comm, AMC_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, 0,
+                                             NULL, NULL, recvcounts, NULL, dt, (op == -1) ? -2 : op,
+                                             -1),
+                         &status)) {
         return status;
     }
     return amc_api_reduce_scatter(sendbuf, recvbuf, recvcounts, dt, op, comm, NULL, 0);

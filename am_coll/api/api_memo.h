@@ -121,9 +121,7 @@ static inline __attribute__((always_inline)) int amc_api_memo_run(amc_comm_t com
     int                status;
 
     amc_request_init(&req, comm, 0);
-    __atomic_store_n(&comm->ctx->api_memo,
-                     __atomic_load_n(&comm->ctx->api_memo, __ATOMIC_RELAXED) + 1,
-                     __ATOMIC_RELAXED); /* only this thread writes it now: no locked add */
+    amc_context_count(&comm->ctx->api_memo);
     status = amc_barrier_enter(comm, &req, &m->args);
     return (status == AMC_SUCCESS) ? amc_request_wait_one(&req) : status;
 }

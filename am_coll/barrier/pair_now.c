@@ -320,12 +320,6 @@ static int amc_pair_take(void *arg, const void *hdr, size_t hdr_len, const void 
     return 1;
 }
 
-/* Only this thread writes it (no other meets it now): no locked add. */
-static inline void amc_pair_count(unsigned long long *n)
-{
-    __atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-}
-
 /* Whether the instance is still this call's alone: the next one, nothing
  * came for it, no error waiting (the communicator's or the context's: the
  * machine's wait hands it to this call), no peer newly dead, the
@@ -439,7 +433,7 @@ int amc_pair_now(struct amc_comm *comm, struct amc_request *req, const amc_coll_
         if (oneway != AMC_CTRL_BOTH) {
             return AMC_PAIR_NOT; /* it sent nothing */
         }
-        amc_pair_count(&ctx->pair_sent);
+        amc_context_count(&ctx->pair_sent);
         return AMC_PAIR_SENT;
     }
     if (p.token) {
@@ -447,7 +441,7 @@ int amc_pair_now(struct amc_comm *comm, struct amc_request *req, const amc_coll_
         amc_flow_release(&ctx->flow, dest);
         amc_context_flush(ctx);
     }
-    amc_pair_count(&ctx->pair_done);
+    amc_context_count(&ctx->pair_done);
     amc_coll_ctrl_pass(&comm->ctrl);
     amc_request_complete(req, AMC_SUCCESS);
     return AMC_PAIR_DONE;

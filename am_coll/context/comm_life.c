@@ -86,13 +86,10 @@ void amc_comm_setup(amc_comm_t comm, int rank, int size, uint64_t cid)
     amc_peer_watch_comm_new(comm);
 }
 
-/* Gives back what amc_comm_alloc gave, set up or not. The struct becomes a
- * tombstone too: it may be memory a stale handle still points to. */
-void amc_comm_unalloc(amc_comm_t comm, int set_up)
+/* What a communicator holds besides its struct goes, and the struct reads
+ * as freed: a tombstone, memory a stale handle may still point to. */
+static void amc_comm_bury(amc_context_t *ctx, amc_comm_t comm)
 {
-    if (set_up) {
-        amc_coll_ctrl_cleanup(&comm->ctrl, NULL);
-    }
     amc_comm_group_release(comm->group);
     comm->group = NULL;
     amc_topo_free(comm->topo);
@@ -100,7 +97,17 @@ void amc_comm_unalloc(amc_comm_t comm, int set_up)
     free(comm->api_memo);
     comm->api_memo = NULL;
     comm->magic    = AMC_COMM_MAGIC_DEAD;
-    amc_context_tomb_push(comm->ctx, comm);
+    amc_context_tomb_push(ctx, comm);
+}
+
+/* Gives back what amc_comm_alloc gave, set up or not. The struct becomes a
+ * tombstone too: it may be memory a stale handle still points to. */
+void amc_comm_unalloc(amc_comm_t comm, int set_up)
+{
+    if (set_up) {
+        amc_coll_ctrl_cleanup(&comm->ctrl, NULL);
+    }
+    amc_comm_bury(comm->ctx, comm);
 }
 
 /* Teardown with an instance still in its slot. */
@@ -246,15 +253,8 @@ void amc_comm_destroy(amc_comm_t comm)
     amc_context_remove(ctx, comm);
     amc_coll_ctrl_cleanup(&comm->ctrl, amc_comm_drop_slot);
     amc_comm_free_schedules(comm);
-    amc_comm_group_release(comm->group);
-    comm->group = NULL;
-    amc_topo_free(comm->topo);
-    comm->topo  = NULL;
-    free(comm->api_memo);
-    comm->api_memo = NULL;
-    comm->magic    = AMC_COMM_MAGIC_DEAD;
     /* the small struct stays a while, so a stale handle reads as freed, not
      * as garbage */
-    amc_context_tomb_push(ctx, comm);
+    amc_comm_bury(ctx, comm);
     amc_context_flush(ctx); /* descriptors its early store gave back */
 }

@@ -122,6 +122,13 @@ void amc_context_release_desc(void *ctx, void *desc);
  * and sends credits that fell due. Call with no amcoll lock held. */
 void amc_context_flush_slow(amc_context_t *ctx);
 
+/* Counts one on a counter of the context that only this thread writes
+ * now (threads cannot meet: pair_done, pair_sent, api_memo): no locked add. */
+static inline void amc_context_count(unsigned long long *n)
+{
+    __atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
 static inline void amc_context_flush(amc_context_t *ctx)
 {
     if (amc_defer_pending(&ctx->defer) || __atomic_load_n(&ctx->flow.any_due, __ATOMIC_RELAXED)) {
