@@ -90,7 +90,7 @@ int amc_alg_alltoallv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, i
 int amc_alg_reduce_scatter_reduce_linear(amc_sched_builder_t *b, const amc_coll_args_t *a,
                                          int rank, int size);
 void amc_alg_reduce_chain(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size,
-                          int acc, size_t bytes, int prev);
+                          int from, int acc, size_t bytes, int prev);
 int amc_alg_allgather_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                              int size);
 int amc_alg_allgatherv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
@@ -211,6 +211,30 @@ static inline int amc_alg_abs(int rel, int root, int size)
 static inline int amc_alg_src_buf(const amc_coll_args_t *a)
 {
     return a->in_place ? AMC_BUF_RECV : AMC_BUF_SEND;
+}
+
+/* Whether a block of bytes may go by rendezvous, its sender waiting until
+ * the receiver pulled it: then a receiver's own local work is better done
+ * after the pull than before it. */
+static inline int amc_alg_pulled(const amc_coll_args_t *a, size_t bytes)
+{
+    return (bytes > 0) && (bytes >= a->pull_bytes);
+}
+
+/* A root's copy of its own block where the others' are pulled: after the
+ * pulls, in a round of its own, for each sender waits until its block is
+ * pulled, and a copy ahead of the pulls would add its time to theirs (the
+ * mean over ranks pays it twice). Blocks that come eagerly cost their
+ * senders nothing to wait for: there the copy goes first, in the time
+ * before they land. */
+static inline void amc_alg_own_block_late(amc_sched_builder_t *b, const amc_coll_args_t *a,
+                                          int late, int dst, size_t dst_off, int src,
+                                          size_t src_off, size_t bytes)
+{
+    if (late && !a->in_place) {
+        amc_sb_round(b);
+        amc_sb_copy(b, dst, dst_off, src, src_off, bytes);
+    }
 }
 
 /* The pipelines' segment: AMC_BCAST_SEGMENT bytes in whole elements, at

@@ -46,10 +46,13 @@ static void amc_tree_unwrap(amc_sched_builder_t *b, int user, size_t user_off, i
 static void amc_tree_gather_root(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,
                                  int size, size_t bytes)
 {
-    int m, cnt, at, wrap_at = 0, wrap_cnt = 0;
+    int m, cnt, at, wrap_at = 0, wrap_cnt = 0, late = 0;
 
+    for (m = 1; m < size; m <<= 1) {
+        late |= amc_alg_pulled(a, (size_t)amc_tree_sub(m, size) * bytes);
+    }
     amc_sb_round(b);
-    if (!a->in_place) {
+    if (!a->in_place && !late) {
         amc_sb_copy(b, AMC_BUF_RECV, (size_t)rank * bytes, AMC_BUF_SEND, 0, bytes);
     }
     for (m = 1; m < size; m <<= 1) {
@@ -68,6 +71,7 @@ static void amc_tree_gather_root(amc_sched_builder_t *b, const amc_coll_args_t *
         amc_sb_round(b);
         amc_tree_unwrap(b, AMC_BUF_RECV, 0, wrap_at, wrap_cnt, size, bytes, 1);
     }
+    amc_alg_own_block_late(b, a, late, AMC_BUF_RECV, (size_t)rank * bytes, AMC_BUF_SEND, 0, bytes);
 }
 
 int amc_alg_gather_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank,

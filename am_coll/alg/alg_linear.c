@@ -5,6 +5,7 @@
 int amc_alg_gather_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
 {
     size_t bytes = a->count * a->dt_size;
+    int    late  = amc_alg_pulled(a, bytes);
     int    i;
 
     amc_sb_round(b);
@@ -12,7 +13,7 @@ int amc_alg_gather_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int 
         amc_sb_send(b, a->root, AMC_BUF_SEND, 0, bytes);
         return AMC_SUCCESS;
     }
-    if (!a->in_place) {
+    if (!a->in_place && !late) {
         amc_sb_copy(b, AMC_BUF_RECV, (size_t)rank * bytes, AMC_BUF_SEND, 0, bytes);
     }
     for (i = 0; i < size; i++) {
@@ -20,6 +21,7 @@ int amc_alg_gather_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int 
             amc_sb_recv(b, i, AMC_BUF_RECV, (size_t)i * bytes, bytes);
         }
     }
+    amc_alg_own_block_late(b, a, late, AMC_BUF_RECV, (size_t)rank * bytes, AMC_BUF_SEND, 0, bytes);
     return AMC_SUCCESS;
 }
 

@@ -66,20 +66,30 @@ int amc_alg_reduce_binomial(amc_sched_builder_t *b, const amc_coll_args_t *a, in
 int amc_alg_reduce_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
 {
     size_t bytes = a->count * a->dt_size;
-    int    src   = amc_alg_src_buf(a), prev = -1;
+    int    src   = amc_alg_src_buf(a), prev = -1, from = 1;
 
     amc_sb_round(b);
     if (rank != a->root) {
         amc_sb_send(b, a->root, src, 0, bytes);
         return AMC_SUCCESS;
     }
-    if (!a->in_place) {
+    if (!a->in_place && a->commutative && (size > 1) && amc_alg_pulled(a, bytes)) {
+        /* a pulled first vector straight into the result, the root's own
+         * reduced into it after: no copy of its own first, which the pull
+         * (and its sender) would wait behind. An eager one is reduced from
+         * where it lands, the copy done before it came. */
+        amc_sb_recv(b, (rank + size - 1) % size, AMC_BUF_RECV, 0, bytes);
+        amc_sb_round(b);
+        amc_sb_reduce(b, AMC_BUF_RECV, 0, src, 0, bytes, 0);
+        prev = amc_sb_last(b);
+        from = 2;
+    } else if (!a->in_place) {
         amc_sb_copy(b, AMC_BUF_RECV, 0, src, 0, bytes);
         prev = amc_sb_last(b);
     }
-    if (size > 1) {
+    if (size > from) {
         amc_sb_stage(b);
-        amc_alg_reduce_chain(b, a, rank, size, AMC_BUF_RECV, bytes, prev);
+        amc_alg_reduce_chain(b, a, rank, size, from, AMC_BUF_RECV, bytes, prev);
     }
     return AMC_SUCCESS;
 }

@@ -70,11 +70,11 @@ int amc_alg_reduce_scatter_reduce_linear(amc_sched_builder_t *b, const amc_coll_
  * from rank+1 up on the right, which is MPI's order for any op; a commutative
  * op takes peers in the order they are likely to send. In the current stage. */
 void amc_alg_reduce_chain(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size,
-                          int acc, size_t bytes, int prev)
+                          int from, int acc, size_t bytes, int prev)
 {
     int i, peer;
 
-    for (i = 1; i < size; i++) {
+    for (i = from; i < size; i++) {
         if (a->commutative) {
             peer = (rank - i + size) % size;
         } else {
@@ -118,7 +118,7 @@ int amc_alg_reduce_scatter_direct(amc_sched_builder_t *b, const amc_coll_args_t 
             peer = (rank + i) % size;
             amc_sb_send(b, peer, src, offs[peer], offs[peer + 1] - offs[peer]);
         }
-        amc_alg_reduce_chain(b, a, rank, size, acc, mine, prev);
+        amc_alg_reduce_chain(b, a, rank, size, 1, acc, mine, prev);
         if (a->in_place) {
             amc_sb_round(b);
             amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_TMP, 0, mine);

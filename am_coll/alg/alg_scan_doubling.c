@@ -53,6 +53,12 @@ static int amc_alg_scan_doubling_any(amc_sched_builder_t *b, const amc_coll_args
     /* exscan: the first value received is e itself: straight into the
      * receive buffer, unless that buffer is also what the first send reads */
     int    direct = exclusive && !a->in_place;
+    /* scan, a commutative op and a pulled first value: that value straight
+     * into the receive buffer too, the own vector reduced into it after,
+     * instead of copying the own vector first (which the pull and its
+     * sender would wait behind) and pulling into scratch */
+    int    fold  = !exclusive && !a->in_place && a->commutative && (rank >= 1) &&
+                   amc_alg_pulled(a, bytes);
     size_t q_off = exclusive ? bytes : 0;
     int    first = 1, got = 0, dist;
 
@@ -60,7 +66,7 @@ static int amc_alg_scan_doubling_any(amc_sched_builder_t *b, const amc_coll_args
      * need not wait for the copies, which run once it is posted (the engine
      * defers big copies behind ready sends). */
     amc_sb_stage(b);
-    if (!exclusive && !a->in_place) {
+    if (!exclusive && !a->in_place && !fold) {
         amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, bytes);
     }
     if (size == 1) {
@@ -74,7 +80,7 @@ static int amc_alg_scan_doubling_any(amc_sched_builder_t *b, const amc_coll_args
         amc_sb_send(b, rank + 1, src, 0, bytes); /* x is still the rank's own vector */
     }
     if (rank >= 1) {
-        if (direct) {
+        if (direct || fold) {
             amc_sb_recv(b, rank - 1, AMC_BUF_RECV, 0, bytes);
             first = 0;
         } else {
@@ -95,6 +101,8 @@ static int amc_alg_scan_doubling_any(amc_sched_builder_t *b, const amc_coll_args
             if (sends && !own_x) {
                 amc_sb_reduce(b, x_buf, 0, AMC_BUF_RECV, 0, bytes, 0);
             }
+        } else if (got && fold && (dist == 2)) {
+            amc_sb_reduce(b, AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, bytes, 0);
         } else if (got) {
             /* scan: x is the result; exscan: x only while it is still sent */
             amc_alg_doubling_combine(b, x_buf, 0, q_off, bytes, !exclusive || (sends && !own_x),
@@ -108,7 +116,10 @@ static int amc_alg_scan_doubling_any(amc_sched_builder_t *b, const amc_coll_args
             amc_sb_recv(b, rank - dist, AMC_BUF_TMP, q_off, bytes);
         }
     }
-    if (got && !(direct && (dist == 2))) {
+    if (got && fold && (dist == 2)) {
+        amc_sb_round(b);
+        amc_sb_reduce(b, AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, bytes, 0);
+    } else if (got && !(direct && (dist == 2))) {
         amc_sb_round(b);
         amc_alg_doubling_combine(b, x_buf, 0, q_off, bytes, !exclusive, exclusive, &first);
     }

@@ -29,11 +29,21 @@ int amc_alg_scan_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int ra
         return AMC_SUCCESS;
     }
     amc_sb_round(b);
-    if (!a->in_place) {
-        amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, bytes);
+    if (!a->in_place && a->commutative && amc_alg_pulled(a, bytes)) {
+        /* a pulled prefix straight into place, the own value reduced into
+         * it after: no copy of it first, which the pull (and its sender)
+         * would wait behind; either order for a commutative op. An eager
+         * one is reduced from where it lands, the copy done before. */
+        amc_sb_recv(b, rank - 1, AMC_BUF_RECV, 0, bytes);
+        amc_sb_round(b);
+        amc_sb_reduce(b, AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, bytes, 0);
+    } else {
+        if (!a->in_place) {
+            amc_sb_copy(b, AMC_BUF_RECV, 0, AMC_BUF_SEND, 0, bytes);
+        }
+        /* the message is the left operand: prefix (op) own */
+        amc_sb_recv_reduce(b, rank - 1, AMC_BUF_RECV, 0, bytes, 0);
     }
-    /* the message is the left operand: prefix (op) own */
-    amc_sb_recv_reduce(b, rank - 1, AMC_BUF_RECV, 0, bytes, 0);
     if (rank + 1 < size) {
         amc_sb_round(b);
         amc_sb_send(b, rank + 1, AMC_BUF_RECV, 0, bytes);

@@ -23,16 +23,21 @@ static size_t amc_alg_voff(const amc_coll_args_t *a, const size_t *counts, const
 
 int amc_alg_gatherv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int rank, int size)
 {
-    int i;
+    size_t own, off;
+    int    late = 0, i;
 
     amc_sb_round(b);
     if (rank != a->root) {
         amc_sb_send(b, a->root, AMC_BUF_SEND, 0, a->scount * a->dt_size);
         return AMC_SUCCESS;
     }
-    if (!a->in_place) {
-        amc_sb_copy(b, AMC_BUF_RECV, amc_alg_voff(a, a->rcounts, a->rdispls, rank), AMC_BUF_SEND,
-                    0, amc_alg_vbytes(a, a->rcounts, rank));
+    own = amc_alg_vbytes(a, a->rcounts, rank);
+    off = amc_alg_voff(a, a->rcounts, a->rdispls, rank);
+    for (i = 0; i < size; i++) {
+        late |= (i != rank) && amc_alg_pulled(a, amc_alg_vbytes(a, a->rcounts, i));
+    }
+    if (!a->in_place && !late) {
+        amc_sb_copy(b, AMC_BUF_RECV, off, AMC_BUF_SEND, 0, own);
     }
     for (i = 0; i < size; i++) {
         if (i != rank) {
@@ -40,6 +45,7 @@ int amc_alg_gatherv_linear(amc_sched_builder_t *b, const amc_coll_args_t *a, int
                         amc_alg_vbytes(a, a->rcounts, i));
         }
     }
+    amc_alg_own_block_late(b, a, late, AMC_BUF_RECV, off, AMC_BUF_SEND, 0, own);
     return AMC_SUCCESS;
 }
 

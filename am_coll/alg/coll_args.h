@@ -28,6 +28,9 @@ typedef struct amc_coll_args {
     size_t         segment;    /* pipelined algorithms: bytes per segment (AMC_BCAST_SEGMENT) */
     size_t         bruck_block; /* alltoallv bruck: the largest block that takes Bruck's
                                  * steps (AMC_ALLTOALLV_BRUCK_BLOCK) */
+    size_t         pull_bytes; /* a block of this many bytes or more may be pulled by
+                                * its receiver (rendezvous: the smaller of AMC_RNDV_THRESH
+                                * and AMC_RNDV_THRESH_NODE), its sender waiting for that */
     const struct amc_topo *topo; /* node-aware algorithms: the communicator's nodes
                                   * (am_coll/context/topo.h); NULL reads as one node */
     const void    *sendbuf;

@@ -1170,11 +1170,20 @@ static int amc_coll_launch(amc_comm_t comm, const amc_coll_args_t *args, const a
                            amc_coll_inst_t *inst,
                            struct amc_request *req);
 
+/* The fewest bytes amc_coll_rndv sends by rendezvous to any rank. */
+static size_t amc_coll_pull_bytes(const amc_config_t *cfg)
+{
+    size_t thresh = cfg->rndv_thresh, node = cfg->rndv_thresh_node;
+
+    return ((node != 0) && (node < thresh)) ? node : thresh;
+}
+
 int amc_coll_args_fill(amc_comm_t comm, const amc_coll_args_t *call, amc_coll_args_t *args)
 {
     *args             = *call;
     args->segment     = comm->ctx->cfg.bcast_segment;
     args->bruck_block = comm->ctx->cfg.alltoallv_bruck_block;
+    args->pull_bytes  = amc_coll_pull_bytes(&comm->ctx->cfg);
     args->topo        = amc_comm_topo(comm);
     return (args->topo != NULL) ? AMC_SUCCESS : AMC_ERR_NO_MEMORY; /* logged */
 }

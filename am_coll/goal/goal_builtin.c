@@ -155,6 +155,7 @@ int amc_goal_from_builtin_nodes(const char *coll_name, const char *alg_name, int
     args.commutative = 1;
     args.segment     = 32768;
     args.bruck_block = 256;    /* AMC_ALLTOALLV_BRUCK_BLOCK's default */
+    args.pull_bytes  = 16384;  /* AMC_RNDV_THRESH's */
     args.sendbuf     = "";
     args.recvbuf     = &args;  /* never touched: building reads no buffer */
     /* the v-forms with every rank's block of the given size, laid out in

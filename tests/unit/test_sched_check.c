@@ -91,6 +91,9 @@
  * elements in steps (the patterns' blocks are 0..4 elements, and larger),
  * and the default */
 static const size_t bruck_blocks[] = { 0, 16, 256 };
+/* None pulled, every block, and blocks of 2 elements or more (count 1's
+ * are not; a vector pattern's mixed) */
+static const size_t pull_sizes[] = { SIZE_MAX, 1, 2 * DT_SIZE };
 #define NPATTERNS   4        /* count patterns of the vector forms */
 #define EMPTY_DISPL 1000003u /* an empty block's displacement: never to be used */
 #define MAX_REPORTS 40
@@ -278,6 +281,7 @@ typedef struct {
     int              commutative;
     size_t           segment;
     size_t           bruck_block; /* alltoallv bruck: the largest block in its steps */
+    size_t           pull_bytes;  /* blocks from this size are pulled (amc_alg_pulled) */
     int              layout;      /* node-aware algorithms: LAYOUT_* (the nodes) */
     /* self-test: breaks rank's schedule after it was built (NULL: none) */
     void           (*mutate)(amc_sched_t *sched, int rank);
@@ -435,6 +439,7 @@ static void shape_setup(const shape_t *sh)
         a->in_place    = ip;
         a->segment     = sh->segment;
         a->bruck_block = sh->bruck_block;
+        a->pull_bytes  = sh->pull_bytes;
         a->topo        = shape_topo;
         w->send_cells[r] = 0;
         w->recv_cells[r] = 0;
@@ -2130,7 +2135,14 @@ static void alg_sweep_n(shape_t *sh)
     size_t           segments[2] = { SEGMENT, SEGMENT_MIN };
     int              pipeline = (alg->build == amc_alg_bcast_pipeline);
     int              vbruck   = (alg->build == amc_alg_alltoallv_bruck);
-    int              bi;
+    /* a receiver's own work after the pulls, or before */
+    int              pulls    = (alg->build == amc_alg_gather_linear) ||
+                                (alg->build == amc_alg_gatherv_linear) ||
+                                (alg->build == amc_alg_gather_binomial) ||
+                                (alg->build == amc_alg_reduce_linear) ||
+                                (alg->build == amc_alg_scan_linear) ||
+                                (alg->build == amc_alg_scan_doubling);
+    int              bi, pi;
 
     nroots = roots_of(sh->coll, sh->n, roots);
     /* none, one, one that no N > 1 divides, and one the pipeline cuts
@@ -2158,7 +2170,10 @@ static void alg_sweep_n(shape_t *sh)
                         sh->segment = segments[si];
                         for (bi = 0; bi < (vbruck ? 3 : 1); bi++) {
                             sh->bruck_block = bruck_blocks[vbruck ? bi : 2];
-                            shape_check(sh);
+                            for (pi = 0; pi < (pulls ? 3 : 1); pi++) {
+                                sh->pull_bytes = pull_sizes[pi];
+                                shape_check(sh);
+                            }
                         }
                     }
                 }

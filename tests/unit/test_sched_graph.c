@@ -2,9 +2,11 @@
  * The schedule builder's graph and scratch layout: round shorthand edges
  * (a join where many wait for many, locals before the round's messages),
  * explicit edges carried through the per-round sort, and the named scratch
- * buffers laid out apart, aligned, and inside the instance's scratch.
+ * buffers laid out apart, aligned, and inside the instance's scratch; and
+ * where the algorithms put a receiver's own work against a pull.
  */
 #include "tests/unit/harness.h"
+#include "am_coll/alg/alg.h"
 #include "am_coll/sched/sched.h"
 
 #include <stdint.h>
@@ -194,10 +196,129 @@ static void test_buffers(void)
     CHECK(amc_sb_finish(&b, &s) == AMC_ERR_ARG, "reported by finish");
 }
 
+static int count_type(const amc_sched_t *s, int type)
+{
+    uint32_t i;
+    int      n = 0;
+
+    for (i = 0; i < s->nacts; i++) {
+        n += (s->acts[i].type == type);
+    }
+    return n;
+}
+
+static amc_sched_t *build(amc_alg_build_fn_t fn, const amc_coll_args_t *a, int rank, int size)
+{
+    amc_sched_builder_t b;
+    amc_sched_t        *s = NULL;
+
+    CHECK(amc_sb_init(&b) == AMC_SUCCESS, "init");
+    CHECK(fn(&b, a, rank, size) == AMC_SUCCESS, "build");
+    CHECK(amc_sb_finish(&b, &s) == AMC_SUCCESS, "finish");
+    return s;
+}
+
+/* A gather root copies its own block after the blocks it pulls (each
+ * sender waits for its pull), and before those that come eagerly (in the
+ * time before they land: its round's local work runs first). */
+static void test_own_block_after_pulls(void)
+{
+    static const size_t counts[4] = { 4, 4, 4, 4 }, displs[4] = { 0, 4, 8, 12 };
+    amc_alg_build_fn_t  fns[3] = { amc_alg_gather_linear, amc_alg_gather_binomial,
+                                   amc_alg_gatherv_linear };
+    amc_coll_args_t     a;
+    amc_sched_t        *s;
+    int                 f, pulled, copy, r, peers, after, before;
+    uint32_t            i;
+
+    for (f = 0; f < 3; f++) {
+        for (pulled = 0; pulled <= 1; pulled++) {
+            memset(&a, 0, sizeof(a));
+            a.coll       = (f == 2) ? AMC_COLL_GATHERV : AMC_COLL_GATHER;
+            a.root       = 0;
+            a.count      = 4;
+            a.dt         = AMC_INT64;
+            a.dt_size    = 8;
+            a.op         = -1;
+            a.scount     = 4;
+            a.rcounts    = counts;
+            a.rdispls    = displs;
+            a.pull_bytes = pulled ? 32 : 1024; /* a block is 32 bytes, a subtree 64 */
+            s = build(fns[f], &a, 0, 4);
+            if (s == NULL) {
+                continue;
+            }
+            copy = find_act(s, AMC_ACT_COPY, 0, 0);
+            CHECK(copy >= 0, "algorithm %d: the root's own block is copied", f);
+            for (peers = 0, after = 0, before = 0, i = 0; (copy >= 0) && (i < s->nacts); i++) {
+                if (s->acts[i].type != AMC_ACT_RECV) {
+                    continue;
+                }
+                r = (int)i;
+                peers++;
+                after += reaches(s, (uint32_t)r, (uint32_t)copy);
+                before += reaches(s, (uint32_t)copy, (uint32_t)r);
+            }
+            CHECK(peers > 0, "algorithm %d: receives", f);
+            CHECK((after == (pulled ? peers : 0)) && (before == (pulled ? 0 : peers)),
+                  "algorithm %d, %s: the copy after %d and before %d of %d receives", f,
+                  pulled ? "pulled" : "eager", after, before, peers);
+            amc_sched_free(s);
+        }
+    }
+}
+
+/* A commutative reduce's root and a scan's rank pull the first vector
+ * straight into the result and reduce their own into it after, with no
+ * copy for the pull to wait behind; an order-sensitive op, or a vector
+ * that comes eagerly, keeps the copy first. */
+static void test_own_vector_after_pull(void)
+{
+    amc_alg_build_fn_t fns[3] = { amc_alg_reduce_linear, amc_alg_scan_linear,
+                                  amc_alg_scan_doubling };
+    amc_coll_args_t    a;
+    amc_sched_t       *s;
+    int                k, f, commute, pulled, fold, recv, red;
+
+    for (k = 0; k < 12; k++) {
+        f       = k >> 2;
+        commute = (k >> 1) & 1;
+        pulled  = k & 1;
+        fold    = commute && pulled;
+        memset(&a, 0, sizeof(a));
+        a.coll        = (f == 0) ? AMC_COLL_REDUCE : AMC_COLL_SCAN;
+        a.root        = (f == 0) ? 1 : -1;
+        a.count       = 4;
+        a.dt          = AMC_INT64;
+        a.dt_size     = 8;
+        a.op          = AMC_SUM;
+        a.commutative = commute;
+        a.pull_bytes  = pulled ? 32 : 33; /* a vector is 32 bytes */
+        s = build(fns[f], &a, 1, 3);
+        if (s == NULL) {
+            continue;
+        }
+        CHECK(count_type(s, AMC_ACT_COPY) == !fold, "algorithm %d, commutative %d, pulled %d: "
+              "%d copies", f, commute, pulled, count_type(s, AMC_ACT_COPY));
+        if (fold) {
+            recv = find_act(s, AMC_ACT_RECV, 0, 0);
+            red  = find_act(s, AMC_ACT_REDUCE, 0, 0);
+            CHECK((recv >= 0) && (red >= 0) && (s->acts[red].buf2 == AMC_BUF_SEND) &&
+                  reaches(s, (uint32_t)recv, (uint32_t)red),
+                  "algorithm %d: rank 0's vector lands in place, the own reduced in after", f);
+            CHECK((recv >= 0) && (s->acts[recv].ndeps == 0),
+                  "algorithm %d: the first receive waits for nothing", f);
+        }
+        amc_sched_free(s);
+    }
+}
+
 int main(void)
 {
     test_round_edges();
     test_explicit_edges();
+    test_own_block_after_pulls();
+    test_own_vector_after_pull();
     test_buffers();
     return amc_test_summary("test_sched_graph");
 }
