@@ -94,9 +94,10 @@ AMC_BUILD_DIR=build-tsan ./build.sh --disable-shared CFLAGS="-fsanitize=thread -
     { echo "run_all: ThreadSanitizer build failed"; failed=$((failed + 1)); }
 if [ -f build-tsan/Makefile ]; then
     ( cd build-tsan && UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS=second_deadlock_stack=1 \
-        make -j1 check TESTS="tests/unit/test_threads tests/unit/test_shm" ); rc=$?
+        make -j1 check TESTS="tests/unit/test_threads tests/unit/test_shm tests/unit/test_shm_pull" ); rc=$?
     tally build-tsan/test-suite.log
-    [ $rc -eq 0 ] || tail -n 60 build-tsan/tests/unit/test_threads.log build-tsan/tests/unit/test_shm.log
+    [ $rc -eq 0 ] || tail -n 60 build-tsan/tests/unit/test_threads.log build-tsan/tests/unit/test_shm.log \
+        build-tsan/tests/unit/test_shm_pull.log
 fi
 
 step "fuzz target (libFuzzer, ASan + UBSan): forged messages beside legitimate collectives, 60 s"

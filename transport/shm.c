@@ -1,7 +1,6 @@
 #define _GNU_SOURCE /* memfd_create, pipe2 */
 #include "transport/shm.h"
-#include "transport/send_queue.h"
-#include "base/spinlock.h"
+#include "transport/shm_pull.h"
 #include "base/status.h"
 
 #include <errno.h>
@@ -14,92 +13,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define AMC_SHM_CELL      64u
-#define AMC_SHM_NCELLS    128u   /* cells per ring: 8 KiB */
-_Static_assert(AMC_SHM_MAX_BYTES * 4 == AMC_SHM_NCELLS * AMC_SHM_CELL,
-               "one message's cells are a quarter of the ring at most");
-_Static_assert(AMC_SHM_NCELLS == 128, "a sender's stale bits are two words (amc_shm_send)");
-
-/* The control word, the first 8 bytes of a message's first cell, stored
- * last with release: valid bit, flags, header length, data length, and
- * the message's position (cells written before it, low 32 bits), which is
- * its sequence number: a word left from an earlier lap names a position a
- * multiple of the ring behind. The data follows the header at the next
- * 8-byte boundary, so a handler reduces aligned words. */
-#define AMC_SHM_CTL_VALID     (1ull << 63)
-#define AMC_SHM_CTL_SKIP      (1ull << 56)  /* the rest of the ring is unused: go on at 0 */
-#define AMC_SHM_CTL_FLAGS     (0x7full << 56)
-#define AMC_SHM_CTL_HDR(_w)   ((size_t)(((_w) >> 48) & 0xff))
-#define AMC_SHM_CTL_LEN(_w)   ((size_t)(((_w) >> 32) & 0xffff))
-#define AMC_SHM_CTL_POS(_w)   ((uint32_t)(_w))
-#define AMC_SHM_ALIGN8(_n)    (((_n) + 7u) & ~(size_t)7u)
-
-typedef struct amc_shm_inbox {
-    uint32_t nreg;       /* rings taken (senders fetch-and-add, once each) */
-    uint8_t  pad0[60];
-    uint32_t sleepers;   /* threads of the owner asleep or going to: ring the bell */
-    uint8_t  pad1[60];
-    int32_t  reg[];      /* ring i's writer: rank + 1, stored once it is ready */
-} amc_shm_inbox_t;
-
-typedef struct amc_shm_ring {
-    uint64_t tail;       /* cells the receiver freed (its store, release) */
-    uint8_t  pad[56];
-    uint8_t  cells[];    /* AMC_SHM_NCELLS x AMC_SHM_CELL */
-} amc_shm_ring_t;
-
-
-struct amc_shm_out {
-    amc_shm_ring_t  *ring;       /* in the peer's inbox */
-    uint32_t        *sleepers;   /* the peer's */
-    void            *map;
-    size_t           map_len;
-    int              dest;
-    int32_t          pid;        /* the peer's, for its doorbell */
-    int32_t          bell_fd;    /* its number there */
-    int              fence;      /* a full fence before the look at sleepers */
-    int              bell;       /* our descriptor of it, opened on the first ring; -1 */
-    uint64_t         head;       /* cells written (only this side writes) */
-    uint64_t         tail_seen;  /* the receiver's tail as last read */
-    uint64_t         stale[AMC_SHM_NCELLS / 64]; /* cells whose first word is a message's
-                                  * payload, not a control word (amc_shm_put) */
-    int              lock;       /* while threads may meet */
-    amc_send_queue_t q;          /* sends waiting for room, in order (lock) */
-    amc_shm_out_t   *next;       /* every ring this rank writes */
-};
-
-/* A ring this rank reads. An empty poll is one load and one compare: the
- * word at the tail is compared with idle, a word already found there that
- * says nothing came yet (0 says so at any tail); only a word that differs
- * is checked in full. */
-struct amc_shm_in {
-    const uint64_t *next;        /* the first word of the cell at tail; a broken
-                                  * ring's points at idle: it never looks busy */
-    uint64_t        idle;
-    amc_shm_ring_t *ring;
-    uint64_t        tail;        /* cells read; the next message's position */
-    int             src;
-    int             broken;      /* a malformed message: read no more */
-};
-
-struct amc_shm {
-    amc_transport_t *tp;
-    amc_log_t        log;
-    int              inbox_fd;
-    int              bell_r, bell_w;
-    int              barrier_ok; /* this process takes and makes expedited membarriers */
-    amc_shm_inbox_t *inbox;
-    size_t           inbox_len;
-    unsigned         nrings;
-    amc_shm_in_t    *in;         /* [nrings]; the first nin are in use */
-    unsigned         nin;
-    int              poll_lock;  /* one thread reads the inbox at a time */
-    amc_shm_out_t   *outs;       /* (conn_lock of the caller) */
-    unsigned         nout;
-    unsigned         nqueued;    /* sends waiting for room (atomic) */
-    unsigned         take_at;    /* the ring amc_shm_take_now last read */
-};
 
 /* The wake-up's two sides must not both miss: a sender stores its message
  * then loads the sleepers word, a sleeper stores that word then loads the
@@ -150,34 +63,6 @@ static amc_shm_ring_t *amc_shm_ring_at(void *inbox, unsigned nrings, unsigned id
 {
     return (amc_shm_ring_t *)((char *)inbox + amc_shm_hdr_bytes(nrings) +
                               (size_t)idx * amc_shm_ring_bytes());
-}
-
-/* Taken only while threads may meet (tp->lock_live), read at each call:
- * the context sets the flag after the transport exists. */
-static int amc_shm_lock(const amc_shm_t *shm, int *word)
-{
-    unsigned spins = 0;
-
-    if (!amc_lock_live(shm->tp->lock_live)) {
-        return 0;
-    }
-    while (__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE)) {
-        while (__atomic_load_n(word, __ATOMIC_RELAXED)) {
-            if (++spins > 100) {
-                sched_yield();
-            } else {
-                amc_cpu_relax();
-            }
-        }
-    }
-    return 1;
-}
-
-static void amc_shm_unlock(int *word, int held)
-{
-    if (held) {
-        __atomic_store_n(word, 0, __ATOMIC_RELEASE);
-    }
 }
 
 int amc_shm_create(amc_transport_t *tp, unsigned nrings, const char *tag, const amc_log_t *log,
@@ -231,6 +116,7 @@ int amc_shm_create(amc_transport_t *tp, unsigned nrings, const char *tag, const 
     shm->bell_r     = fds[0];
     shm->bell_w     = fds[1];
     shm->barrier_ok = amc_shm_membarrier_register();
+    shm->pull_ok    = amc_shm_pull_allowed(&shm->log);
     *shm_p          = shm;
     return AMC_SUCCESS;
 
@@ -254,15 +140,8 @@ void amc_shm_addr(const amc_shm_t *shm, amc_shm_addr_t *addr)
     addr->bell_fd  = shm->bell_w;
     addr->nrings   = shm->nrings;
     addr->ncells   = AMC_SHM_NCELLS;
-    addr->flags    = shm->barrier_ok ? AMC_SHM_ADDR_MEMBARRIER : 0;
-}
-
-static int amc_shm_proc_open(int32_t pid, int32_t fd, int flags)
-{
-    char path[64];
-
-    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, (int)fd);
-    return open(path, flags | O_CLOEXEC);
+    addr->flags    = (shm->barrier_ok ? AMC_SHM_ADDR_MEMBARRIER : 0) |
+                     (shm->pull_ok ? AMC_SHM_ADDR_PULL : 0);
 }
 
 int amc_shm_connect(amc_shm_t *shm, int dest, const amc_shm_addr_t *addr, amc_shm_out_t **out_p)
@@ -277,7 +156,7 @@ int amc_shm_connect(amc_shm_t *shm, int dest, const amc_shm_addr_t *addr, amc_sh
     if ((addr->magic != AMC_SHM_MAGIC) || (addr->version != AMC_SHM_VERSION) ||
         (addr->ncells != AMC_SHM_NCELLS) || (addr->nrings == 0) ||
         (addr->nrings > (1u << 20)) || (addr->pid <= 0) ||
-        (addr->flags & ~AMC_SHM_ADDR_MEMBARRIER)) {
+        (addr->flags & ~(AMC_SHM_ADDR_MEMBARRIER | AMC_SHM_ADDR_PULL))) {
         amc_debug(&shm->log, "rank %d's mailbox address is not one this build reads", dest);
         return AMC_ERR_TRANSPORT;
     }
@@ -322,6 +201,10 @@ int amc_shm_connect(amc_shm_t *shm, int dest, const amc_shm_addr_t *addr, amc_sh
     out->bell_fd  = addr->bell_fd;
     out->bell     = -1;
     out->fence    = !shm->barrier_ok || !(addr->flags & AMC_SHM_ADDR_MEMBARRIER);
+    out->pull     = shm->pull_ok && (addr->flags & AMC_SHM_ADDR_PULL);
+    /* where a pull's end wakes this rank, read once registered */
+    out->ring->wpid  = (int32_t)getpid();
+    out->ring->wbell = shm->bell_w;
     __atomic_store_n(&inbox->reg[idx], (int32_t)shm->tp->rank + 1, __ATOMIC_RELEASE);
     /* progress walks the list without the caller's lock */
     out->next = shm->outs;
@@ -332,28 +215,10 @@ int amc_shm_connect(amc_shm_t *shm, int dest, const amc_shm_addr_t *addr, amc_sh
     return AMC_SUCCESS;
 }
 
-/* The receiver sleeps: a byte in its pipe wakes it. Rare, so the pipe is
- * opened on the first need. */
+/* The receiver sleeps. */
 static __attribute__((noinline, cold)) void amc_shm_ring_bell(amc_shm_out_t *out)
 {
-    static const char one = 1;
-    int               fd  = __atomic_load_n(&out->bell, __ATOMIC_ACQUIRE);
-
-    if (fd < 0) {
-        int mine = amc_shm_proc_open(out->pid, out->bell_fd, O_WRONLY | O_NONBLOCK);
-        int none = -1;
-
-        if (mine < 0) {
-            return; /* it wakes by its own timeout */
-        }
-        if (!__atomic_compare_exchange_n(&out->bell, &none, mine, 0, __ATOMIC_ACQ_REL,
-                                         __ATOMIC_ACQUIRE)) {
-            close(mine);
-        }
-        fd = __atomic_load_n(&out->bell, __ATOMIC_ACQUIRE);
-    }
-    /* a full pipe already wakes it */
-    (void)!write(fd, &one, 1);
+    amc_shm_bell_ring(&out->bell, out->pid, out->bell_fd);
 }
 
 static inline size_t amc_shm_cells(size_t hdr_len, size_t len)
@@ -482,9 +347,10 @@ static inline uint64_t amc_shm_ctl(uint64_t position, size_t hdr_len, size_t len
            ((uint64_t)(len & 0xffff) << 32) | (uint32_t)position;
 }
 
-/* Copies one message into out's ring if it has room: 1, else 0. Lock held. */
+/* Copies one message into out's ring if it has room: 1, else 0; flags are
+ * the control word's (0 or AMC_SHM_CTL_PULL). Lock held. */
 static int amc_shm_put(amc_shm_out_t *out, const void *hdr, size_t hdr_len, const void *data,
-                       size_t len)
+                       size_t len, uint64_t flags)
 {
     uint64_t  head = out->head;
     size_t    need = amc_shm_cells(hdr_len, len);
@@ -514,7 +380,8 @@ static int amc_shm_put(amc_shm_out_t *out, const void *hdr, size_t hdr_len, cons
     }
     amc_shm_mark(out, at, need);
     /* last: a sender that dies before it leaves nothing readable */
-    __atomic_store_n((uint64_t *)cell, amc_shm_ctl(head + skip, hdr_len, len), __ATOMIC_RELEASE);
+    __atomic_store_n((uint64_t *)cell, amc_shm_ctl(head + skip, hdr_len, len) | flags,
+                     __ATOMIC_RELEASE);
     if (skip > 0) {
         /* the rest of the ring unused: published after the message at 0,
          * so a reader that follows it finds the message there */
@@ -527,30 +394,13 @@ static int amc_shm_put(amc_shm_out_t *out, const void *hdr, size_t hdr_len, cons
     return 1;
 }
 
-/* After a publication: a receiver that announced its sleep before it is
- * woken (the fence pairs with the one in amc_shm_sleep_begin: either the
- * sender sees the sleeper, or the sleeper sees the message). */
-static inline int amc_shm_wakes(amc_shm_out_t *out)
-{
-    if (out->fence) {
-#if defined(__SANITIZE_THREAD__)
-        /* TSan refuses fences; a locked add is one on the machine */
-        (void)__atomic_fetch_add(&out->lock, 0, __ATOMIC_SEQ_CST);
-#else
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-    } else {
-        __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the sleeper's membarrier fences the CPU */
-    }
-    return __atomic_load_n(out->sleepers, __ATOMIC_RELAXED) != 0;
-}
-
 static inline void amc_shm_notify(amc_shm_out_t *out)
 {
     if (amc_shm_wakes(out)) {
         amc_shm_ring_bell(out);
     }
 }
+
 
 /* amc_shm_notify's bell, as a send's last act */
 static __attribute__((noinline, cold)) int amc_shm_send_bell(amc_shm_out_t *out)
@@ -560,13 +410,14 @@ static __attribute__((noinline, cold)) int amc_shm_send_bell(amc_shm_out_t *out)
 }
 
 /* A send that found its ring full, or others waiting: in order behind
- * them, copied from progress. Lock held (held: by this call). */
+ * them, copied from progress. Lock held (held: by this call). mode
+ * AMC_SEND_RNDV: a pull's message (comp NULL: the pull completes). */
 static __attribute__((noinline)) int amc_shm_queue(amc_shm_t *shm, amc_shm_out_t *out,
                                                    const void *hdr, size_t hdr_len,
-                                                   const void *data, size_t len,
+                                                   const void *data, size_t len, unsigned mode,
                                                    amc_completion_t *comp, int held)
 {
-    if (amc_send_queue_push(&out->q, out, hdr, hdr_len, data, len, AMC_SEND_EAGER, comp) == NULL) {
+    if (amc_send_queue_push(&out->q, out, hdr, hdr_len, data, len, mode, comp) == NULL) {
         amc_shm_unlock(&out->lock, held);
         amc_error(&shm->log, "out of memory queueing a message to rank %d", out->dest);
         return AMC_ERR_NO_MEMORY;
@@ -587,12 +438,12 @@ static __attribute__((noinline)) int amc_shm_send_any(amc_shm_t *shm, amc_shm_ou
         return AMC_SHM_TOO_BIG;
     }
     held = amc_shm_lock(shm, &out->lock);
-    if ((out->q.head == NULL) && amc_shm_put(out, hdr, hdr_len, data, len)) {
+    if ((out->q.head == NULL) && amc_shm_put(out, hdr, hdr_len, data, len, 0)) {
         amc_shm_unlock(&out->lock, held);
         amc_shm_notify(out);
         return AMC_SUCCESS;
     }
-    return amc_shm_queue(shm, out, hdr, hdr_len, data, len, comp, held);
+    return amc_shm_queue(shm, out, hdr, hdr_len, data, len, AMC_SEND_EAGER, comp, held);
 }
 
 /* The usual message (a header and a few words of data: one cell) while
@@ -662,7 +513,7 @@ static __attribute__((noinline)) int amc_shm_send_now_long(amc_shm_t *shm, amc_s
                                                            const void *data, size_t len)
 {
     if (!amc_shm_fits(hdr_len, len) || amc_lock_live(shm->tp->lock_live) ||
-        (out->q.head != NULL) || !amc_shm_put(out, hdr, hdr_len, data, len)) {
+        (out->q.head != NULL) || !amc_shm_put(out, hdr, hdr_len, data, len, 0)) {
         return AMC_SEND_NOT_NOW;
     }
     amc_shm_notify(out);
@@ -676,6 +527,38 @@ int amc_shm_send_now(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t
 
     return (status != AMC_SEND_NOT_NOW) ? status
                                         : amc_shm_send_now_long(shm, out, hdr, hdr_len, data, len);
+}
+
+int amc_shm_pull_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
+                      const void *data, size_t len, amc_completion_t *comp)
+{
+    amc_shm_pull_out_t *p;
+    int                 held;
+
+    if (!out->pull || !amc_shm_fits(hdr_len, sizeof(amc_shm_pull_desc_t))) {
+        return AMC_SHM_TOO_BIG;
+    }
+    held = amc_shm_lock(shm, &out->lock);
+    p    = amc_shm_pull_reserve(shm, out, data, len, comp);
+    if (p == NULL) {
+        amc_shm_unlock(&out->lock, held);
+        return AMC_SHM_TOO_BIG; /* as many in flight as the ring has slots */
+    }
+    if ((out->q.head == NULL) &&
+        amc_shm_put(out, hdr, hdr_len, &p->desc, sizeof(p->desc), AMC_SHM_CTL_PULL)) {
+        amc_shm_unlock(&out->lock, held);
+        amc_shm_notify(out);
+        return AMC_INPROGRESS;
+    }
+    /* behind the messages that wait for room; the pull completes it */
+    if (amc_shm_queue(shm, out, hdr, hdr_len, &p->desc, sizeof(p->desc), AMC_SEND_RNDV, NULL,
+                      held) != AMC_INPROGRESS) {
+        held = amc_shm_lock(shm, &out->lock);
+        amc_shm_pull_unreserve(shm, out, p);
+        amc_shm_unlock(&out->lock, held);
+        return AMC_ERR_NO_MEMORY;
+    }
+    return AMC_INPROGRESS;
 }
 
 /* Queued sends that fit now; to a peer that died, dropped (as a send to a
@@ -695,7 +578,8 @@ static int amc_shm_drain(amc_shm_t *shm)
                 break;
             }
             dead = amc_peer_set_test(&shm->tp->dead, out->dest);
-            put  = !dead && amc_shm_put(out, pend->hdr, pend->hdr_len, pend->data, pend->len);
+            put  = !dead && amc_shm_put(out, pend->hdr, pend->hdr_len, pend->data, pend->len,
+                                        (pend->mode == AMC_SEND_RNDV) ? AMC_SHM_CTL_PULL : 0);
             if (!dead && !put) {
                 amc_shm_unlock(&out->lock, held);
                 break;
@@ -706,7 +590,9 @@ static int amc_shm_drain(amc_shm_t *shm)
             if (put) {
                 amc_shm_notify(out);
             }
-            pend->comp->fn(pend->comp, AMC_SUCCESS);
+            if (pend->comp != NULL) { /* a pull's message: the pull completes it */
+                pend->comp->fn(pend->comp, AMC_SUCCESS);
+            }
             free(pend);
             n++;
         }
@@ -735,6 +621,10 @@ static void amc_shm_adopt(amc_shm_t *shm)
         in->next   = (const uint64_t *)in->ring->cells;
         in->idle   = 0;
         in->src    = who - 1;
+        in->pid    = in->ring->wpid;
+        in->bell_fd = in->ring->wbell;
+        in->bell   = -1;
+        amc_shm_pull_in_init(in);
         in->broken = (who < 1) || (who > shm->tp->size) || (who - 1 == shm->tp->rank);
         if (in->broken) {
             in->next = &in->idle;
@@ -776,11 +666,18 @@ static inline const char *amc_shm_check(const amc_shm_in_t *in, uint64_t w, int 
         if (!(w & AMC_SHM_CTL_VALID) || (behind != 0)) {
             return "wrong sequence";
         }
-        if ((w & AMC_SHM_CTL_FLAGS) & ~AMC_SHM_CTL_SKIP) {
+        if ((w & AMC_SHM_CTL_FLAGS) & ~(AMC_SHM_CTL_SKIP | AMC_SHM_CTL_PULL)) {
             return "unknown flags";
         }
-        /* a skip: the only flag */
-        return ((AMC_SHM_CTL_HDR(w) | AMC_SHM_CTL_LEN(w)) != 0) ? "a skip with a length" : NULL;
+        if (w & AMC_SHM_CTL_SKIP) {
+            return (w & AMC_SHM_CTL_PULL) ? "a skip with flags"
+                   : ((AMC_SHM_CTL_HDR(w) | AMC_SHM_CTL_LEN(w)) != 0) ? "a skip with a length"
+                                                                        : NULL;
+        }
+        if (AMC_SHM_CTL_LEN(w) != sizeof(amc_shm_pull_desc_t)) {
+            return "a pull without a pull's descriptor";
+        }
+        /* a pull: its lengths are checked as any message's */
     }
     if (AMC_SHM_CTL_HDR(w) == 0) {
         return "no header";
@@ -808,6 +705,20 @@ static inline void amc_shm_in_free(amc_shm_in_t *in, size_t hdr_len, size_t len)
     /* the writer cleared where the next one starts (amc_shm_mark) */
     amc_shm_in_advance(in, amc_shm_cells(hdr_len, len));
     __atomic_store_n(&in->ring->tail, in->tail, __ATOMIC_RELEASE);
+}
+
+/* A malformed message: where the ring's next one starts is unknown now, so
+ * the ring is closed and its writer treated as failed (clear errors on its
+ * collectives, no hang). */
+static __attribute__((noinline, cold)) void amc_shm_reject(amc_shm_t *shm, amc_shm_in_t *in,
+                                                           uint64_t w, const char *why)
+{
+    in->broken = 1;
+    in->next   = &in->idle;
+    amc_error(&shm->log, "rejected mailbox message from rank %d (control word 0x%016llx at "
+              "cell %llu): %s; rank %d is treated as failed", in->src, (unsigned long long)w,
+              (unsigned long long)in->tail, why, in->src);
+    (void)amc_peer_set_mark(&shm->tp->dead, in->src);
 }
 
 /* Takes up to the transport's poll_batch messages from one ring, following
@@ -838,15 +749,7 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
             break;
         }
         if (why != NULL) {
-            /* where its next message starts is unknown now: the ring is
-             * closed, and its writer treated as failed (clear errors on
-             * its collectives, no hang) */
-            in->broken = 1;
-            in->next   = &in->idle;
-            amc_error(&shm->log, "rejected mailbox message from rank %d (control word "
-                      "0x%016llx at cell %llu): %s; rank %d is treated as failed", in->src,
-                      (unsigned long long)w, (unsigned long long)in->tail, why, in->src);
-            (void)amc_peer_set_mark(&tp->dead, in->src);
+            amc_shm_reject(shm, in, w, why);
             break;
         }
         if (w & AMC_SHM_CTL_SKIP) {
@@ -858,7 +761,15 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
         cell    = (const uint8_t *)in->next;
         hdr_len = AMC_SHM_CTL_HDR(w);
         len     = AMC_SHM_CTL_LEN(w);
-        if (!closing) {
+        if (w & AMC_SHM_CTL_PULL) {
+            why = amc_shm_pull_arrive(shm, in, cell + sizeof(uint64_t), hdr_len,
+                                      cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), len,
+                                      closing);
+            if (why != NULL) {
+                amc_shm_reject(shm, in, w, why);
+                break;
+            }
+        } else if (!closing) {
             tp->recv_cb(tp->recv_arg, cell + sizeof(uint64_t), hdr_len,
                         cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), len, NULL);
         }
@@ -905,8 +816,8 @@ static int amc_shm_take_at(amc_shm_in_t *in, amc_take_fn_t take, void *arg)
         in->idle = w;
         return AMC_TAKE_EMPTY;
     }
-    if ((why != NULL) || (w & AMC_SHM_CTL_SKIP)) {
-        return AMC_TAKE_OTHER; /* progress reports it, or follows the skip */
+    if ((why != NULL) || (w & (AMC_SHM_CTL_SKIP | AMC_SHM_CTL_PULL))) {
+        return AMC_TAKE_OTHER; /* progress reports it, follows the skip or starts the pull */
     }
     cell    = (const uint8_t *)in->next;
     hdr_len = AMC_SHM_CTL_HDR(w);
@@ -946,6 +857,10 @@ int amc_shm_progress(amc_shm_t *shm, int closing)
     if (__atomic_load_n(&shm->nqueued, __ATOMIC_ACQUIRE) > 0) {
         n += amc_shm_drain(shm);
     }
+    if ((__atomic_load_n(&shm->pulls_out, __ATOMIC_ACQUIRE) |
+         __atomic_load_n(&shm->pulls_in, __ATOMIC_ACQUIRE)) != 0) {
+        n += amc_shm_pull_progress(shm);
+    }
     if (amc_lock_live(shm->tp->lock_live)) {
         /* another thread reads the inbox: it runs what is there */
         if (__atomic_exchange_n(&shm->poll_lock, 1, __ATOMIC_ACQUIRE)) {
@@ -970,7 +885,9 @@ int amc_shm_idle(amc_shm_t *shm)
     const amc_shm_in_t *in, *end;
 
     if (amc_lock_live(shm->tp->lock_live) ||
-        (__atomic_load_n(&shm->nqueued, __ATOMIC_RELAXED) != 0) ||
+        ((__atomic_load_n(&shm->nqueued, __ATOMIC_RELAXED) |
+          __atomic_load_n(&shm->pulls_out, __ATOMIC_RELAXED) |
+          __atomic_load_n(&shm->pulls_in, __ATOMIC_RELAXED)) != 0) ||
         (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_RELAXED) != shm->nin)) {
         return 0;
     }
@@ -1000,7 +917,7 @@ static int amc_shm_pending(amc_shm_t *shm)
         held = 1;
     }
     found = (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_ACQUIRE) != shm->nin) ||
-            (__atomic_load_n(&shm->nqueued, __ATOMIC_ACQUIRE) > 0);
+            (__atomic_load_n(&shm->nqueued, __ATOMIC_ACQUIRE) > 0) || amc_shm_pull_pending(shm);
     for (i = 0; !found && (i < shm->nin); i++) {
         in = &shm->in[i];
         if (in->broken) {
@@ -1019,6 +936,8 @@ static int amc_shm_pending(amc_shm_t *shm)
 
 int amc_shm_sleep_begin(amc_shm_t *shm)
 {
+    /* the pulls' receivers look at it after their DONE */
+    amc_shm_pull_asleep(shm, 1);
     /* a locked add: a full barrier before the look at the rings */
     __atomic_add_fetch(&shm->inbox->sleepers, 1, __ATOMIC_SEQ_CST);
 #if defined(SYS_membarrier)
@@ -1036,6 +955,7 @@ void amc_shm_sleep_end(amc_shm_t *shm)
     char buf[64];
 
     __atomic_sub_fetch(&shm->inbox->sleepers, 1, __ATOMIC_SEQ_CST);
+    amc_shm_pull_asleep(shm, 0);
     while (read(shm->bell_r, buf, sizeof(buf)) > 0) {
     }
 }
@@ -1105,9 +1025,20 @@ uint64_t amc_shm_ctl_word(uint64_t position, size_t hdr_len, size_t len)
     return amc_shm_ctl(position, hdr_len, len);
 }
 
+uint64_t amc_shm_ctl_pull_word(uint64_t position, size_t hdr_len)
+{
+    return amc_shm_ctl(position, hdr_len, sizeof(amc_shm_pull_desc_t)) | AMC_SHM_CTL_PULL;
+}
+
+void amc_shm_without_pull(amc_shm_t *shm)
+{
+    shm->pull_ok = 0;
+}
+
 void amc_shm_destroy(amc_shm_t *shm)
 {
     amc_shm_out_t *out;
+    unsigned       i;
 
     if (shm == NULL) {
         return;
@@ -1120,6 +1051,9 @@ void amc_shm_destroy(amc_shm_t *shm)
         }
         munmap(out->map, out->map_len);
         free(out);
+    }
+    for (i = 0; i < shm->nin; i++) {
+        amc_shm_pull_in_close(&shm->in[i]);
     }
     munmap(shm->inbox, shm->inbox_len);
     close(shm->inbox_fd);

@@ -15,19 +15,21 @@
  * only while the receiver sleeps.
  *
  * The UCX transport uses this for eager messages to peers on its node that
- * fit a mailbox (transport/ucx.c); everything else goes by UCX.
+ * fit a mailbox and for rendezvous data to them (transport/ucx.c);
+ * everything else goes by UCX.
  */
 #ifndef AMC_SHM_H
 #define AMC_SHM_H
 
 #include "base/log.h"
+#include "transport/shm_layout.h"
 #include "transport/transport.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define AMC_SHM_MAGIC   0x414d4d42u /* "AMMB" */
-#define AMC_SHM_VERSION 1u
+#define AMC_SHM_VERSION 2u
 
 /* What a rank publishes (PMIX_LOCAL) so that the peers on its node can
  * write to it. */
@@ -44,26 +46,9 @@ typedef struct amc_shm_addr {
 
 /* The owner's sleep makes the senders' fence (membarrier): they skip theirs. */
 #define AMC_SHM_ADDR_MEMBARRIER 1u
-
-typedef struct amc_shm     amc_shm_t;      /* this rank's inbox and the rings it writes */
-typedef struct amc_shm_out amc_shm_out_t;  /* one ring this rank writes, to one peer */
-typedef struct amc_shm_in  amc_shm_in_t;   /* one ring this rank reads, from one peer */
-
-/* amc_shm_send's answer when a message does not fit a mailbox: the caller
- * sends it another way (a value apart from send_now's answers). */
-#define AMC_SHM_TOO_BIG 3
-
-/* One message's cells at most: the control word, the header rounded up to
- * 8 bytes, the data. */
-#define AMC_SHM_MAX_BYTES 2048u
-
-/* Whether amc_shm_send takes a message of this size (else AMC_SHM_TOO_BIG):
- * a caller that asks first may hand over the send as its last act. */
-static inline int amc_shm_fits(size_t hdr_len, size_t len)
-{
-    return (hdr_len <= 0xff) && (len <= AMC_SHM_MAX_BYTES) &&
-           (sizeof(uint64_t) + ((hdr_len + 7u) & ~(size_t)7u) + len <= AMC_SHM_MAX_BYTES);
-}
+/* The owner pulls rendezvous data from its peers and lets them write into
+ * it (cross-memory attach: transport/shm_pull.c). */
+#define AMC_SHM_ADDR_PULL       2u
 
 /* The inbox of tp's rank, with a ring for each of nrings writers (the
  * ranks on its node but itself). Messages reach tp->recv_cb; dead peers
@@ -92,6 +77,21 @@ int  amc_shm_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hd
  * or AMC_SEND_NOT_NOW and nothing was written. */
 int  amc_shm_send_now(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
                       const void *data, size_t len);
+
+/* Rendezvous data to out's peer, pulled by it (transport/shm_pull.c):
+ * a message names the data and a slot of out's ring, the receiver's fetch
+ * reads it straight into place with process_vm_readv, and this rank, if it
+ * is in progress meanwhile, writes part of it with process_vm_writev.
+ * AMC_INPROGRESS: comp is called from a later progress, once the data is
+ * in place or dropped; AMC_SHM_TOO_BIG: no pull to this peer now (it does
+ * not allow it, or AMC_SHM_PULLS are in flight): the caller sends it
+ * another way. Never blocks. */
+int  amc_shm_pull_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_t hdr_len,
+                       const void *data, size_t len, amc_completion_t *comp);
+
+/* AMC_SHM_PULL=0: neither pull from peers nor be pulled from (rendezvous
+ * data goes by UCX). Before amc_shm_addr. */
+void amc_shm_without_pull(amc_shm_t *shm);
 
 /* The transport's take_now on src's ring (transport/transport.h): a
  * malformed or skip word is progress's to handle (AMC_TAKE_OTHER);
@@ -150,7 +150,10 @@ int  amc_shm_owns(const amc_shm_t *shm, const void *p, size_t len);
  * membarrier (senders to it and from it fence on every message). Before
  * any connect. */
 void amc_shm_without_membarrier(amc_shm_t *shm);
-/* The control word of an honest message (for forging a dishonest one). */
+/* The control word of an honest message (for forging a dishonest one), and
+ * of an honest pull (its data an amc_shm_pull_desc_t: address, length,
+ * 64 bits each; slot, chunk, 32 bits each). */
 uint64_t amc_shm_ctl_word(uint64_t position, size_t hdr_len, size_t len);
+uint64_t amc_shm_ctl_pull_word(uint64_t position, size_t hdr_len);
 
 #endif

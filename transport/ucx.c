@@ -2,6 +2,7 @@
 #include "transport/proc_watch.h"
 #include "transport/send_queue.h"
 #include "transport/shm.h"
+#include "transport/shm_pull.h"
 #include "base/clock.h"
 #include "base/status.h"
 
@@ -313,6 +314,19 @@ static void amc_ucx_mbox_connect(amc_ucx_transport_t *self, amc_ucx_peer_t *peer
     __atomic_store_n(&peer->mbox_tried, 1, __ATOMIC_RELEASE);
 }
 
+/* A message to a peer with a mailbox: eager ones that fit go in it, and
+ * rendezvous data by pull; AMC_SHM_TOO_BIG: by UCX. */
+static inline int amc_ucx_mbox_send(amc_ucx_transport_t *self, amc_shm_out_t *out,
+                                    const void *hdr, size_t hdr_len, const void *data,
+                                    size_t len, unsigned mode, amc_completion_t *comp)
+{
+    if (mode == AMC_SEND_RNDV) {
+        return amc_shm_pull_send(self->shm, out, hdr, hdr_len, data, len, comp);
+    }
+    return amc_shm_fits(hdr_len, len) ? amc_shm_send(self->shm, out, hdr, hdr_len, data, len, comp)
+                                      : AMC_SHM_TOO_BIG;
+}
+
 /* First contact with dest: connect now, or, inside progress, queue the send
  * for amc_ucx_drain. A send that finds sends to dest queued, or another
  * thread connecting to it, is queued behind them. conn_lock is never held
@@ -343,9 +357,9 @@ static int amc_ucx_send_slow(amc_ucx_transport_t *self, int dest, const void *hd
         amc_ucx_mbox_connect(self, peer);
     }
     out = peer->mbox;
-    if ((out != NULL) && (mode == AMC_SEND_EAGER)) {
+    if (out != NULL) {
         pthread_mutex_unlock(&self->conn_lock);
-        status = amc_shm_send(self->shm, out, hdr, hdr_len, data, len, comp);
+        status = amc_ucx_mbox_send(self, out, hdr, hdr_len, data, len, mode, comp);
         if (status != AMC_SHM_TOO_BIG) {
             return status;
         }
@@ -448,8 +462,12 @@ static int amc_ucx_send(amc_transport_t *tp, int dest, const void *hdr, size_t h
         return amc_ucx_send_slow(self, dest, hdr, hdr_len, data, len, mode, comp);
     }
     out = __atomic_load_n(&peer->mbox, __ATOMIC_ACQUIRE);
-    if ((out != NULL) && (mode == AMC_SEND_EAGER) && amc_shm_fits(hdr_len, len)) {
-        return amc_shm_send(self->shm, out, hdr, hdr_len, data, len, comp);
+    if (out != NULL) {
+        int status = amc_ucx_mbox_send(self, out, hdr, hdr_len, data, len, mode, comp);
+
+        if (status != AMC_SHM_TOO_BIG) {
+            return status;
+        }
     }
     ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
     if (ep == NULL) {
@@ -499,6 +517,13 @@ static int amc_ucx_fetch(amc_transport_t *tp, void *desc, void *buf, size_t len,
     ucs_status_ptr_t     request;
     int                  held;
 
+    if (amc_shm_pull_is_desc(desc)) {
+        if (self->closing) {
+            amc_shm_pull_release(self->shm, desc);
+            return AMC_ERR_TRANSPORT;
+        }
+        return amc_shm_pull_fetch(self->shm, desc, buf, len, comp);
+    }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.recv_am   = amc_ucx_fetch_cb;
     param.user_data    = comp;
@@ -524,8 +549,13 @@ static int amc_ucx_fetch(amc_transport_t *tp, void *desc, void *buf, size_t len,
 static void amc_ucx_release(amc_transport_t *tp, void *desc)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
-    int                  held = amc_ucx_enter(self);
+    int                  held;
 
+    if (amc_shm_pull_is_desc(desc)) {
+        amc_shm_pull_release(self->shm, desc);
+        return;
+    }
+    held = amc_ucx_enter(self);
     ucp_am_data_release(self->worker, desc);
     amc_ucx_leave(self, held);
 }
@@ -1167,6 +1197,9 @@ static void amc_ucx_init_mbox(amc_ucx_transport_t *self, const amc_ucx_params_t 
         self->shm = NULL;
         amc_info(&self->log, "no mailboxes: UCX carries the messages on this node");
         return;
+    }
+    if (!params->shm_pull) {
+        amc_shm_without_pull(self->shm);
     }
     self->super.pass_scale = AMC_UCX_POLL_EVERY;
 }

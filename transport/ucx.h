@@ -37,6 +37,8 @@ typedef struct amc_ucx_params {
     double            finalize_timeout;
     /* AMC_SHM: mailboxes for the peers on this node (transport/shm.h) */
     int               shm;
+    /* AMC_SHM_PULL: rendezvous data to them by pull (transport/shm_pull.c) */
+    int               shm_pull;
 } amc_ucx_params_t;
 
 /* Takes ownership of boot: finalized when the transport is destroyed, or at

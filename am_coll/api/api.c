@@ -85,6 +85,7 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
     params.err_mode_peer    = (int)cfg.ucx_err_mode_peer;
     params.finalize_timeout = cfg.finalize_timeout;
     params.shm              = (int)cfg.shm;
+    params.shm_pull         = (int)cfg.shm_pull;
 
     status = amc_pmix_boot_init(&boot);
     if (status != AMC_SUCCESS) {

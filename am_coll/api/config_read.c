@@ -312,6 +312,14 @@ static const amc_config_entry_t amc_config_table[] = {
       "shared-memory mailboxes (a ring per pair of ranks, made on first contact; "
       "doc/design.md, Mailboxes), everything else through UCX. 0: everything through UCX.",
       AMC_CONFIG_UNSIGNED(shm) },
+    { "AMC_SHM_PULL", "1",
+      "With AMC_SHM=1, 1: rendezvous data (AMC_RNDV_THRESH, AMC_RNDV_THRESH_NODE) to a rank "
+      "on this node is pulled by it straight into place with cross-memory attach "
+      "(process_vm_readv), the sender writing part of it meanwhile if it is in progress, "
+      "so that two cores copy (doc/design.md, Rendezvous data on the node). 0: by UCX's "
+      "rendezvous. Off where the kernel lets no process read a sibling's memory (Yama "
+      "ptrace_scope above 0).",
+      AMC_CONFIG_UNSIGNED(shm_pull) },
     { "AMC_UCX_ERR_MODE_PEER", "2",
       "Which UCX endpoints use UCP_ERR_HANDLING_MODE_PEER, so that UCX reports the "
       "peers it loses (a closed connection; keepalive: UCX_KEEPALIVE_INTERVAL) as dead: "
@@ -468,8 +476,9 @@ int amc_config_read(amc_config_t *cfg, const amc_log_t *log)
                      (int)(eq - *env), *env);
         }
     }
-    if (cfg->shm > 1) {
-        amc_error(log, "AMC_SHM=%u: must be 0 or 1", cfg->shm);
+    if ((cfg->shm > 1) || (cfg->shm_pull > 1)) {
+        amc_error(log, "AMC_SHM=%u, AMC_SHM_PULL=%u: each must be 0 or 1", cfg->shm,
+                  cfg->shm_pull);
         return AMC_ERR_ARG;
     }
     for (i = 0; i < sizeof(amc_config_choices) / sizeof(amc_config_choices[0]); i++) {

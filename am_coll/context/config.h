@@ -46,6 +46,7 @@ typedef struct amc_config {
     double            finalize_timeout;     /* seconds the teardown may wait for peers */
     unsigned          ucx_err_mode_peer;    /* 1: UCX endpoints in PEER error mode */
     unsigned          shm;                  /* 1: mailboxes for the ranks on this node */
+    unsigned          shm_pull;             /* 1: rendezvous data to them by pull */
     char              timeline[256];        /* AMC_TIMELINE: record acts, write PREFIX.RANK.tl */
     char              tuning_file[256];     /* AMC_TUNING_FILE: rules read at context creation */
     unsigned          tuning_builtin;       /* 1: the built-in rules follow the file's */

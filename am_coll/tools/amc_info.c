@@ -66,9 +66,10 @@ int main(int argc, char **argv)
     /* the mailboxes' fixed memory (doc/design.md, "Mailboxes") */
     printf("#\n# mailboxes (AMC_SHM=1): a ring per (sender, receiver) pair of a node, %zu bytes "
            "(touched only once its sender writes);\n# an inbox of L-1 rings on a node of L "
-           "ranks: %zu bytes at L=2, %zu at L=32; messages up to %zu bytes of header and data\n",
+           "ranks: %zu bytes at L=2, %zu at L=32; messages up to %zu bytes of header and data;\n"
+           "# %u rendezvous pulls in flight per ring (AMC_SHM_PULL=1), more go by UCX\n",
            amc_shm_ring_bytes(), amc_shm_inbox_bytes(1), amc_shm_inbox_bytes(31),
-           amc_shm_max_message());
+           amc_shm_max_message(), AMC_SHM_PULLS);
     tstatus = amc_tuning_load(&tuning, cfg.tuning_file, (int)cfg.tuning_builtin,
                               &log); /* logs what is wrong */
     if (tstatus == AMC_SUCCESS) {

@@ -39,6 +39,7 @@
 #include "am_coll/context/comm.h"
 #include "am_coll/sched/sched.h"
 #include "transport/shm.h"
+#include "transport/shm_pull.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -223,6 +224,7 @@ typedef struct amc_fuzz_mbox {
     amc_fuzz_world_t  *w;
     amc_fuzz_forged_t *forged;
     int                src, dst, made;
+    int                pull_ended;
 } amc_fuzz_mbox_t;
 
 static amc_fuzz_mbox_t amc_fuzz_mbox;
@@ -230,13 +232,59 @@ static amc_fuzz_mbox_t amc_fuzz_mbox;
 static void amc_fuzz_finding(amc_fuzz_world_t *w, const char *what);
 static int  amc_fuzz_passes_header(const uint8_t *bytes, size_t len);
 
+static void amc_fuzz_pull_done(amc_completion_t *comp, int status)
+{
+    (void)comp;
+    (void)status;
+    amc_fuzz_mbox.pull_ended = 1;
+}
+
+/* A forged pull (its descriptor the input's: any address, length, slot,
+ * chunk) that the reader accepted: fetched into a buffer of its length
+ * where that is small, else released, as a handler would; either must end
+ * at once (nobody pushes), and never write beyond the buffer. */
+static void amc_fuzz_mbox_pull(amc_fuzz_mbox_t *m, const void *hdr, size_t hdr_len, size_t len,
+                               void *desc)
+{
+    static uint8_t   buf[AMC_FUZZ_MAX_DATA + 64];
+    amc_completion_t comp = { amc_fuzz_pull_done };
+    int              status, i;
+
+    if (!amc_shm_pull_is_desc(desc) || !amc_shm_owns(m->rxs, hdr, hdr_len)) {
+        amc_fuzz_finding(m->w, "a pull handed on outside the mailbox");
+        return;
+    }
+    if (len > AMC_FUZZ_MAX_DATA) {
+        amc_shm_pull_release(m->rxs, desc);
+        return;
+    }
+    memset(buf + len, 0xa5, 64);
+    m->pull_ended = 0;
+    status = amc_shm_pull_fetch(m->rxs, desc, buf, len, &comp);
+    for (i = 0; (status == AMC_INPROGRESS) && !m->pull_ended && (i < 1000); i++) {
+        (void)amc_shm_progress(m->rxs, 0);
+    }
+    if ((status == AMC_INPROGRESS) && !m->pull_ended) {
+        amc_fuzz_finding(m->w, "a forged pull that never ends");
+    }
+    for (i = 0; i < 64; i++) {
+        if (buf[len + i] != 0xa5) {
+            amc_fuzz_finding(m->w, "a pull wrote beyond its buffer");
+            break;
+        }
+    }
+}
+
 static void amc_fuzz_mbox_recv(void *arg, const void *hdr, size_t hdr_len, const void *data,
                                size_t len, void *desc)
 {
     amc_fuzz_mbox_t *m = arg;
 
-    if ((desc != NULL) || !amc_shm_owns(m->rxs, hdr, hdr_len) ||
-        !amc_shm_owns(m->rxs, data, len)) {
+    if (desc != NULL) {
+        amc_fuzz_mbox_pull(m, hdr, hdr_len, len, desc);
+        return;
+    }
+    if (!amc_shm_owns(m->rxs, hdr, hdr_len) || !amc_shm_owns(m->rxs, data, len)) {
         amc_fuzz_finding(m->w, "a mailbox message handed on outside the mailbox");
     }
     if (amc_fake_inject_data(m->w->tw.fabric, m->src, m->dst, hdr, hdr_len, data, len,
@@ -314,6 +362,9 @@ static void amc_fuzz_forge_mbox(amc_fuzz_in_t *in, amc_fuzz_world_t *w, amc_fuzz
 
     if (b >= 0xc0) {
         ctl ^= amc_fuzz_bytes(in, 8) << (b & 7) * 8; /* garbled */
+    } else if (b >= 0xa0) {
+        /* a pull whose descriptor is the data's first 24 bytes */
+        ctl = amc_shm_ctl_pull_word(amc_shm_forge_position(m->out), hdr_len);
     }
     m->w      = w;
     m->forged = forged;
@@ -323,7 +374,7 @@ static void amc_fuzz_forge_mbox(amc_fuzz_in_t *in, amc_fuzz_world_t *w, amc_fuzz
     memcpy(cells, &ctl, sizeof(ctl));
     memcpy(cells + 8, hdr, hdr_len);
     memcpy(cells + off, data, len);
-    n = off + len;
+    n = off + ((len < 24) ? 24 : len); /* a pull's descriptor: zeros past the input's */
     AMC_FUZZ_TRACE("forge %d -> %d through a mailbox: control word 0x%016llx\n", src, dst,
                    (unsigned long long)ctl);
     (void)amc_shm_forge(m->out, cells, n);

@@ -260,6 +260,7 @@ else
 
     # Algorithms and protocols the defaults do not pick for these sizes, and TCP
     # instead of shared memory (a shorter stress; AMCTEST_STRESS_STEPS still wins);
+    # every block by rendezvous, pulled through the mailboxes or by UCX's;
     # eager messages of several tokens to the ranks of a node, rendezvous to the
     # others (AMC_RNDV_THRESH_NODE with AMC_NODE_SIZE's nodes).
     for np in $COLL_VARIANT_NPROCS; do
@@ -267,6 +268,7 @@ else
                        "AMC_ALLREDUCE_ALG=ring AMC_ALLGATHER_ALG=bruck AMC_BCAST_ALG=pipeline AMC_BCAST_SEGMENT=1000" \
                        "AMC_OVERSUB_LINEAR_MAX_RANKS=0 AMC_ALLREDUCE_ALG=recursive_doubling AMC_ALLTOALL_ALG=bruck AMC_REDUCE_SCATTER_BLOCK_ALG=recursive_halving AMC_ALLTOALLV_ALG=bruck AMC_ALLTOALLV_BRUCK_BLOCK=24" \
                        "AMC_RNDV_THRESH=1" \
+                       "AMC_RNDV_THRESH=1 AMC_SHM_PULL=0" \
                        "AMC_RNDV_THRESH=1073741824" \
                        "AMC_RNDV_THRESH_NODE=65536 AMC_EAGER_TOKENS=3 AMC_NODE_SIZE=3" \
                        "UCX_TLS=tcp,self" \
