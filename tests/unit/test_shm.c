@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include "tests/unit/harness.h"
 #include "transport/shm.h"
+#include "tests/unit/shm_connect.h"
 #include "base/clock.h"
 
 #include <poll.h>
@@ -80,32 +81,18 @@ static void on_recv(void *arg, const void *hdr, size_t hdr_len, const void *data
 static void side_init(side_t *s, int rank, int size)
 {
     memset(s, 0, sizeof(*s));
-    s->log          = (amc_log_t){ .level = AMC_LOG_ERROR, .rank = rank };
-    s->tp.rank      = rank;
-    s->tp.size      = size;
-    s->tp.recv_cb   = on_recv;
-    s->tp.recv_arg  = s;
-    s->hdr_want     = TEST_HDR;
-    CHECK(amc_peer_set_init(&s->tp.dead, size) == AMC_SUCCESS, "dead set");
-    CHECK(amc_shm_create(&s->tp, (unsigned)(size - 1), "test", &s->log, &s->shm) == AMC_SUCCESS,
-          "inbox of rank %d", rank);
+    s->hdr_want = TEST_HDR;
+    amc_test_shm_rank(&s->tp, &s->log, &s->shm, rank, size, on_recv, s);
 }
 
 static void side_fini(side_t *s)
 {
-    amc_shm_destroy(s->shm);
-    amc_peer_set_cleanup(&s->tp.dead);
+    amc_test_shm_free(s->shm, &s->tp);
 }
 
 static amc_shm_out_t *connect_to(side_t *from, side_t *to)
 {
-    amc_shm_addr_t addr;
-    amc_shm_out_t *out = NULL;
-
-    amc_shm_addr(to->shm, &addr);
-    CHECK(amc_shm_connect(from->shm, to->tp.rank, &addr, &out) == AMC_SUCCESS,
-          "rank %d opens rank %d's inbox", from->tp.rank, to->tp.rank);
-    return out;
+    return amc_test_shm_connect(from->shm, from->tp.rank, to->shm, to->tp.rank);
 }
 
 typedef struct pend_comp {

@@ -1,0 +1,46 @@
+/*
+ * For the mailbox tests (test_shm, test_shm_pull): one "rank" of the
+ * process is made, opens another's inbox as a peer does, through
+ * /proc/self/fd, and its parts go at the end.
+ */
+#ifndef AMC_TEST_SHM_CONNECT_H
+#define AMC_TEST_SHM_CONNECT_H
+
+#include "tests/unit/harness.h"
+#include "transport/shm.h"
+
+/* A rank of size in one process: its transport's fields, log, dead set
+ * and inbox (a ring for each other rank). */
+static inline void amc_test_shm_rank(amc_transport_t *tp, amc_log_t *log, amc_shm_t **shm,
+                                     int rank, int size, amc_recv_cb_t cb, void *arg)
+{
+    *log         = (amc_log_t){ .level = AMC_LOG_ERROR, .rank = rank };
+    tp->rank     = rank;
+    tp->size     = size;
+    tp->recv_cb  = cb;
+    tp->recv_arg = arg;
+    CHECK(amc_peer_set_init(&tp->dead, size) == AMC_SUCCESS, "dead set");
+    CHECK(amc_shm_create(tp, (unsigned)(size - 1), "test", log, shm) == AMC_SUCCESS,
+          "inbox of rank %d", rank);
+}
+
+static inline amc_shm_out_t *amc_test_shm_connect(amc_shm_t *from, int from_rank, amc_shm_t *to,
+                                                  int to_rank)
+{
+    amc_shm_addr_t addr;
+    amc_shm_out_t *out = NULL;
+
+    amc_shm_addr(to, &addr);
+    CHECK(amc_shm_connect(from, to_rank, &addr, &out) == AMC_SUCCESS,
+          "rank %d opens rank %d's inbox", from_rank, to_rank);
+    return out;
+}
+
+/* The inbox and the dead set of a test's rank. */
+static inline void amc_test_shm_free(amc_shm_t *shm, amc_transport_t *tp)
+{
+    amc_shm_destroy(shm);
+    amc_peer_set_cleanup(&tp->dead);
+}
+
+#endif
