@@ -422,7 +422,7 @@ static __attribute__((noinline)) int amc_shm_queue(amc_shm_t *shm, amc_shm_out_t
         amc_error(&shm->log, "out of memory queueing a message to rank %d", out->dest);
         return AMC_ERR_NO_MEMORY;
     }
-    __atomic_add_fetch(&shm->nqueued, 1, __ATOMIC_RELEASE);
+    amc_shm_work_add(shm, &shm->nqueued, 1);
     amc_shm_unlock(&out->lock, held);
     return AMC_INPROGRESS;
 }
@@ -585,7 +585,7 @@ static int amc_shm_drain(amc_shm_t *shm)
                 break;
             }
             (void)amc_send_queue_pop(&out->q);
-            __atomic_sub_fetch(&shm->nqueued, 1, __ATOMIC_RELEASE);
+            amc_shm_work_add(shm, &shm->nqueued, -1);
             amc_shm_unlock(&out->lock, held);
             if (put) {
                 amc_shm_notify(out);
@@ -646,21 +646,27 @@ static inline int amc_shm_nothing_yet(const amc_shm_in_t *in, uint64_t w)
                         (behind % AMC_SHM_NCELLS == 0) && (behind <= (1u << 31)));
 }
 
-/* Why the word at in's tail is not the next message, or NULL if it is. A
- * word left from an earlier lap (or cleared) means nothing came yet:
- * *empty is set. */
-static inline const char *amc_shm_check(const amc_shm_in_t *in, uint64_t w, int *empty)
+/* What amc_shm_check found at in's tail, where it found nothing wrong. */
+enum {
+    AMC_SHM_WORD_MESSAGE, /* a message without flags: its handler's */
+    AMC_SHM_WORD_EMPTY,   /* a word left from an earlier lap, or cleared: nothing yet */
+    AMC_SHM_WORD_FLAGGED  /* a skip or a pull: progress's */
+};
+
+/* Why the word at in's tail is not the next message, or NULL if it is;
+ * *kind says which (AMC_SHM_WORD_*; with a reason, MESSAGE). */
+static inline const char *amc_shm_check(const amc_shm_in_t *in, uint64_t w, int *kind)
 {
     uint32_t behind = (uint32_t)in->tail - AMC_SHM_CTL_POS(w);
     size_t   off    = (size_t)(in->tail % AMC_SHM_NCELLS);
 
-    *empty = 0;
+    *kind = AMC_SHM_WORD_MESSAGE;
     if ((w & (AMC_SHM_CTL_VALID | AMC_SHM_CTL_FLAGS | 0xffffffffull)) !=
         (AMC_SHM_CTL_VALID | (uint32_t)in->tail)) {
         /* not the usual word (a message at its place, without flags,
          * whose lengths are all that is left to check) */
-        *empty = amc_shm_nothing_yet(in, w);
-        if (*empty) {
+        if (amc_shm_nothing_yet(in, w)) {
+            *kind = AMC_SHM_WORD_EMPTY;
             return NULL;
         }
         if (!(w & AMC_SHM_CTL_VALID) || (behind != 0)) {
@@ -670,14 +676,20 @@ static inline const char *amc_shm_check(const amc_shm_in_t *in, uint64_t w, int 
             return "unknown flags";
         }
         if (w & AMC_SHM_CTL_SKIP) {
-            return (w & AMC_SHM_CTL_PULL) ? "a skip with flags"
-                   : ((AMC_SHM_CTL_HDR(w) | AMC_SHM_CTL_LEN(w)) != 0) ? "a skip with a length"
-                                                                        : NULL;
+            if (w & AMC_SHM_CTL_PULL) {
+                return "a skip with flags";
+            }
+            if ((AMC_SHM_CTL_HDR(w) | AMC_SHM_CTL_LEN(w)) != 0) {
+                return "a skip with a length";
+            }
+            *kind = AMC_SHM_WORD_FLAGGED;
+            return NULL;
         }
         if (AMC_SHM_CTL_LEN(w) != sizeof(amc_shm_pull_desc_t)) {
             return "a pull without a pull's descriptor";
         }
         /* a pull: its lengths are checked as any message's */
+        *kind = AMC_SHM_WORD_FLAGGED;
     }
     if (AMC_SHM_CTL_HDR(w) == 0) {
         return "no header";
@@ -736,15 +748,15 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
     const uint8_t   *cell;
     uint64_t         w;
     size_t           hdr_len, len;
-    int              n = 0, empty;
+    int              n = 0, kind;
 
     while (!in->broken && ((unsigned)n < batch)) {
         w = __atomic_load_n(in->next, __ATOMIC_ACQUIRE);
         if (w == in->idle) {
             break;
         }
-        why = amc_shm_check(in, w, &empty);
-        if (empty) {
+        why = amc_shm_check(in, w, &kind);
+        if (kind == AMC_SHM_WORD_EMPTY) {
             in->idle = w;
             break;
         }
@@ -805,18 +817,18 @@ static int amc_shm_take_at(amc_shm_in_t *in, amc_take_fn_t take, void *arg)
     uint64_t       w;
     size_t         hdr_len, len;
     const char    *why;
-    int            empty;
+    int            kind;
 
     w = __atomic_load_n(in->next, __ATOMIC_ACQUIRE);
     if (w == in->idle) {
         return AMC_TAKE_EMPTY; /* a broken ring's too: its next points at idle */
     }
-    why = amc_shm_check(in, w, &empty);
-    if (empty) {
+    why = amc_shm_check(in, w, &kind);
+    if (kind == AMC_SHM_WORD_EMPTY) {
         in->idle = w;
         return AMC_TAKE_EMPTY;
     }
-    if ((why != NULL) || (w & (AMC_SHM_CTL_SKIP | AMC_SHM_CTL_PULL))) {
+    if ((why != NULL) || (kind != AMC_SHM_WORD_MESSAGE)) {
         return AMC_TAKE_OTHER; /* progress reports it, follows the skip or starts the pull */
     }
     cell    = (const uint8_t *)in->next;
@@ -885,9 +897,7 @@ int amc_shm_idle(amc_shm_t *shm)
     const amc_shm_in_t *in, *end;
 
     if (amc_lock_live(shm->tp->lock_live) ||
-        ((__atomic_load_n(&shm->nqueued, __ATOMIC_RELAXED) |
-          __atomic_load_n(&shm->pulls_out, __ATOMIC_RELAXED) |
-          __atomic_load_n(&shm->pulls_in, __ATOMIC_RELAXED)) != 0) ||
+        (__atomic_load_n(&shm->nwork, __ATOMIC_RELAXED) != 0) ||
         (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_RELAXED) != shm->nin)) {
         return 0;
     }
@@ -908,7 +918,7 @@ static int amc_shm_pending(amc_shm_t *shm)
     const char         *why;
     uint64_t            w;
     unsigned            i;
-    int                 empty, held = 0, found = 0;
+    int                 kind, held = 0, found = 0;
 
     if (amc_lock_live(shm->tp->lock_live)) {
         if (__atomic_exchange_n(&shm->poll_lock, 1, __ATOMIC_ACQUIRE)) {
@@ -927,8 +937,8 @@ static int amc_shm_pending(amc_shm_t *shm)
         if (w == in->idle) {
             continue;
         }
-        why   = amc_shm_check(in, w, &empty);
-        found = !empty || (why != NULL);
+        why   = amc_shm_check(in, w, &kind);
+        found = (kind != AMC_SHM_WORD_EMPTY) || (why != NULL);
     }
     amc_shm_unlock(&shm->poll_lock, held);
     return found;

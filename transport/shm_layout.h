@@ -194,6 +194,7 @@ struct amc_shm {
     int              pull_ok;    /* this process may pull and be pulled from (CMA) */
     unsigned         pulls_out;  /* pulls of this rank's data in flight (atomic) */
     unsigned         pulls_in;   /* fetches waiting for the sender's chunks (atomic) */
+    unsigned         nwork;      /* the three above together: the idle look's one load */
     int              pull_lock;  /* the receiver's records, while threads may meet */
 };
 
@@ -223,6 +224,14 @@ static inline void amc_shm_unlock(int *word, int held)
     if (held) {
         __atomic_store_n(word, 0, __ATOMIC_RELEASE);
     }
+}
+
+/* Moves one of shm's counters of work for progress (nqueued, pulls_out,
+ * pulls_in) by delta, and nwork with it, after it. */
+static inline void amc_shm_work_add(amc_shm_t *shm, unsigned *counter, int delta)
+{
+    __atomic_add_fetch(counter, (unsigned)delta, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&shm->nwork, (unsigned)delta, __ATOMIC_RELEASE);
 }
 
 /* Opens fd of process pid through /proc (same user only). */

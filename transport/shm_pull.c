@@ -121,7 +121,7 @@ amc_shm_pull_out_t *amc_shm_pull_reserve(amc_shm_t *shm, amc_shm_out_t *out, con
     p->helped     = 0;
     __atomic_store_n(&p->busy, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&out->npulls, 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&shm->pulls_out, 1, __ATOMIC_RELEASE);
+    amc_shm_work_add(shm, &shm->pulls_out, 1);
     /* the previous pull of this slot is DONE: the receiver no longer
      * touches it; these reach it before the message that names it */
     slot = &out->ring->pull[i];
@@ -137,7 +137,7 @@ void amc_shm_pull_unreserve(amc_shm_t *shm, amc_shm_out_t *out, amc_shm_pull_out
 {
     __atomic_store_n(&p->busy, 0, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&out->npulls, 1, __ATOMIC_RELAXED);
-    __atomic_sub_fetch(&shm->pulls_out, 1, __ATOMIC_RELEASE);
+    amc_shm_work_add(shm, &shm->pulls_out, -1);
 }
 
 const char *amc_shm_pull_arrive(amc_shm_t *shm, amc_shm_in_t *in, const void *hdr,
@@ -300,7 +300,7 @@ int amc_shm_pull_fetch(amc_shm_t *shm, void *desc, void *buf, size_t len,
     }
     /* the sender writes its last chunks: progress completes it */
     rec->comp = comp;
-    __atomic_add_fetch(&shm->pulls_in, 1, __ATOMIC_RELEASE);
+    amc_shm_work_add(shm, &shm->pulls_in, 1);
     __atomic_store_n(&rec->state, AMC_SHM_PULL_WAITING, __ATOMIC_RELEASE);
     return AMC_INPROGRESS;
 }
@@ -413,7 +413,7 @@ static int amc_shm_pull_in_progress(amc_shm_t *shm)
                 continue;
             }
             comp = rec->comp;
-            __atomic_sub_fetch(&shm->pulls_in, 1, __ATOMIC_RELEASE);
+            amc_shm_work_add(shm, &shm->pulls_in, -1);
             amc_shm_pull_end(rec);
             comp->fn(comp, status);
             n++;
