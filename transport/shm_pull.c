@@ -205,6 +205,16 @@ void amc_shm_pull_release(amc_shm_t *shm, void *desc)
     amc_shm_pull_end(amc_shm_pull_rec(desc));
 }
 
+/* k bytes between this process's local and process pid's remote: read
+ * into local, or (write) written from it. 1 if all of them moved. */
+static int amc_shm_pull_move(int write, int32_t pid, void *local, void *remote, uint64_t k)
+{
+    struct iovec l = { local, k }, r = { remote, k };
+
+    return (write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+                  : process_vm_readv(pid, &l, 1, &r, 1, 0)) == (ssize_t)k;
+}
+
 /* Whether this rank's pulls and rec's sender's cross: it has data of its
  * own out to that peer. Then each is the other's receiver, both cores copy
  * already, and a chunk taken from the other only adds system calls and
@@ -230,24 +240,18 @@ static void amc_shm_pull_take(amc_shm_t *shm, amc_shm_pull_in_t *rec, uint8_t *b
     amc_shm_pull_slot_t *slot = &rec->in->ring->pull[rec->slot];
     uint64_t             n    = amc_shm_pull_nchunks(rec->len, rec->chunk), c, off, k;
     uint64_t             step = amc_shm_pull_crossing(shm, rec->in->src) ? n : 1;
-    struct iovec         local, remote;
     int                  last;
 
     while ((c = __atomic_fetch_add(&slot->claimed, step, __ATOMIC_RELAXED)) < n) {
         last = (c + step >= n);
         off  = c * rec->chunk;
-        k   = (c + step >= n) ? (rec->len - off) : (step * rec->chunk);
-        if (!rec->failed) {
-            local.iov_base  = buf + off;
-            local.iov_len   = k;
-            remote.iov_base = (void *)(uintptr_t)(rec->addr + off);
-            remote.iov_len  = k;
-            if (process_vm_readv(rec->in->pid, &local, 1, &remote, 1, 0) != (ssize_t)k) {
-                rec->failed = 1;
-                amc_error(&shm->log, "pulling %llu bytes from rank %d (pid %d): %s",
-                          (unsigned long long)k, rec->in->src, (int)rec->in->pid,
-                          strerror(errno));
-            }
+        k    = last ? (rec->len - off) : (step * rec->chunk);
+        if (!rec->failed &&
+            !amc_shm_pull_move(0, rec->in->pid, buf + off,
+                               (void *)(uintptr_t)(rec->addr + off), k)) {
+            rec->failed = 1;
+            amc_error(&shm->log, "pulling %llu bytes from rank %d (pid %d): %s",
+                      (unsigned long long)k, rec->in->src, (int)rec->in->pid, strerror(errno));
         }
         rec->own += k; /* counted either way: the end is when every chunk is */
         if (last) {
@@ -312,21 +316,14 @@ static void amc_shm_pull_push(amc_shm_t *shm, amc_shm_out_t *out, amc_shm_pull_o
     uint8_t     *dst   = (uint8_t *)(uintptr_t)__atomic_load_n(&slot->dst, __ATOMIC_RELAXED);
     uint64_t     len   = p->desc.len, chunk = p->desc.chunk, c, off, k;
     uint64_t     n     = amc_shm_pull_nchunks(len, chunk), failed = 0;
-    struct iovec local, remote;
 
     while ((c = __atomic_fetch_add(&slot->claimed, 1, __ATOMIC_RELAXED)) < n) {
         off = c * chunk;
         k   = ((len - off) < chunk) ? (len - off) : chunk;
-        if (!failed) {
-            local.iov_base  = (void *)(p->data + off);
-            local.iov_len   = k;
-            remote.iov_base = dst + off;
-            remote.iov_len  = k;
-            if (process_vm_writev(out->pid, &local, 1, &remote, 1, 0) != (ssize_t)k) {
-                failed = AMC_SHM_PULL_FAILED;
-                amc_error(&shm->log, "writing %llu bytes into rank %d (pid %d): %s",
-                          (unsigned long long)k, out->dest, (int)out->pid, strerror(errno));
-            }
+        if (!failed && !amc_shm_pull_move(1, out->pid, (void *)(p->data + off), dst + off, k)) {
+            failed = AMC_SHM_PULL_FAILED;
+            amc_error(&shm->log, "writing %llu bytes into rank %d (pid %d): %s",
+                      (unsigned long long)k, out->dest, (int)out->pid, strerror(errno));
         }
         p->pushed += k;
         __atomic_store_n(&slot->pushed, p->pushed | failed, __ATOMIC_RELEASE);
