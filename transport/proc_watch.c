@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -14,9 +15,10 @@
 #define AMC_PROC_WATCH_CHUNK 64
 
 typedef struct amc_proc_peer {
-    int   rank;
-    pid_t pid;
-    int   pidfd;   /* -1: checked by pid */
+    int      rank;
+    pid_t    pid;
+    uint64_t start;  /* its start time, as it published it (0: unknown) */
+    int      pidfd;  /* -1: checked by pid */
 } amc_proc_peer_t;
 
 struct amc_proc_watch {
@@ -25,8 +27,44 @@ struct amc_proc_watch {
     amc_proc_peer_t  peers[];
 };
 
+/* /proc/PID/stat: its state letter and start time (in clock ticks since
+ * boot); 0, or -1 where it cannot be read (ENOENT: gone). */
+static int amc_proc_stat(pid_t pid, char *state, uint64_t *start)
+{
+    char          path[64], buf[512], *p;
+    ssize_t       n;
+    int           fd, field;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return -1;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        errno = EIO;
+        return -1;
+    }
+    buf[n] = '\0';
+    p      = strrchr(buf, ')'); /* the name may hold anything; the fields follow it */
+    if ((p == NULL) || (p[1] != ' ')) {
+        errno = EIO;
+        return -1;
+    }
+    *state = p[2];
+    /* field 3 is the state, field 22 the start time */
+    for (field = 3, p += 2; (field < 22) && (p != NULL); field++) {
+        p = strchr(p, ' ');
+        p = (p != NULL) ? p + 1 : NULL;
+    }
+    *start = (p != NULL) ? strtoull(p, NULL, 10) : 0;
+    return 0;
+}
+
 void amc_proc_ident_self(amc_proc_ident_t *id)
 {
+    char state;
     struct stat st;
     ssize_t     n;
     int         fd;
@@ -34,6 +72,9 @@ void amc_proc_ident_self(amc_proc_ident_t *id)
     memset(id, 0, sizeof(*id));
     id->magic = AMC_PROC_IDENT_MAGIC;
     id->pid   = (int32_t)getpid();
+    if (amc_proc_stat(getpid(), &state, &id->start) != 0) {
+        id->start = 0;
+    }
     if (stat("/proc/self/ns/pid", &st) == 0) {
         id->pidns_ino = (uint64_t)st.st_ino;
         id->pidns_dev = (uint64_t)st.st_dev;
@@ -61,7 +102,7 @@ int amc_proc_ident_same_kernel(const amc_proc_ident_t *a, const amc_proc_ident_t
            (a->pidns_ino == b->pidns_ino) && (a->pidns_dev == b->pidns_dev);
 }
 
-static int amc_proc_pidfd_open(pid_t pid)
+int amc_proc_pidfd_open(pid_t pid)
 {
 #ifdef SYS_pidfd_open
     int fd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -76,6 +117,8 @@ static int amc_proc_pidfd_open(pid_t pid)
     return -1;
 #endif
 }
+
+static int amc_proc_gone(pid_t pid, uint64_t start);
 
 int amc_proc_watch_create(const amc_proc_ident_t *self_id, const amc_proc_ident_t *ids,
                           const int *ranks, int n, amc_proc_watch_t **watch_p)
@@ -95,9 +138,15 @@ int amc_proc_watch_create(const amc_proc_ident_t *self_id, const amc_proc_ident_
         peer        = &watch->peers[watch->count++];
         peer->rank  = ranks[i];
         peer->pid   = (pid_t)ids[i].pid;
-        /* a peer already gone fails pidfd_open with ESRCH: checked by pid,
-         * the first check marks it */
+        peer->start = ids[i].start;
+        /* a peer already gone fails pidfd_open with ESRCH, and one whose pid
+         * is another process's already opens that process: either is
+         * checked by pid, and the first check marks it */
         peer->pidfd = amc_proc_pidfd_open(peer->pid);
+        if ((peer->pidfd >= 0) && amc_proc_gone(peer->pid, peer->start)) {
+            close(peer->pidfd);
+            peer->pidfd = -1;
+        }
         watch->by_pid += (peer->pidfd < 0);
     }
     *watch_p = watch;
@@ -146,29 +195,21 @@ int amc_proc_watch_pollfds(const amc_proc_watch_t *watch, const amc_peer_set_t *
     return n;
 }
 
-/* Gone, or a zombie its parent has not reaped yet (kill() still finds it). */
-static int amc_proc_gone(pid_t pid)
+/* Gone, a zombie its parent has not reaped yet (kill() still finds it), or
+ * its pid is another process's now (started at another time than start,
+ * where known). */
+static int amc_proc_gone(pid_t pid, uint64_t start)
 {
-    char    path[64], buf[256], *end;
-    ssize_t n;
-    int     fd;
+    uint64_t now_start;
+    char     state;
 
     if ((kill(pid, 0) != 0) && (errno == ESRCH)) {
         return 1;
     }
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    if (amc_proc_stat(pid, &state, &now_start) != 0) {
         return errno == ENOENT;
     }
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0) {
-        return 0;
-    }
-    buf[n] = '\0';
-    end    = strrchr(buf, ')'); /* the name may hold anything; the state follows it */
-    return (end != NULL) && (end[1] == ' ') && ((end[2] == 'Z') || (end[2] == 'X'));
+    return (state == 'Z') || (state == 'X') || ((start != 0) && (now_start != start));
 }
 
 int amc_proc_watch_mark(const struct pollfd *pfd, const int *ranks, int n,
@@ -209,7 +250,7 @@ int amc_proc_watch_check(const amc_proc_watch_t *watch, amc_peer_set_t *dead)
             continue;
         }
         if (peer->pidfd < 0) {
-            if (amc_proc_gone(peer->pid)) {
+            if (amc_proc_gone(peer->pid, peer->start)) {
                 marked += amc_peer_set_mark(dead, peer->rank);
             }
             continue;

@@ -5,8 +5,10 @@
  * 4.1's ORTE sends no PMIx event for it). Each rank publishes its identity
  * (pid, kernel boot id, pid namespace) with its transport address; peers in
  * the same kernel and pid namespace are watched through a pidfd (readable
- * when the process exits, immune to pid reuse), or with kill(pid, 0) where
- * pidfd_open is missing. Peers elsewhere are left to the other detectors.
+ * when the process exits, immune to pid reuse), or by pid where pidfd_open
+ * is missing (a pid whose process started at another time than the peer
+ * published is another process: the peer is gone). Peers elsewhere are
+ * left to the other detectors.
  */
 #ifndef AMC_PROC_WATCH_H
 #define AMC_PROC_WATCH_H
@@ -15,6 +17,7 @@
 
 #include <poll.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define AMC_PROC_IDENT_MAGIC 0x414d4350u /* "AMCP" */
 
@@ -23,12 +26,17 @@ typedef struct amc_proc_ident {
     int32_t  pid;
     uint64_t pidns_ino;    /* /proc/self/ns/pid: same kernel, same numbering */
     uint64_t pidns_dev;
+    uint64_t start;        /* start time (/proc/PID/stat): a reused pid has another one */
     char     boot_id[40];  /* /proc/sys/kernel/random/boot_id, else the host name */
 } amc_proc_ident_t;
 
 typedef struct amc_proc_watch amc_proc_watch_t;
 
 void amc_proc_ident_self(amc_proc_ident_t *id);
+
+/* pidfd_open(2) with close-on-exec: a descriptor of pid's process that
+ * never names another (-1 and errno where the kernel lacks it). */
+int  amc_proc_pidfd_open(pid_t pid);
 
 /* Whether b runs in a's kernel and pid namespace (a's /proc shows b). */
 int  amc_proc_ident_same_kernel(const amc_proc_ident_t *a, const amc_proc_ident_t *b);

@@ -1,6 +1,10 @@
-#define _GNU_SOURCE /* memfd_create, pipe2 */
+#define _GNU_SOURCE /* memfd_create, pipe2, F_ADD_SEALS */
 #include "transport/shm.h"
 #include "transport/shm_pull.h"
+#include "transport/shm_peer.h"
+#include "transport/proc_watch.h"
+#include "transport/shm_ring.h"
+#include "base/clock.h"
 #include "base/status.h"
 
 #include <errno.h>
@@ -10,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,9 +43,12 @@ static int amc_shm_membarrier_register(void)
 #endif
 }
 
+/* A sleep's bound where a wake-up may be lost (amc_shm_sleep_begin). */
+#define AMC_SHM_LIGHT_SLEEP_MS 1
+
 static size_t amc_shm_hdr_bytes(unsigned nrings)
 {
-    size_t reg = (size_t)nrings * sizeof(int32_t);
+    size_t reg = (size_t)nrings * sizeof(uint64_t);
 
     return sizeof(amc_shm_inbox_t) + ((reg + AMC_SHM_CELL - 1) / AMC_SHM_CELL) * AMC_SHM_CELL;
 }
@@ -51,7 +60,12 @@ size_t amc_shm_ring_bytes(void)
 
 size_t amc_shm_inbox_bytes(unsigned nrings)
 {
-    return amc_shm_hdr_bytes(nrings) + (size_t)nrings * amc_shm_ring_bytes();
+    /* in 64 bits: 2^20 rings are 8.9 GB, beyond a 32-bit size_t */
+    uint64_t n = (uint64_t)amc_shm_hdr_bytes(0) + (uint64_t)nrings * sizeof(uint64_t) +
+                 AMC_SHM_CELL + (uint64_t)nrings * amc_shm_ring_bytes();
+
+    return (n > (uint64_t)(SIZE_MAX / 2)) ? 0 : amc_shm_hdr_bytes(nrings) +
+                                                    (size_t)nrings * amc_shm_ring_bytes();
 }
 
 size_t amc_shm_max_message(void)
@@ -65,14 +79,28 @@ static amc_shm_ring_t *amc_shm_ring_at(void *inbox, unsigned nrings, unsigned id
                               (size_t)idx * amc_shm_ring_bytes());
 }
 
-int amc_shm_create(amc_transport_t *tp, unsigned nrings, const char *tag, const amc_log_t *log,
-                   amc_shm_t **shm_p)
+/* A key nobody guesses by chance (and never 0, which says "none"). */
+static uint64_t amc_shm_random_key(void)
+{
+    uint64_t key = 0;
+
+    if (getrandom(&key, sizeof(key), GRND_NONBLOCK) != (ssize_t)sizeof(key)) {
+        key = (uint64_t)amc_clock_usec() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() << 32 ^
+              (uint64_t)(uintptr_t)&key;
+    }
+    return key | 1u;
+}
+
+int amc_shm_create(amc_transport_t *tp, unsigned nrings, unsigned place, const char *tag,
+                   const amc_log_t *log, amc_shm_t **shm_p)
 {
     amc_shm_t *shm;
     char       name[64];
-    int        fds[2];
+    int        fds[2], me;
+    unsigned   i;
 
-    if ((nrings == 0) || (nrings > (1u << 20))) {
+    if ((nrings == 0) || (nrings > (1u << 20)) || (place > nrings) ||
+        (amc_shm_inbox_bytes(nrings) == 0)) {
         return AMC_ERR_ARG;
     }
     shm = calloc(1, sizeof(*shm));
@@ -82,25 +110,37 @@ int amc_shm_create(amc_transport_t *tp, unsigned nrings, const char *tag, const 
     shm->tp        = tp;
     shm->log       = *log;
     shm->nrings    = nrings;
+    shm->place     = place;
     shm->inbox_fd  = -1;
     shm->bell_r    = -1;
     shm->bell_w    = -1;
     shm->inbox_len = amc_shm_inbox_bytes(nrings);
     shm->in        = calloc(nrings, sizeof(*shm->in));
-    if (shm->in == NULL) {
+    shm->peers     = calloc(nrings, sizeof(*shm->peers));
+    shm->adopted   = calloc(nrings, 1);
+    if ((shm->in == NULL) || (shm->peers == NULL) || (shm->adopted == NULL) ||
+        (amc_peer_set_init(&shm->known, tp->size) != AMC_SUCCESS)) {
         goto err_free;
+    }
+    for (i = 0; i < nrings; i++) {
+        shm->peers[i].rank  = -1;
+        shm->peers[i].pidfd = -1;
+        shm->peers[i].bell  = -1;
     }
     /* no name in any file system: gone with the last process that maps it */
     snprintf(name, sizeof(name), "amc-mbox-%s-%d", tag, tp->rank);
-    shm->inbox_fd = memfd_create(name, MFD_CLOEXEC);
+    shm->inbox_fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (shm->inbox_fd < 0) {
         amc_debug(&shm->log, "memfd_create: %s; no mailboxes", strerror(errno));
         goto err_free;
     }
-    /* peers open it through /proc as the same user; nobody else may */
+    /* peers open it through /proc as the same user; nobody else may. Sealed
+     * at its size: a process that shrank it would kill every mapper of it
+     * with SIGBUS on its next touch */
     if ((fchmod(shm->inbox_fd, S_IRUSR | S_IWUSR) != 0) ||
-        (ftruncate(shm->inbox_fd, (off_t)shm->inbox_len) != 0)) {
-        amc_debug(&shm->log, "sizing the inbox: %s; no mailboxes", strerror(errno));
+        (ftruncate(shm->inbox_fd, (off_t)shm->inbox_len) != 0) ||
+        (fcntl(shm->inbox_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)) {
+        amc_debug(&shm->log, "sizing and sealing the inbox: %s; no mailboxes", strerror(errno));
         goto err_close;
     }
     shm->inbox = mmap(NULL, shm->inbox_len, PROT_READ | PROT_WRITE, MAP_SHARED, shm->inbox_fd, 0);
@@ -116,15 +156,41 @@ int amc_shm_create(amc_transport_t *tp, unsigned nrings, const char *tag, const 
     shm->bell_r     = fds[0];
     shm->bell_w     = fds[1];
     shm->barrier_ok = amc_shm_membarrier_register();
-    shm->pull_ok    = amc_shm_pull_allowed(&shm->log);
+    /* pulls name pids: only where a pidfd can tell that a pid is still its peer */
+    me              = amc_proc_pidfd_open(getpid());
+    shm->pull_ok    = (me >= 0) && amc_shm_pull_allowed(&shm->log);
+    if (me >= 0) {
+        close(me);
+    }
+    shm->self.magic    = AMC_SHM_MAGIC;
+    shm->self.version  = AMC_SHM_VERSION;
+    shm->self.pid      = (int32_t)getpid();
+    shm->self.inbox_fd = shm->inbox_fd;
+    shm->self.bell_fd  = shm->bell_w;
+    shm->self.nrings   = nrings;
+    shm->self.ncells   = AMC_SHM_NCELLS;
+    shm->self.place    = place;
+    shm->self.key      = amc_shm_random_key();
+    if ((amc_shm_file_identity(shm->inbox_fd, &shm->self.inbox_dev, &shm->self.inbox_ino) != 0) ||
+        (amc_shm_file_identity(shm->bell_w, &shm->self.bell_dev, &shm->self.bell_ino) != 0)) {
+        amc_debug(&shm->log, "fstat of the inbox: %s; no mailboxes", strerror(errno));
+        goto err_pipe;
+    }
+    shm->inbox->key = shm->self.key;
     *shm_p          = shm;
     return AMC_SUCCESS;
 
+err_pipe:
+    close(shm->bell_r);
+    close(shm->bell_w);
 err_unmap:
     munmap(shm->inbox, shm->inbox_len);
 err_close:
     close(shm->inbox_fd);
 err_free:
+    amc_peer_set_cleanup(&shm->known);
+    free(shm->adopted);
+    free(shm->peers);
     free(shm->in);
     free(shm);
     return AMC_ERR_TRANSPORT;
@@ -132,45 +198,45 @@ err_free:
 
 void amc_shm_addr(const amc_shm_t *shm, amc_shm_addr_t *addr)
 {
-    memset(addr, 0, sizeof(*addr));
-    addr->magic    = AMC_SHM_MAGIC;
-    addr->version  = AMC_SHM_VERSION;
-    addr->pid      = (int32_t)getpid();
-    addr->inbox_fd = shm->inbox_fd;
-    addr->bell_fd  = shm->bell_w;
-    addr->nrings   = shm->nrings;
-    addr->ncells   = AMC_SHM_NCELLS;
-    addr->flags    = (shm->barrier_ok ? AMC_SHM_ADDR_MEMBARRIER : 0) |
-                     (shm->pull_ok ? AMC_SHM_ADDR_PULL : 0);
+    *addr       = shm->self;
+    addr->flags = (shm->barrier_ok ? AMC_SHM_ADDR_MEMBARRIER : 0) |
+                  (shm->pull_ok ? AMC_SHM_ADDR_PULL : 0);
 }
 
-int amc_shm_connect(amc_shm_t *shm, int dest, const amc_shm_addr_t *addr, amc_shm_out_t **out_p)
+int amc_shm_connect(amc_shm_t *shm, int dest, amc_shm_out_t **out_p)
 {
+    amc_shm_peer_t  *peer = amc_shm_peer_find(shm, dest);
     amc_shm_inbox_t *inbox;
     amc_shm_out_t   *out;
+    amc_shm_ring_t  *ring;
+    const char      *why = NULL;
     struct stat      st;
     size_t           len;
-    uint32_t         idx;
-    int              fd;
+    unsigned         idx;
+    int              fd, seals;
 
-    if ((addr->magic != AMC_SHM_MAGIC) || (addr->version != AMC_SHM_VERSION) ||
-        (addr->ncells != AMC_SHM_NCELLS) || (addr->nrings == 0) ||
-        (addr->nrings > (1u << 20)) || (addr->pid <= 0) ||
-        (addr->flags & ~(AMC_SHM_ADDR_MEMBARRIER | AMC_SHM_ADDR_PULL))) {
-        amc_debug(&shm->log, "rank %d's mailbox address is not one this build reads", dest);
+    if (peer == NULL) {
+        amc_debug(&shm->log, "rank %d published no mailbox of this node", dest);
         return AMC_ERR_TRANSPORT;
     }
-    len = amc_shm_inbox_bytes(addr->nrings);
-    fd  = amc_shm_proc_open(addr->pid, addr->inbox_fd, O_RDWR);
+    /* its pid, for pulls: the inbox itself is checked below by what it is,
+     * not by whose it is (a kernel without pidfd_open keeps mailboxes) */
+    (void)amc_shm_peer_check(shm, peer);
+    len = amc_shm_inbox_bytes(peer->addr.nrings);
+    fd  = amc_shm_peer_open(peer, peer->addr.inbox_fd, peer->addr.inbox_dev, peer->addr.inbox_ino,
+                            O_RDWR, &why);
     if (fd < 0) {
-        amc_debug(&shm->log, "rank %d's inbox: %s; UCX carries its messages", dest,
-                  strerror(errno));
+        amc_debug(&shm->log, "rank %d's inbox: %s; UCX carries its messages", dest, why);
         return AMC_ERR_TRANSPORT;
     }
-    /* a shorter file would fault on access */
-    if ((fstat(fd, &st) != 0) || ((size_t)st.st_size < len)) {
+    /* sealed at its size, so nobody shrinks it under our mapping */
+    seals = fcntl(fd, F_GET_SEALS);
+    if ((fstat(fd, &st) != 0) || ((size_t)st.st_size != len) || (seals < 0) ||
+        ((seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) !=
+         (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))) {
         close(fd);
-        amc_debug(&shm->log, "rank %d's inbox is smaller than it says", dest);
+        amc_error(&shm->log, "rank %d's inbox is not of its size or not sealed; UCX carries "
+                  "its messages", dest);
         return AMC_ERR_TRANSPORT;
     }
     inbox = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -179,33 +245,34 @@ int amc_shm_connect(amc_shm_t *shm, int dest, const amc_shm_addr_t *addr, amc_sh
         amc_debug(&shm->log, "mapping rank %d's inbox: %s", dest, strerror(errno));
         return AMC_ERR_TRANSPORT;
     }
+    if (__atomic_load_n(&inbox->key, __ATOMIC_ACQUIRE) != peer->addr.key) {
+        munmap(inbox, len);
+        amc_error(&shm->log, "rank %d's inbox does not hold the key it published; UCX "
+                  "carries its messages", dest);
+        return AMC_ERR_TRANSPORT;
+    }
     out = calloc(1, sizeof(*out));
     if (out == NULL) {
         munmap(inbox, len);
         return AMC_ERR_NO_MEMORY;
     }
-    /* once per pair: the only read-modify-write on the shared memory */
-    idx = __atomic_fetch_add(&inbox->nreg, 1, __ATOMIC_ACQ_REL);
-    if (idx >= addr->nrings) {
-        munmap(inbox, len);
-        free(out);
-        amc_debug(&shm->log, "rank %d's inbox has no ring left", dest);
-        return AMC_ERR_TRANSPORT;
-    }
-    out->ring     = amc_shm_ring_at(inbox, addr->nrings, idx);
+    /* this rank's ring there is its own by place: nobody can take it */
+    idx  = amc_shm_ring_of(shm->place, peer->addr.place);
+    ring = amc_shm_ring_at(inbox, peer->addr.nrings, idx);
+    memset(ring, 0, amc_shm_ring_bytes()); /* whatever another process left there */
+    out->ring     = ring;
     out->sleepers = &inbox->sleepers;
     out->map      = inbox;
     out->map_len  = len;
     out->dest     = dest;
-    out->pid      = addr->pid;
-    out->bell_fd  = addr->bell_fd;
-    out->bell     = -1;
-    out->fence    = !shm->barrier_ok || !(addr->flags & AMC_SHM_ADDR_MEMBARRIER);
-    out->pull     = shm->pull_ok && (addr->flags & AMC_SHM_ADDR_PULL);
-    /* where a pull's end wakes this rank, read once registered */
-    out->ring->wpid  = (int32_t)getpid();
-    out->ring->wbell = shm->bell_w;
-    __atomic_store_n(&inbox->reg[idx], (int32_t)shm->tp->rank + 1, __ATOMIC_RELEASE);
+    out->shm      = shm;
+    out->peer     = peer;
+    out->fence    = !shm->barrier_ok || !(peer->addr.flags & AMC_SHM_ADDR_MEMBARRIER);
+    out->pull     = shm->pull_ok && !__atomic_load_n(&shm->refused, __ATOMIC_ACQUIRE) &&
+                    (peer->addr.flags & AMC_SHM_ADDR_PULL) &&
+                    (__atomic_load_n(&peer->pidfd, __ATOMIC_ACQUIRE) >= 0);
+    __atomic_store_n(&inbox->reg[idx], shm->self.key, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&inbox->gen, 1, __ATOMIC_RELEASE);
     /* progress walks the list without the caller's lock */
     out->next = shm->outs;
     __atomic_store_n(&shm->outs, out, __ATOMIC_RELEASE);
@@ -218,180 +285,7 @@ int amc_shm_connect(amc_shm_t *shm, int dest, const amc_shm_addr_t *addr, amc_sh
 /* The receiver sleeps. */
 static __attribute__((noinline, cold)) void amc_shm_ring_bell(amc_shm_out_t *out)
 {
-    amc_shm_bell_ring(&out->bell, out->pid, out->bell_fd);
-}
-
-static inline size_t amc_shm_cells(size_t hdr_len, size_t len)
-{
-    return (sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len) + len + AMC_SHM_CELL - 1) / AMC_SHM_CELL;
-}
-
-/* Copies at most 32 bytes into a cell without a call: loads first, then
- * stores that may overlap; only [dst, dst + n) is written and only
- * [src, src + n) read. */
-static inline void amc_shm_copy_short(uint8_t *dst, const void *src, size_t n)
-{
-    const uint8_t *s = src;
-    uint64_t       a, b, c, d;
-    uint32_t       x, y;
-    uint16_t       h, k;
-
-    if (n >= 16) {
-        memcpy(&a, s, 8);
-        memcpy(&b, s + 8, 8);
-        memcpy(&c, s + n - 16, 8);
-        memcpy(&d, s + n - 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + 8, &b, 8);
-        memcpy(dst + n - 16, &c, 8);
-        memcpy(dst + n - 8, &d, 8);
-    } else if (n >= 8) {
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + n - 8, &b, 8);
-    } else if (n >= 4) {
-        memcpy(&x, s, 4);
-        memcpy(&y, s + n - 4, 4);
-        memcpy(dst, &x, 4);
-        memcpy(dst + n - 4, &y, 4);
-    } else if (n >= 2) {
-        memcpy(&h, s, 2);
-        memcpy(&k, s + n - 2, 2);
-        memcpy(dst, &h, 2);
-        memcpy(dst + n - 2, &k, 2);
-    } else if (n == 1) {
-        dst[0] = s[0];
-    }
-}
-
-static inline void amc_shm_store_word(uint8_t *dst, const uint8_t *src)
-{
-    uint64_t w;
-
-    memcpy(&w, src, 8);
-    /* relaxed atomic: a plain 8-byte store that the compiler may not merge
-     * with its neighbours into a vector store across two lines */
-    __atomic_store_n((uint64_t *)(void *)dst, w, __ATOMIC_RELAXED);
-}
-
-/* Copies n bytes to dst, 8-byte aligned in a ring, in aligned 8-byte
- * stores, none across two lines. glibc's memcpy stores with 32- and 64-byte
- * vectors from wherever dst starts, so most of them straddle two cells, and
- * a store that straddles two lines the reader holds stalls the writer: perf
- * put 88% of memcpy's samples on one such store, and a two-cell allreduce
- * (40 B) took 0.58-0.67 us back to back against 0.43-0.51 with this copy;
- * bcast 1 KiB 1.30 against 1.13. Four words a round: a loop of one word a
- * round spent ~7 instructions a word (callgrind: 74 of a 64-byte gatherv's
- * 191 in amc_shm_put). */
-static inline void amc_shm_copy_words(uint8_t *dst, const void *src, size_t n)
-{
-    const uint8_t *s = src;
-    size_t         i = 0;
-
-    for (; i + 32 <= n; i += 32) {
-        amc_shm_store_word(dst + i, s + i);
-        amc_shm_store_word(dst + i + 8, s + i + 8);
-        amc_shm_store_word(dst + i + 16, s + i + 16);
-        amc_shm_store_word(dst + i + 24, s + i + 24);
-    }
-    for (; i + 8 <= n; i += 8) {
-        amc_shm_store_word(dst + i, s + i);
-    }
-    if (i < n) { /* a header of 36 or 44 bytes, data of odd length */
-        amc_shm_copy_short(dst + i, s + i, n - i);
-    }
-}
-
-static inline int amc_shm_stale_test(const amc_shm_out_t *out, size_t cell)
-{
-    return (int)((out->stale[cell / 64] >> (cell % 64)) & 1u);
-}
-
-static inline void amc_shm_stale_set(amc_shm_out_t *out, size_t cell, int on)
-{
-    if (on) {
-        out->stale[cell / 64] |= (uint64_t)1 << (cell % 64);
-    } else {
-        out->stale[cell / 64] &= ~((uint64_t)1 << (cell % 64));
-    }
-}
-
-/* Marks where a message of cells cells at off leaves payload in first
- * words, and clears the first word of the cell after it, where the reader
- * looks next, if an earlier message left payload there: a reader must never
- * take payload for a control word. Done by the writer, before the message's
- * control word (stores become visible in order), so the reader only ever
- * reads the ring: a reader that cleared the cells it read took every line
- * of a long message from the writer's cache and gave it back on the next
- * lap (at 1 KiB, 16 lines each way). The room for the next cell was
- * checked. */
-static inline void amc_shm_mark(amc_shm_out_t *out, size_t off, size_t cells)
-{
-    size_t next = (off + cells) % AMC_SHM_NCELLS, i;
-
-    amc_shm_stale_set(out, off, 0);
-    for (i = 1; i < cells; i++) {
-        amc_shm_stale_set(out, off + i, 1);
-    }
-    if (amc_shm_stale_test(out, next)) {
-        __atomic_store_n((uint64_t *)(out->ring->cells + next * AMC_SHM_CELL), 0,
-                         __ATOMIC_RELAXED);
-        amc_shm_stale_set(out, next, 0);
-    }
-}
-
-static inline uint64_t amc_shm_ctl(uint64_t position, size_t hdr_len, size_t len)
-{
-    return AMC_SHM_CTL_VALID | ((uint64_t)(hdr_len & 0xff) << 48) |
-           ((uint64_t)(len & 0xffff) << 32) | (uint32_t)position;
-}
-
-/* Copies one message into out's ring if it has room: 1, else 0; flags are
- * the control word's (0 or AMC_SHM_CTL_PULL). Lock held. */
-static int amc_shm_put(amc_shm_out_t *out, const void *hdr, size_t hdr_len, const void *data,
-                       size_t len, uint64_t flags)
-{
-    uint64_t  head = out->head;
-    size_t    need = amc_shm_cells(hdr_len, len);
-    size_t    off  = (size_t)(head % AMC_SHM_NCELLS);
-    size_t    skip = 0, at = off;
-    uint8_t  *cell;
-
-    if (off + need > AMC_SHM_NCELLS) {
-        skip = AMC_SHM_NCELLS - off;
-        at   = 0;
-    }
-    /* one cell more than the message: the one after it may be cleared */
-    if (head + skip + need + 1 - out->tail_seen > AMC_SHM_NCELLS) {
-        out->tail_seen = __atomic_load_n(&out->ring->tail, __ATOMIC_ACQUIRE);
-        if (head + skip + need + 1 - out->tail_seen > AMC_SHM_NCELLS) {
-            return 0;
-        }
-    }
-    cell = out->ring->cells + at * AMC_SHM_CELL;
-    if (hdr_len <= 32) {
-        amc_shm_copy_short(cell + sizeof(uint64_t), hdr, hdr_len); /* at a cell's start */
-    } else {
-        amc_shm_copy_words(cell + sizeof(uint64_t), hdr, hdr_len);
-    }
-    if (len > 0) {
-        amc_shm_copy_words(cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), data, len);
-    }
-    amc_shm_mark(out, at, need);
-    /* last: a sender that dies before it leaves nothing readable */
-    __atomic_store_n((uint64_t *)cell, amc_shm_ctl(head + skip, hdr_len, len) | flags,
-                     __ATOMIC_RELEASE);
-    if (skip > 0) {
-        /* the rest of the ring unused: published after the message at 0,
-         * so a reader that follows it finds the message there */
-        amc_shm_stale_set(out, off, 0);
-        __atomic_store_n((uint64_t *)(out->ring->cells + off * AMC_SHM_CELL),
-                         AMC_SHM_CTL_VALID | AMC_SHM_CTL_SKIP | (uint32_t)head,
-                         __ATOMIC_RELEASE);
-    }
-    out->head = head + skip + need;
-    return 1;
+    amc_shm_bell_ring(out->shm, out->peer);
 }
 
 static inline void amc_shm_notify(amc_shm_out_t *out)
@@ -400,7 +294,6 @@ static inline void amc_shm_notify(amc_shm_out_t *out)
         amc_shm_ring_bell(out);
     }
 }
-
 
 /* amc_shm_notify's bell, as a send's last act */
 static __attribute__((noinline, cold)) int amc_shm_send_bell(amc_shm_out_t *out)
@@ -535,7 +428,10 @@ int amc_shm_pull_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_
     amc_shm_pull_out_t *p;
     int                 held;
 
-    if (!out->pull || !amc_shm_fits(hdr_len, sizeof(amc_shm_pull_desc_t))) {
+    /* a receiver that found cross-memory attach refused says so in its ring */
+    if (!__atomic_load_n(&out->pull, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&out->ring->nopull, __ATOMIC_ACQUIRE) ||
+        !amc_shm_fits(hdr_len, sizeof(amc_shm_pull_desc_t))) {
         return AMC_SHM_TOO_BIG;
     }
     held = amc_shm_lock(shm, &out->lock);
@@ -561,6 +457,20 @@ int amc_shm_pull_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_
     return AMC_INPROGRESS;
 }
 
+/* A receiver whose ring's tail no honest one would store: where it reads
+ * is unknown, so it is treated as failed, as a writer of a malformed
+ * message is. */
+static __attribute__((noinline, cold)) void amc_shm_bad_tail(amc_shm_t *shm, amc_shm_out_t *out)
+{
+    if (amc_peer_set_mark(&shm->tp->dead, out->dest)) {
+        amc_error(&shm->log, "rank %d's mailbox says it read beyond what was written to it "
+                  "(tail 0x%016llx, written %llu cells); rank %d is treated as failed",
+                  out->dest, (unsigned long long)__atomic_load_n(&out->ring->tail,
+                                                                 __ATOMIC_RELAXED),
+                  (unsigned long long)out->head, out->dest);
+    }
+}
+
 /* Queued sends that fit now; to a peer that died, dropped (as a send to a
  * dead rank is). Completions run with no lock held: they may send. */
 static int amc_shm_drain(amc_shm_t *shm)
@@ -582,6 +492,10 @@ static int amc_shm_drain(amc_shm_t *shm)
                                         (pend->mode == AMC_SEND_RNDV) ? AMC_SHM_CTL_PULL : 0);
             if (!dead && !put) {
                 amc_shm_unlock(&out->lock, held);
+                if (out->bad_tail) {
+                    amc_shm_bad_tail(shm, out);
+                    continue; /* dropped now */
+                }
                 break;
             }
             (void)amc_send_queue_pop(&out->q);
@@ -600,38 +514,49 @@ static int amc_shm_drain(amc_shm_t *shm)
     return n;
 }
 
-/* Rings whose writers registered since the last look. */
+/* Rings whose writers registered since the last look. A ring is its
+ * writer's by place (amc_shm_ring_of), and counts only once it holds the
+ * key that writer published: another process of this user that registers
+ * there is refused and takes nothing from the real writer. */
 static void amc_shm_adopt(amc_shm_t *shm)
 {
-    uint32_t      n = __atomic_load_n(&shm->inbox->nreg, __ATOMIC_ACQUIRE);
-    amc_shm_in_t *in;
-    int32_t       who;
+    amc_shm_peer_t *peer;
+    amc_shm_in_t   *in;
+    uint64_t        key;
+    unsigned        i;
 
-    if (n > shm->nrings) {
-        n = shm->nrings;  /* writers turned away */
-    }
-    while (shm->nin < n) {
-        who = __atomic_load_n(&shm->inbox->reg[shm->nin], __ATOMIC_ACQUIRE);
-        if (who == 0) {
-            return;        /* taken, not ready yet */
+    shm->gen_seen = __atomic_load_n(&shm->inbox->gen, __ATOMIC_ACQUIRE);
+    for (i = 0; i < shm->nrings; i++) {
+        if (shm->adopted[i] || ((key = __atomic_load_n(&shm->inbox->reg[i], __ATOMIC_ACQUIRE)) == 0)) {
+            continue;
+        }
+        peer = &shm->peers[i];
+        if ((__atomic_load_n(&peer->rank, __ATOMIC_ACQUIRE) < 0) || (key != peer->addr.key)) {
+            if (!peer->warned) {
+                peer->warned = 1;
+                amc_error(&shm->log, "rejected mailbox registration in ring %u (rank %d's): "
+                          "not the key %s published", i, peer->rank,
+                          (peer->rank < 0) ? "any rank" : "that rank");
+            }
+            continue;
         }
         in         = &shm->in[shm->nin];
-        in->ring   = amc_shm_ring_at(shm->inbox, shm->nrings, shm->nin);
+        in->ring   = amc_shm_ring_at(shm->inbox, shm->nrings, i);
         in->tail   = 0;
         in->next   = (const uint64_t *)in->ring->cells;
         in->idle   = 0;
-        in->src    = who - 1;
-        in->pid    = in->ring->wpid;
-        in->bell_fd = in->ring->wbell;
-        in->bell   = -1;
+        in->src    = peer->rank;
+        in->peer   = peer;
+        in->broken = 0;
         amc_shm_pull_in_init(in);
-        in->broken = (who < 1) || (who > shm->tp->size) || (who - 1 == shm->tp->rank);
-        if (in->broken) {
-            in->next = &in->idle;
-            amc_error(&shm->log, "rejected mailbox: a writer registered as rank %d of %d",
-                      who - 1, shm->tp->size);
+        /* its pulls name its pid: only once checked to be its process (without
+         * that, its data is resent through the ring) */
+        (void)amc_shm_peer_check(shm, peer);
+        shm->adopted[i] = 1;
+        __atomic_store_n(&shm->nin, shm->nin + 1, __ATOMIC_SEQ_CST); /* amc_shm_rings_in */
+        if (__atomic_load_n(&shm->refused, __ATOMIC_SEQ_CST)) {
+            __atomic_store_n(&in->ring->nopull, 1, __ATOMIC_RELEASE);
         }
-        __atomic_store_n(&shm->nin, shm->nin + 1, __ATOMIC_RELEASE); /* amc_shm_rings_in */
         __atomic_add_fetch(&shm->tp->mboxes_in, 1, __ATOMIC_RELAXED);
     }
 }
@@ -653,44 +578,12 @@ enum {
     AMC_SHM_WORD_FLAGGED  /* a skip or a pull: progress's */
 };
 
-/* Why the word at in's tail is not the next message, or NULL if it is;
- * *kind says which (AMC_SHM_WORD_*; with a reason, MESSAGE). */
-static inline const char *amc_shm_check(const amc_shm_in_t *in, uint64_t w, int *kind)
+/* Whether a message's lengths, from the control word w at in's tail, lie
+ * inside the mailbox: NULL, or why not. */
+static inline const char *amc_shm_check_lengths(const amc_shm_in_t *in, uint64_t w)
 {
-    uint32_t behind = (uint32_t)in->tail - AMC_SHM_CTL_POS(w);
-    size_t   off    = (size_t)(in->tail % AMC_SHM_NCELLS);
+    size_t off = (size_t)(in->tail % AMC_SHM_NCELLS);
 
-    *kind = AMC_SHM_WORD_MESSAGE;
-    if ((w & (AMC_SHM_CTL_VALID | AMC_SHM_CTL_FLAGS | 0xffffffffull)) !=
-        (AMC_SHM_CTL_VALID | (uint32_t)in->tail)) {
-        /* not the usual word (a message at its place, without flags,
-         * whose lengths are all that is left to check) */
-        if (amc_shm_nothing_yet(in, w)) {
-            *kind = AMC_SHM_WORD_EMPTY;
-            return NULL;
-        }
-        if (!(w & AMC_SHM_CTL_VALID) || (behind != 0)) {
-            return "wrong sequence";
-        }
-        if ((w & AMC_SHM_CTL_FLAGS) & ~(AMC_SHM_CTL_SKIP | AMC_SHM_CTL_PULL)) {
-            return "unknown flags";
-        }
-        if (w & AMC_SHM_CTL_SKIP) {
-            if (w & AMC_SHM_CTL_PULL) {
-                return "a skip with flags";
-            }
-            if ((AMC_SHM_CTL_HDR(w) | AMC_SHM_CTL_LEN(w)) != 0) {
-                return "a skip with a length";
-            }
-            *kind = AMC_SHM_WORD_FLAGGED;
-            return NULL;
-        }
-        if (AMC_SHM_CTL_LEN(w) != sizeof(amc_shm_pull_desc_t)) {
-            return "a pull without a pull's descriptor";
-        }
-        /* a pull: its lengths are checked as any message's */
-        *kind = AMC_SHM_WORD_FLAGGED;
-    }
     if (AMC_SHM_CTL_HDR(w) == 0) {
         return "no header";
     }
@@ -700,6 +593,60 @@ static inline const char *amc_shm_check(const amc_shm_in_t *in, uint64_t w, int 
         return "a length beyond the mailbox";
     }
     return NULL;
+}
+
+/* amc_shm_check of a word at its place that has flags, or of one that is
+ * not at its place: out of line, so that the usual message's check stays
+ * a few instructions where it is inlined. */
+static __attribute__((noinline)) const char *amc_shm_check_flagged(const amc_shm_in_t *in,
+                                                                   uint64_t w, int *kind)
+{
+    uint32_t behind = (uint32_t)in->tail - AMC_SHM_CTL_POS(w);
+
+    if (!(w & AMC_SHM_CTL_VALID) || (behind != 0)) {
+        return "wrong sequence";
+    }
+    if ((w & AMC_SHM_CTL_FLAGS) & ~(AMC_SHM_CTL_SKIP | AMC_SHM_CTL_PULL | AMC_SHM_CTL_DATA)) {
+        return "unknown flags";
+    }
+    if (w & AMC_SHM_CTL_SKIP) {
+        if (w & (AMC_SHM_CTL_PULL | AMC_SHM_CTL_DATA)) {
+            return "a skip with flags";
+        }
+        if ((AMC_SHM_CTL_HDR(w) | AMC_SHM_CTL_LEN(w)) != 0) {
+            return "a skip with a length";
+        }
+        *kind = AMC_SHM_WORD_FLAGGED;
+        return NULL;
+    }
+    if (w & AMC_SHM_CTL_DATA) {
+        if ((w & AMC_SHM_CTL_PULL) || (AMC_SHM_CTL_HDR(w) != sizeof(amc_shm_pull_piece_t))) {
+            return "a resent piece without a piece's header";
+        }
+    } else if (AMC_SHM_CTL_LEN(w) != sizeof(amc_shm_pull_desc_t)) {
+        return "a pull without a pull's descriptor";
+    }
+    /* a pull or a piece: its lengths are checked as any message's */
+    *kind = AMC_SHM_WORD_FLAGGED;
+    return amc_shm_check_lengths(in, w);
+}
+
+/* Why the word at in's tail is not the next message, or NULL if it is;
+ * *kind says which (AMC_SHM_WORD_*; with a reason, MESSAGE). */
+static inline const char *amc_shm_check(const amc_shm_in_t *in, uint64_t w, int *kind)
+{
+    *kind = AMC_SHM_WORD_MESSAGE;
+    if ((w & (AMC_SHM_CTL_VALID | AMC_SHM_CTL_FLAGS | 0xffffffffull)) !=
+        (AMC_SHM_CTL_VALID | (uint32_t)in->tail)) {
+        /* not the usual word (a message at its place, without flags,
+         * whose lengths are all that is left to check) */
+        if (amc_shm_nothing_yet(in, w)) {
+            *kind = AMC_SHM_WORD_EMPTY;
+            return NULL;
+        }
+        return amc_shm_check_flagged(in, w, kind);
+    }
+    return amc_shm_check_lengths(in, w);
 }
 
 /* Moves in's tail on by cells; nothing is known yet of the word there. */
@@ -773,10 +720,10 @@ static int amc_shm_read(amc_shm_t *shm, amc_shm_in_t *in, int closing)
         cell    = (const uint8_t *)in->next;
         hdr_len = AMC_SHM_CTL_HDR(w);
         len     = AMC_SHM_CTL_LEN(w);
-        if (w & AMC_SHM_CTL_PULL) {
-            why = amc_shm_pull_arrive(shm, in, cell + sizeof(uint64_t), hdr_len,
-                                      cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), len,
-                                      closing);
+        if (w & (AMC_SHM_CTL_PULL | AMC_SHM_CTL_DATA)) {
+            why = ((w & AMC_SHM_CTL_PULL) ? amc_shm_pull_arrive : amc_shm_pull_resent)(
+                shm, in, cell + sizeof(uint64_t), hdr_len,
+                cell + sizeof(uint64_t) + AMC_SHM_ALIGN8(hdr_len), len, closing);
             if (why != NULL) {
                 amc_shm_reject(shm, in, w, why);
                 break;
@@ -798,7 +745,7 @@ amc_shm_in_t *amc_shm_in_find(amc_shm_t *shm, int src)
     if ((shm->take_at < shm->nin) && (shm->in[shm->take_at].src == src)) {
         return &shm->in[shm->take_at];
     }
-    if (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_RELAXED) != shm->nin) {
+    if (__atomic_load_n(&shm->inbox->gen, __ATOMIC_RELAXED) != shm->gen_seen) {
         amc_shm_adopt(shm);
     }
     for (i = 0; i < shm->nin; i++) {
@@ -882,7 +829,7 @@ int amc_shm_progress(amc_shm_t *shm, int closing)
     } else {
         held = 0;
     }
-    if (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_RELAXED) != shm->nin) {
+    if (__atomic_load_n(&shm->inbox->gen, __ATOMIC_RELAXED) != shm->gen_seen) {
         amc_shm_adopt(shm);
     }
     for (i = 0; i < shm->nin; i++) {
@@ -898,7 +845,7 @@ int amc_shm_idle(amc_shm_t *shm)
 
     if (amc_lock_live(shm->tp->lock_live) ||
         (__atomic_load_n(&shm->nwork, __ATOMIC_RELAXED) != 0) ||
-        (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_RELAXED) != shm->nin)) {
+        (__atomic_load_n(&shm->inbox->gen, __ATOMIC_RELAXED) != shm->gen_seen)) {
         return 0;
     }
     for (in = shm->in, end = in + shm->nin; in < end; in++) {
@@ -926,7 +873,7 @@ static int amc_shm_pending(amc_shm_t *shm)
         }
         held = 1;
     }
-    found = (__atomic_load_n(&shm->inbox->nreg, __ATOMIC_ACQUIRE) != shm->nin) ||
+    found = (__atomic_load_n(&shm->inbox->gen, __ATOMIC_ACQUIRE) != shm->gen_seen) ||
             (__atomic_load_n(&shm->nqueued, __ATOMIC_ACQUIRE) > 0) || amc_shm_pull_pending(shm);
     for (i = 0; !found && (i < shm->nin); i++) {
         in = &shm->in[i];
@@ -948,16 +895,33 @@ int amc_shm_sleep_begin(amc_shm_t *shm)
 {
     /* the pulls' receivers look at it after their DONE */
     amc_shm_pull_asleep(shm, 1);
-    /* a locked add: a full barrier before the look at the rings */
     __atomic_add_fetch(&shm->inbox->sleepers, 1, __ATOMIC_SEQ_CST);
+    /* a full fence between the announcement and the look at the rings: the
+     * C11 model makes none of a read-modify-write alone (a locked add is one
+     * on x86, not on POWER or Arm) */
+#if !defined(__SANITIZE_THREAD__)
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
 #if defined(SYS_membarrier)
     if (shm->barrier_ok &&
         (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0)) {
-        shm->barrier_ok = 0; /* not seen: registered, queried; sleep lightly */
+        /* senders to this rank read "membarrier" in its address and skip
+         * their fence, so a wake-up may be lost from now on: no sleep lasts
+         * long. Not seen: registered, queried. */
+        shm->barrier_ok  = 0;
+        shm->light_sleep = 1;
+        amc_warn(&shm->log, "membarrier failed after it was registered (%s): this rank's "
+                 "sleeps last at most %d ms from now on", strerror(errno),
+                 AMC_SHM_LIGHT_SLEEP_MS);
         return 1;
     }
 #endif
     return amc_shm_pending(shm);
+}
+
+int amc_shm_sleep_max_ms(const amc_shm_t *shm)
+{
+    return shm->light_sleep ? AMC_SHM_LIGHT_SLEEP_MS : -1;
 }
 
 void amc_shm_sleep_end(amc_shm_t *shm)
@@ -1040,6 +1004,11 @@ uint64_t amc_shm_ctl_pull_word(uint64_t position, size_t hdr_len)
     return amc_shm_ctl(position, hdr_len, sizeof(amc_shm_pull_desc_t)) | AMC_SHM_CTL_PULL;
 }
 
+uint64_t amc_shm_ctl_data_word(uint64_t position, size_t len)
+{
+    return amc_shm_ctl(position, sizeof(amc_shm_pull_piece_t), len) | AMC_SHM_CTL_DATA;
+}
+
 void amc_shm_without_pull(amc_shm_t *shm)
 {
     shm->pull_ok = 0;
@@ -1056,19 +1025,24 @@ void amc_shm_destroy(amc_shm_t *shm)
     while ((out = shm->outs) != NULL) {
         shm->outs = out->next;
         amc_send_queue_drop(&out->q); /* abandoned with their collectives, as UCX's are */
-        if (out->bell >= 0) {
-            close(out->bell);
-        }
         munmap(out->map, out->map_len);
         free(out);
     }
-    for (i = 0; i < shm->nin; i++) {
-        amc_shm_pull_in_close(&shm->in[i]);
+    for (i = 0; i < shm->nrings; i++) {
+        if (shm->peers[i].pidfd >= 0) {
+            close(shm->peers[i].pidfd);
+        }
+        if (shm->peers[i].bell >= 0) {
+            close(shm->peers[i].bell);
+        }
     }
     munmap(shm->inbox, shm->inbox_len);
     close(shm->inbox_fd);
     close(shm->bell_r);
     close(shm->bell_w);
+    amc_peer_set_cleanup(&shm->known);
+    free(shm->adopted);
+    free(shm->peers);
     free(shm->in);
     free(shm);
 }

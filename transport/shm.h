@@ -23,48 +23,34 @@
 
 #include "base/log.h"
 #include "transport/shm_layout.h"
+#include "transport/shm_peer.h"
 #include "transport/transport.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define AMC_SHM_MAGIC   0x414d4d42u /* "AMMB" */
-#define AMC_SHM_VERSION 2u
-
-/* What a rank publishes (PMIX_LOCAL) so that the peers on its node can
- * write to it. */
-typedef struct amc_shm_addr {
-    uint32_t magic;
-    uint32_t version;
-    int32_t  pid;
-    int32_t  inbox_fd;   /* the inbox memfd, opened as /proc/pid/fd/inbox_fd */
-    int32_t  bell_fd;    /* the doorbell pipe's write end, likewise */
-    uint32_t nrings;     /* rings in the inbox: writers it takes */
-    uint32_t ncells;     /* cells per ring */
-    uint32_t flags;      /* AMC_SHM_ADDR_* */
-} amc_shm_addr_t;
-
-/* The owner's sleep makes the senders' fence (membarrier): they skip theirs. */
-#define AMC_SHM_ADDR_MEMBARRIER 1u
-/* The owner pulls rendezvous data from its peers and lets them write into
- * it (cross-memory attach: transport/shm_pull.c). */
-#define AMC_SHM_ADDR_PULL       2u
-
 /* The inbox of tp's rank, with a ring for each of nrings writers (the
- * ranks on its node but itself). Messages reach tp->recv_cb; dead peers
- * are read from tp->dead, and locks are taken while tp->lock_live says
- * threads may meet. tag names the memfd (seen in /proc/PID/maps). */
-int  amc_shm_create(amc_transport_t *tp, unsigned nrings, const char *tag,
+ * ranks on its node but itself); place is its own place among them
+ * (0..nrings), which names its ring in each peer's inbox. Messages reach
+ * tp->recv_cb; dead peers are read from tp->dead, and locks are taken
+ * while tp->lock_live says threads may meet. tag names the memfd (seen in
+ * /proc/PID/maps). The memfd is sealed at its size: nobody can shrink it
+ * under its mappings. */
+int  amc_shm_create(amc_transport_t *tp, unsigned nrings, unsigned place, const char *tag,
                     const amc_log_t *log, amc_shm_t **shm_p);
 void amc_shm_destroy(amc_shm_t *shm);
 
 void amc_shm_addr(const amc_shm_t *shm, amc_shm_addr_t *addr);
 
-/* Maps dest's inbox (published as addr) and takes a ring in it. Any
- * failure (another user, another pid namespace, a full inbox, a bad
- * address) is logged at debug level: the caller talks to dest by UCX. */
-int  amc_shm_connect(amc_shm_t *shm, int dest, const amc_shm_addr_t *addr,
-                     amc_shm_out_t **out_p);
+/* Maps dest's inbox and registers in the ring that is this rank's there.
+ * Before the first write it checks that the file it opened through
+ * /proc is the inbox dest published (device, inode, seals, size, key);
+ * pulls to dest go only where a pidfd showed that dest's pid is still
+ * dest. Any failure (another user, another
+ * pid namespace, a pid reused, a bad address, dest never added) is
+ * logged (debug; error where what it opened is not what dest published):
+ * the caller talks to dest by UCX. */
+int  amc_shm_connect(amc_shm_t *shm, int dest, amc_shm_out_t **out_p);
 
 /* An eager message to out's peer: AMC_SUCCESS (copied: hdr and data may be
  * reused), AMC_INPROGRESS (the ring is full: queued, comp is called from a
@@ -119,8 +105,10 @@ int  amc_shm_idle(amc_shm_t *shm);
 
 /* Sleeping: begin() announces the sleeper and returns non-zero if a message
  * came meanwhile (then do not sleep, and call end() all the same); while
- * announced, a sender rings bell_fd (readable). end() withdraws. */
+ * announced, a sender rings bell_fd (readable). end() withdraws. A sleep
+ * lasts at most amc_shm_sleep_max_ms (-1: no bound of the mailboxes'). */
 int  amc_shm_sleep_begin(amc_shm_t *shm);
+int  amc_shm_sleep_max_ms(const amc_shm_t *shm);
 void amc_shm_sleep_end(amc_shm_t *shm);
 int  amc_shm_bell_fd(const amc_shm_t *shm);
 
@@ -132,7 +120,7 @@ unsigned amc_shm_queued(const amc_shm_t *shm);
  * writes) and one ring's. */
 size_t amc_shm_max_message(void);
 size_t amc_shm_ring_bytes(void);
-size_t amc_shm_inbox_bytes(unsigned nrings);
+size_t amc_shm_inbox_bytes(unsigned nrings); /* 0: more than this machine addresses */
 
 /* Rings this rank writes and reads so far (amc_stat_get, amc_info). */
 unsigned amc_shm_rings_out(const amc_shm_t *shm);
@@ -150,10 +138,12 @@ int  amc_shm_owns(const amc_shm_t *shm, const void *p, size_t len);
  * membarrier (senders to it and from it fence on every message). Before
  * any connect. */
 void amc_shm_without_membarrier(amc_shm_t *shm);
-/* The control word of an honest message (for forging a dishonest one), and
- * of an honest pull (its data an amc_shm_pull_desc_t: address, length,
- * 64 bits each; slot, chunk, 32 bits each). */
+/* The control word of an honest message (for forging a dishonest one), of
+ * an honest pull (its data an amc_shm_pull_desc_t: address, length, 64
+ * bits each; slot, chunk, 32 bits each), and of a resent piece of a pull
+ * (its header an amc_shm_pull_piece_t). */
 uint64_t amc_shm_ctl_word(uint64_t position, size_t hdr_len, size_t len);
 uint64_t amc_shm_ctl_pull_word(uint64_t position, size_t hdr_len);
+uint64_t amc_shm_ctl_data_word(uint64_t position, size_t len);
 
 #endif

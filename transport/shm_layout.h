@@ -53,18 +53,26 @@ _Static_assert(AMC_SHM_NCELLS == 128, "a sender's stale bits are two words (amc_
 #define AMC_SHM_CTL_VALID     (1ull << 63)
 #define AMC_SHM_CTL_SKIP      (1ull << 56)  /* the rest of the ring is unused: go on at 0 */
 #define AMC_SHM_CTL_PULL      (1ull << 57)  /* the data is a pull's descriptor (shm_pull.c) */
+#define AMC_SHM_CTL_DATA      (1ull << 58)  /* a piece of a pull's data, resent (shm_pull.c) */
 #define AMC_SHM_CTL_FLAGS     (0x7full << 56)
 #define AMC_SHM_CTL_HDR(_w)   ((size_t)(((_w) >> 48) & 0xff))
 #define AMC_SHM_CTL_LEN(_w)   ((size_t)(((_w) >> 32) & 0xffff))
 #define AMC_SHM_CTL_POS(_w)   ((uint32_t)(_w))
 #define AMC_SHM_ALIGN8(_n)    (((_n) + 7u) & ~(size_t)7u)
 
+/* The inbox's header. Every field but sleepers is written by peers, so
+ * the owner trusts none of them: a registration counts only if it carries
+ * the key its writer published (amc_shm_adopt). */
 typedef struct amc_shm_inbox {
-    uint32_t nreg;       /* rings taken (senders fetch-and-add, once each) */
-    uint8_t  pad0[60];
+    uint64_t key;        /* the owner's, published with its address: a peer that
+                          * opened the file through /proc checks it before it writes */
+    uint32_t gen;        /* writers add one after their reg[] store: the owner looks */
+    uint8_t  pad0[52];
     uint32_t sleepers;   /* threads of the owner asleep or going to: ring the bell */
     uint8_t  pad1[60];
-    int32_t  reg[];      /* ring i's writer: rank + 1, stored once it is ready */
+    uint64_t reg[];      /* ring i's writer's key, stored once its ring is ready; ring
+                          * i is the writer whose place on the node is i, or i + 1
+                          * from the owner's on (amc_shm_ring_of) */
 } amc_shm_inbox_t;
 
 /* Rendezvous data to a peer of the node goes by pull (transport/shm_pull.c):
@@ -73,9 +81,11 @@ typedef struct amc_shm_inbox {
 #define AMC_SHM_PULLS 4u
 
 enum { /* amc_shm_pull_slot_t.state, the receiver's stores */
-    AMC_SHM_PULL_SENT = 0, /* the message is out; the data not asked for yet */
-    AMC_SHM_PULL_OPEN = 1, /* the receiver copies; dst is set: the sender may help */
-    AMC_SHM_PULL_DONE = 2  /* every chunk is in place, or dropped: the data is the sender's again */
+    AMC_SHM_PULL_SENT   = 0, /* the message is out; the data not asked for yet */
+    AMC_SHM_PULL_OPEN   = 1, /* the receiver copies; dst is set: the sender may help */
+    AMC_SHM_PULL_DONE   = 2, /* every chunk is in place, or dropped: the data is the sender's again */
+    AMC_SHM_PULL_RESEND = 3  /* cross-memory attach was refused: send all of it through
+                              * the ring (AMC_SHM_CTL_DATA messages) */
 };
 
 /* The data moves in chunks that either side takes with a fetch-and-add on
@@ -103,12 +113,19 @@ typedef struct amc_shm_pull_desc {
 
 typedef struct amc_shm_ring {
     uint64_t tail;       /* cells the receiver freed (its store, release) */
-    int32_t  wpid;       /* the writer's pid and its doorbell's number there, */
-    int32_t  wbell;      /* stored before it registers: a pull's DONE may wake it */
-    uint8_t  pad[48];
+    uint32_t nopull;     /* the receiver pulls no more (its store): rendezvous data by UCX */
+    uint8_t  pad[52];
     amc_shm_pull_slot_t pull[AMC_SHM_PULLS];
     uint8_t  cells[];    /* AMC_SHM_NCELLS x AMC_SHM_CELL */
 } amc_shm_ring_t;
+
+/* A resent piece of a pull's data (AMC_SHM_CTL_DATA): its header; the
+ * piece follows as the message's data. Pieces come in order. */
+typedef struct amc_shm_pull_piece {
+    uint32_t slot;
+    uint32_t zero;
+    uint64_t off;
+} amc_shm_pull_piece_t;
 
 /* The sender's record of a pull in flight. */
 typedef struct amc_shm_pull_out {
@@ -116,24 +133,76 @@ typedef struct amc_shm_pull_out {
     const uint8_t      *data;
     amc_completion_t   *comp;
     uint64_t            pushed;  /* bytes of the chunks it took */
+    uint64_t            resent;  /* bytes sent through the ring since RESEND */
     int                 busy;
     int                 helped;  /* it took chunks until none was left */
 } amc_shm_pull_out_t;
 
 /* The receiver's record of a pull: the descriptor its handler is given. */
-enum { AMC_SHM_PULL_FREE, AMC_SHM_PULL_ARRIVED, AMC_SHM_PULL_WAITING, AMC_SHM_PULL_SETTLING };
+enum {
+    AMC_SHM_PULL_FREE,
+    AMC_SHM_PULL_ARRIVED,
+    AMC_SHM_PULL_WAITING,   /* fetch returned in progress: the sender's chunks to come */
+    AMC_SHM_PULL_SETTLING,  /* a thread looks at it (from WAITING or RESENDING) */
+    AMC_SHM_PULL_RESENDING, /* the data comes through the ring */
+    AMC_SHM_PULL_RESENT     /* all of it came: progress completes the fetch */
+};
 typedef struct amc_shm_pull_in {
     amc_shm_in_t     *in;
     uint64_t          addr;
     uint64_t          len;
     uint64_t          chunk;
-    uint64_t          own;       /* bytes of the chunks this side took */
-    amc_completion_t *comp;      /* fetch's, while WAITING */
+    uint64_t          own;       /* bytes of the chunks this side took (read or fenced off) */
+    uint64_t          got;       /* bytes resent so far */
+    uint8_t          *buf;       /* fetch's */
+    amc_completion_t *comp;      /* fetch's, while WAITING or RESENDING */
     int               state;     /* AMC_SHM_PULL_FREE... (atomic) */
-    int               failed;    /* a chunk this side could not read */
+    int               failed;    /* AMC_ERR_* of a chunk this side could not read; 0 */
+    int               refused;   /* cross-memory attach refused: ask for a resend */
+    int               fenced;    /* every chunk is claimed: the sender takes no more */
     unsigned          slot;
 } amc_shm_pull_in_t;
 
+#define AMC_SHM_MAGIC   0x414d4d42u /* "AMMB" */
+#define AMC_SHM_VERSION 3u
+
+/* The owner's sleep makes the senders' fence (membarrier): they skip theirs. */
+#define AMC_SHM_ADDR_MEMBARRIER 1u
+/* The owner pulls rendezvous data from its peers and lets them write into
+ * it (cross-memory attach: transport/shm_pull.c). */
+#define AMC_SHM_ADDR_PULL       2u
+
+/* What a rank publishes (PMIX_LOCAL) so that the peers on its node can
+ * write to it, and can check that what they opened is it. */
+typedef struct {
+    uint32_t magic;
+    uint32_t version;
+    int32_t  pid;
+    int32_t  inbox_fd;   /* the inbox memfd, opened as /proc/pid/fd/inbox_fd */
+    int32_t  bell_fd;    /* the doorbell pipe, likewise */
+    uint32_t nrings;     /* rings in the inbox: writers it takes */
+    uint32_t ncells;     /* cells per ring */
+    uint32_t flags;      /* AMC_SHM_ADDR_* */
+    uint32_t place;      /* this rank's place among its node's ranks: its ring in theirs */
+    uint32_t pad;
+    uint64_t key;        /* random: in the inbox's header, and in this rank's registrations */
+    uint64_t inbox_dev;  /* the inbox's and the doorbell's identity (fstat): */
+    uint64_t inbox_ino;  /* what a peer opened through /proc must be these */
+    uint64_t bell_dev;
+    uint64_t bell_ino;
+} amc_shm_addr_t;
+
+/* A peer of the node, as it published itself: the rings to and from it
+ * reach its process through this, never through what a ring says. */
+typedef struct amc_shm_peer {
+    amc_shm_addr_t addr;
+    int            rank;       /* -1: nobody published this place */
+    int            pidfd;      /* its process, checked to be it (atomic; -1 until then) */
+    int            bell;       /* its doorbell, opened on the first need and checked (atomic) */
+    int            warned;     /* a registration with another key was reported */
+    int            bell_warned; /* its doorbell could not be opened: reported */
+    uint64_t       alive_usec; /* when pidfd last said it lives (atomic) */
+} amc_shm_peer_t;
 
 struct amc_shm_out {
     amc_shm_ring_t  *ring;       /* in the peer's inbox */
@@ -141,10 +210,11 @@ struct amc_shm_out {
     void            *map;
     size_t           map_len;
     int              dest;
-    int32_t          pid;        /* the peer's, for its doorbell */
-    int32_t          bell_fd;    /* its number there */
+    amc_shm_t       *shm;
+    amc_shm_peer_t  *peer;       /* its process and doorbell */
+    int              bad_tail;   /* the receiver's tail is beyond what was written: it is
+                                  * treated as failed (amc_shm_drain) */
     int              fence;      /* a full fence before the look at sleepers */
-    int              bell;       /* our descriptor of it, opened on the first ring; -1 */
     uint64_t         head;       /* cells written (only this side writes) */
     uint64_t         tail_seen;  /* the receiver's tail as last read */
     uint64_t         stale[AMC_SHM_NCELLS / 64]; /* cells whose first word is a message's
@@ -169,13 +239,12 @@ struct amc_shm_in {
     uint64_t        tail;        /* cells read; the next message's position */
     int             src;
     int             broken;      /* a malformed message: read no more */
-    int32_t         pid;         /* the writer's, and its doorbell (the ring's wpid, wbell) */
-    int32_t         bell_fd;
-    int             bell;        /* our descriptor of that doorbell, opened on the first need; -1 */
+    amc_shm_peer_t *peer;        /* its writer's process and doorbell */
     amc_shm_pull_in_t pulls[AMC_SHM_PULLS]; /* by slot */
 };
 
 struct amc_shm {
+    /* the idle look's and the poll's fields first, as few lines as they fit */
     amc_transport_t *tp;
     amc_log_t        log;
     int              inbox_fd;
@@ -184,6 +253,7 @@ struct amc_shm {
     amc_shm_inbox_t *inbox;
     size_t           inbox_len;
     unsigned         nrings;
+    uint32_t         gen_seen;   /* the inbox's gen when its registrations were last read */
     amc_shm_in_t    *in;         /* [nrings]; the first nin are in use */
     unsigned         nin;
     int              poll_lock;  /* one thread reads the inbox at a time */
@@ -191,11 +261,20 @@ struct amc_shm {
     unsigned         nout;
     unsigned         nqueued;    /* sends waiting for room (atomic) */
     unsigned         take_at;    /* the ring amc_shm_take_now last read */
-    int              pull_ok;    /* this process may pull and be pulled from (CMA) */
+    int              pull_ok;    /* this process offered pulls (cross-memory attach) */
     unsigned         pulls_out;  /* pulls of this rank's data in flight (atomic) */
     unsigned         pulls_in;   /* fetches waiting for the sender's chunks (atomic) */
     unsigned         nwork;      /* the three above together: the idle look's one load */
     int              pull_lock;  /* the receiver's records, while threads may meet */
+    int              refused;    /* cross-memory attach was refused at run time: no more
+                                  * pulls either way (atomic) */
+    int              light_sleep; /* membarrier failed after this rank published it: its
+                                  * senders may not fence, so it sleeps briefly */
+    unsigned         place;      /* this rank's place among its node's ranks */
+    amc_shm_peer_t  *peers;      /* [nrings], by ring: ring i's writer and reader */
+    unsigned char   *adopted;    /* [nrings]: ring i is in in[] */
+    amc_peer_set_t   known;      /* the ranks in peers[] */
+    amc_shm_addr_t   self;       /* what it publishes */
 };
 
 /* Taken only while threads may meet (tp->lock_live), read at each call:
@@ -232,39 +311,6 @@ static inline void amc_shm_work_add(amc_shm_t *shm, unsigned *counter, int delta
 {
     __atomic_add_fetch(counter, (unsigned)delta, __ATOMIC_RELEASE);
     __atomic_add_fetch(&shm->nwork, (unsigned)delta, __ATOMIC_RELEASE);
-}
-
-/* Opens fd of process pid through /proc (same user only). */
-static inline int amc_shm_proc_open(int32_t pid, int32_t fd, int flags)
-{
-    char path[64];
-
-    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, (int)fd);
-    return open(path, flags | O_CLOEXEC);
-}
-
-/* A sleeper's pipe: a byte wakes it. Rare, so *bell is opened on the first
- * need. */
-static inline void amc_shm_bell_ring(int *bell, int32_t pid, int32_t bell_fd)
-{
-    static const char one = 1;
-    int               fd  = __atomic_load_n(bell, __ATOMIC_ACQUIRE);
-
-    if (fd < 0) {
-        int mine = amc_shm_proc_open(pid, bell_fd, O_WRONLY | O_NONBLOCK);
-        int none = -1;
-
-        if (mine < 0) {
-            return; /* it wakes by its own timeout */
-        }
-        if (!__atomic_compare_exchange_n(bell, &none, mine, 0, __ATOMIC_ACQ_REL,
-                                         __ATOMIC_ACQUIRE)) {
-            close(mine);
-        }
-        fd = __atomic_load_n(bell, __ATOMIC_ACQUIRE);
-    }
-    /* a full pipe already wakes it */
-    (void)!write(fd, &one, 1);
 }
 
 /* After a publication: a receiver that announced its sleep before it is

@@ -13,6 +13,8 @@
  */
 #define _GNU_SOURCE /* process_vm_readv */
 #include "transport/shm_pull.h"
+#include "transport/shm_peer.h"
+#include "transport/shm_ring.h"
 #include "base/status.h"
 
 #include <errno.h>
@@ -79,14 +81,6 @@ void amc_shm_pull_in_init(amc_shm_in_t *in)
     }
 }
 
-void amc_shm_pull_in_close(amc_shm_in_t *in)
-{
-    if (in->bell >= 0) {
-        close(in->bell);
-        in->bell = -1;
-    }
-}
-
 amc_shm_pull_out_t *amc_shm_pull_reserve(amc_shm_t *shm, amc_shm_out_t *out, const void *data,
                                          size_t len, amc_completion_t *comp)
 {
@@ -118,6 +112,7 @@ amc_shm_pull_out_t *amc_shm_pull_reserve(amc_shm_t *shm, amc_shm_out_t *out, con
     p->data       = data;
     p->comp       = comp;
     p->pushed     = 0;
+    p->resent     = 0;
     p->helped     = 0;
     __atomic_store_n(&p->busy, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&out->npulls, 1, __ATOMIC_RELAXED);
@@ -147,6 +142,9 @@ const char *amc_shm_pull_arrive(amc_shm_t *shm, amc_shm_in_t *in, const void *hd
     amc_shm_pull_desc_t  d;
     amc_shm_pull_in_t   *rec;
 
+    if (!shm->pull_ok) {
+        return "a pull, where this rank offered none"; /* its address said so */
+    }
     if (len != sizeof(d)) {
         return "a pull without a pull's descriptor";
     }
@@ -162,12 +160,16 @@ const char *amc_shm_pull_arrive(amc_shm_t *shm, amc_shm_in_t *in, const void *hd
     if (__atomic_load_n(&rec->state, __ATOMIC_ACQUIRE) != AMC_SHM_PULL_FREE) {
         return "a pull on a slot in use";
     }
-    rec->addr   = d.addr;
-    rec->len    = d.len;
-    rec->chunk  = d.chunk;
-    rec->own    = 0;
-    rec->failed = 0;
-    rec->comp   = NULL;
+    rec->addr    = d.addr;
+    rec->len     = d.len;
+    rec->chunk   = d.chunk;
+    rec->own     = 0;
+    rec->got     = 0;
+    rec->buf     = NULL;
+    rec->failed  = 0;
+    rec->refused = 0;
+    rec->fenced  = 0;
+    rec->comp    = NULL;
     __atomic_store_n(&rec->state, AMC_SHM_PULL_ARRIVED, __ATOMIC_RELEASE);
     if (closing) {
         amc_shm_pull_release(shm, (void *)((uintptr_t)rec | 1u)); /* its sender may finish */
@@ -177,42 +179,108 @@ const char *amc_shm_pull_arrive(amc_shm_t *shm, amc_shm_in_t *in, const void *hd
     return NULL;
 }
 
-/* The receiver is done with rec's slot: its sender may take its data back,
- * and is woken if it sleeps. The record is free before the slot says DONE,
- * so that a new pull on it finds it free. */
-static void amc_shm_pull_end(amc_shm_pull_in_t *rec)
+/* After a store to slot's state that its sender acts on (DONE, RESEND):
+ * the sender is woken if it sleeps. Pairs with the sleeper's fence after
+ * its asleep store: either it sees the state before it sleeps, or this
+ * sees asleep. */
+static void amc_shm_pull_wake(amc_shm_t *shm, amc_shm_in_t *in, amc_shm_pull_slot_t *slot)
 {
-    amc_shm_in_t        *in   = rec->in;
-    amc_shm_pull_slot_t *slot = &in->ring->pull[rec->slot];
-
-    __atomic_store_n(&rec->state, AMC_SHM_PULL_FREE, __ATOMIC_RELEASE);
-    __atomic_store_n(&slot->state, AMC_SHM_PULL_DONE, __ATOMIC_RELEASE);
-    /* pairs with the sleeper's locked add after its asleep store: either
-     * it sees DONE before it sleeps, or this sees asleep (once a pull) */
 #if defined(__SANITIZE_THREAD__)
     (void)__atomic_fetch_add(&slot->asleep, 0, __ATOMIC_SEQ_CST); /* TSan refuses fences */
 #else
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
     if (__atomic_load_n(&slot->asleep, __ATOMIC_RELAXED)) {
-        amc_shm_bell_ring(&in->bell, in->pid, in->bell_fd);
+        amc_shm_bell_ring(shm, in->peer);
     }
+}
+
+/* The receiver is done with rec's slot: its sender may take its data back,
+ * and is woken if it sleeps. The record is free before the slot says DONE,
+ * so that a new pull on it finds it free. */
+static void amc_shm_pull_end(amc_shm_t *shm, amc_shm_pull_in_t *rec)
+{
+    amc_shm_in_t        *in   = rec->in;
+    amc_shm_pull_slot_t *slot = &in->ring->pull[rec->slot];
+
+    __atomic_store_n(&rec->state, AMC_SHM_PULL_FREE, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->state, AMC_SHM_PULL_DONE, __ATOMIC_RELEASE);
+    amc_shm_pull_wake(shm, in, slot);
 }
 
 void amc_shm_pull_release(amc_shm_t *shm, void *desc)
 {
-    (void)shm;
-    amc_shm_pull_end(amc_shm_pull_rec(desc));
+    amc_shm_pull_end(shm, amc_shm_pull_rec(desc));
 }
 
-/* k bytes between this process's local and process pid's remote: read
- * into local, or (write) written from it. 1 if all of them moved. */
-static int amc_shm_pull_move(int write, int32_t pid, void *local, void *remote, uint64_t k)
+void amc_shm_refuse_pulls(amc_shm_t *shm, const char *what, int err)
+{
+    amc_shm_out_t *out;
+    unsigned       i, nin;
+
+    if (__atomic_exchange_n(&shm->refused, 1, __ATOMIC_SEQ_CST)) {
+        return;
+    }
+    amc_warn(&shm->log, "%s: %s: cross-memory attach is refused here (seccomp, an LSM, a "
+             "container?); rendezvous data on this node goes by UCX from now on "
+             "(AMC_SHM_PULL=0 says so from the start)", what, strerror(err));
+    /* the senders to this rank send it no more pulls */
+    nin = __atomic_load_n(&shm->nin, __ATOMIC_SEQ_CST);
+    for (i = 0; i < nin; i++) {
+        __atomic_store_n(&shm->in[i].ring->nopull, 1, __ATOMIC_RELEASE);
+    }
+    for (out = __atomic_load_n(&shm->outs, __ATOMIC_ACQUIRE); out != NULL; out = out->next) {
+        __atomic_store_n(&out->pull, 0, __ATOMIC_RELAXED);
+    }
+}
+
+
+/* Cross-memory attach refused it (a policy, not a fault of this pull). */
+static int amc_shm_pull_refusal(int err)
+{
+    return (err == EPERM) || (err == EACCES) || (err == ENOSYS);
+}
+
+/* k bytes between this process's local and peer's remote: read into
+ * local, or (write) written from it, only while peer's pid is known to be
+ * its process. AMC_SUCCESS; AMC_SHM_PULL_REFUSED (said once, pulls are off
+ * now); AMC_ERR_PEER (it is gone: nothing moved); AMC_ERR_TRANSPORT
+ * (logged). */
+#define AMC_SHM_PULL_REFUSED (-1)
+static int amc_shm_pull_move(amc_shm_t *shm, int write, amc_shm_peer_t *peer, void *local,
+                             void *remote, uint64_t k)
 {
     struct iovec l = { local, k }, r = { remote, k };
+    ssize_t      n;
+    int          err;
 
-    return (write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
-                  : process_vm_readv(pid, &l, 1, &r, 1, 0)) == (ssize_t)k;
+    if (!amc_shm_peer_alive(shm, peer)) {
+        return AMC_ERR_PEER;
+    }
+    n = write ? process_vm_writev((pid_t)peer->addr.pid, &l, 1, &r, 1, 0)
+              : process_vm_readv((pid_t)peer->addr.pid, &l, 1, &r, 1, 0);
+    if (n == (ssize_t)k) {
+        return AMC_SUCCESS;
+    }
+    if (n >= 0) { /* a part of the range is not mapped: errno says nothing */
+        amc_error(&shm->log, "%s rank %d (pid %d): %zd of %llu bytes moved",
+                  write ? "writing into" : "pulling from", peer->rank, (int)peer->addr.pid, n,
+                  (unsigned long long)k);
+        return AMC_ERR_TRANSPORT;
+    }
+    err = errno;
+    if (amc_shm_pull_refusal(err)) {
+        amc_shm_refuse_pulls(shm, write ? "process_vm_writev" : "process_vm_readv", err);
+        return AMC_SHM_PULL_REFUSED;
+    }
+    if (err == ESRCH) {
+        (void)amc_peer_set_mark(&shm->tp->dead, peer->rank);
+        return AMC_ERR_PEER;
+    }
+    amc_error(&shm->log, "%s %llu bytes %s rank %d (pid %d): %s",
+              write ? "writing" : "pulling", (unsigned long long)k, write ? "into" : "from",
+              peer->rank, (int)peer->addr.pid, strerror(err));
+    return AMC_ERR_TRANSPORT;
 }
 
 /* Whether this rank's pulls and rec's sender's cross: it has data of its
@@ -232,26 +300,28 @@ static int amc_shm_pull_crossing(amc_shm_t *shm, int peer)
     return 0;
 }
 
-/* The receiver's chunks, read into buf until none is left to claim: one
- * at a time, so that its sender may take the others meanwhile, or all
- * that are left in one read where the pulls cross. */
-static void amc_shm_pull_take(amc_shm_t *shm, amc_shm_pull_in_t *rec, uint8_t *buf)
+/* The receiver's chunks, read into its buffer until none is left to
+ * claim: one at a time, so that its sender may take the others meanwhile,
+ * or all that are left in one read where the pulls cross. After a chunk
+ * that could not be read the rest are claimed unread: the sender takes no
+ * more. */
+static void amc_shm_pull_take(amc_shm_t *shm, amc_shm_pull_in_t *rec)
 {
     amc_shm_pull_slot_t *slot = &rec->in->ring->pull[rec->slot];
     uint64_t             n    = amc_shm_pull_nchunks(rec->len, rec->chunk), c, off, k;
     uint64_t             step = amc_shm_pull_crossing(shm, rec->in->src) ? n : 1;
-    int                  last;
+    int                  last, status;
 
     while ((c = __atomic_fetch_add(&slot->claimed, step, __ATOMIC_RELAXED)) < n) {
         last = (c + step >= n);
         off  = c * rec->chunk;
         k    = last ? (rec->len - off) : (step * rec->chunk);
-        if (!rec->failed &&
-            !amc_shm_pull_move(0, rec->in->pid, buf + off,
-                               (void *)(uintptr_t)(rec->addr + off), k)) {
-            rec->failed = 1;
-            amc_error(&shm->log, "pulling %llu bytes from rank %d (pid %d): %s",
-                      (unsigned long long)k, rec->in->src, (int)rec->in->pid, strerror(errno));
+        if (!rec->failed && !rec->refused) {
+            status = amc_shm_pull_move(shm, 0, rec->in->peer, rec->buf + off,
+                                       (void *)(uintptr_t)(rec->addr + off), k);
+            rec->refused = (status == AMC_SHM_PULL_REFUSED);
+            rec->failed  = (status == AMC_SHM_PULL_REFUSED) ? 0 : status;
+            step         = (status == AMC_SUCCESS) ? step : n;
         }
         rec->own += k; /* counted either way: the end is when every chunk is */
         if (last) {
@@ -260,25 +330,70 @@ static void amc_shm_pull_take(amc_shm_t *shm, amc_shm_pull_in_t *rec, uint8_t *b
     }
 }
 
-/* Whether every chunk of rec is in place (or failed): AMC_INPROGRESS if
- * the sender's are not yet. */
+/* The sender was found dead (or treated as such) while chunks were still
+ * its to take: it takes no more. */
+static void amc_shm_pull_fence(amc_shm_pull_in_t *rec)
+{
+    amc_shm_pull_slot_t *slot = &rec->in->ring->pull[rec->slot];
+    uint64_t             n    = amc_shm_pull_nchunks(rec->len, rec->chunk), c;
+
+    rec->fenced = 1;
+    c = __atomic_fetch_add(&slot->claimed, n, __ATOMIC_RELAXED);
+    if (c < n) {
+        rec->own += rec->len - c * rec->chunk;
+    }
+    rec->failed = AMC_ERR_PEER;
+}
+
+/* Answer of amc_shm_pull_settle: the data must come through the ring. */
+#define AMC_SHM_PULL_RESEND_NOW 1000
+
+/* Whether every chunk of rec is in place: AMC_INPROGRESS while the sender
+ * may still write one. A sender found dead takes no more chunks, but one
+ * it took is waited for until it is written or its process exited: a rank
+ * marked dead may be alive and inside process_vm_writev into this buffer,
+ * which must be over before the fetch ends. */
 static int amc_shm_pull_settle(amc_shm_t *shm, amc_shm_pull_in_t *rec)
 {
-    amc_shm_pull_slot_t *slot   = &rec->in->ring->pull[rec->slot];
+    amc_shm_pull_slot_t *slot = &rec->in->ring->pull[rec->slot];
     uint64_t             pushed = __atomic_load_n(&slot->pushed, __ATOMIC_ACQUIRE);
+    int                  dead   = amc_peer_set_test(&shm->tp->dead, rec->in->src);
 
     if ((pushed & ~AMC_SHM_PULL_FAILED) + rec->own < rec->len) {
-        if (!amc_peer_set_test(&shm->tp->dead, rec->in->src)) {
+        if (!dead) {
             return AMC_INPROGRESS;
         }
-        amc_error(&shm->log, "rank %d died writing a pull", rec->in->src);
-        return AMC_ERR_PEER;
+        if (!rec->fenced) {
+            amc_shm_pull_fence(rec);
+            pushed = __atomic_load_n(&slot->pushed, __ATOMIC_ACQUIRE);
+        }
+        if (((pushed & ~AMC_SHM_PULL_FAILED) + rec->own < rec->len) &&
+            !amc_shm_peer_exited(shm, rec->in->peer)) {
+            return AMC_INPROGRESS; /* its write in flight ends first */
+        }
     }
-    if (pushed & AMC_SHM_PULL_FAILED) {
-        amc_error(&shm->log, "rank %d could not write its part of a pull", rec->in->src);
-        return AMC_ERR_TRANSPORT;
+    if (rec->failed || (dead && (rec->refused || (pushed & AMC_SHM_PULL_FAILED)))) {
+        if (rec->failed != AMC_ERR_TRANSPORT) { /* that one was said where it happened */
+            amc_error(&shm->log, "rank %d failed while %llu bytes were pulled from it",
+                      rec->in->src, (unsigned long long)rec->len);
+        }
+        return rec->failed ? rec->failed : AMC_ERR_PEER;
     }
-    return rec->failed ? AMC_ERR_TRANSPORT : AMC_SUCCESS;
+    return (rec->refused || (pushed & AMC_SHM_PULL_FAILED)) ? AMC_SHM_PULL_RESEND_NOW
+                                                             : AMC_SUCCESS;
+}
+
+/* Asks rec's sender to send the data through the ring: every chunk is
+ * accounted for, so nobody writes into the buffer by cross-memory attach
+ * any more. rec's fetch counts as waiting (pulls_in) from here on. */
+static void amc_shm_pull_resend(amc_shm_t *shm, amc_shm_pull_in_t *rec)
+{
+    amc_shm_pull_slot_t *slot = &rec->in->ring->pull[rec->slot];
+
+    rec->got = 0;
+    __atomic_store_n(&rec->state, AMC_SHM_PULL_RESENDING, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->state, AMC_SHM_PULL_RESEND, __ATOMIC_RELEASE);
+    amc_shm_pull_wake(shm, rec->in, slot);
 }
 
 int amc_shm_pull_fetch(amc_shm_t *shm, void *desc, void *buf, size_t len,
@@ -291,22 +406,85 @@ int amc_shm_pull_fetch(amc_shm_t *shm, void *desc, void *buf, size_t len,
     if (len != rec->len) {
         amc_error(&shm->log, "a fetch of %zu bytes of a %llu-byte message from rank %d", len,
                   (unsigned long long)rec->len, rec->in->src);
-        amc_shm_pull_end(rec);
+        amc_shm_pull_end(shm, rec);
         return AMC_ERR_TRANSPORT;
     }
-    __atomic_store_n(&slot->dst, (uint64_t)(uintptr_t)buf, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot->state, AMC_SHM_PULL_OPEN, __ATOMIC_RELEASE);
-    amc_shm_pull_take(shm, rec, buf);
-    status = amc_shm_pull_settle(shm, rec);
-    if (status != AMC_INPROGRESS) {
-        amc_shm_pull_end(rec);
+    rec->buf  = buf;
+    rec->comp = comp;
+    if (__atomic_load_n(&shm->refused, __ATOMIC_ACQUIRE) ||
+        (__atomic_load_n(&rec->in->peer->pidfd, __ATOMIC_ACQUIRE) < 0)) {
+        /* no cross-memory attach either way: never OPEN, so the sender
+         * writes nothing */
+        rec->refused = 1;
+        rec->own     = rec->len;
+        status       = amc_shm_pull_settle(shm, rec);
+    } else {
+        __atomic_store_n(&slot->dst, (uint64_t)(uintptr_t)buf, __ATOMIC_RELAXED);
+        __atomic_store_n(&slot->state, AMC_SHM_PULL_OPEN, __ATOMIC_RELEASE);
+        amc_shm_pull_take(shm, rec);
+        status = amc_shm_pull_settle(shm, rec);
+    }
+    if ((status != AMC_INPROGRESS) && (status != AMC_SHM_PULL_RESEND_NOW)) {
+        amc_shm_pull_end(shm, rec);
         return status;
     }
-    /* the sender writes its last chunks: progress completes it */
-    rec->comp = comp;
+    /* the sender writes its last chunks, or resends it all: progress, or
+     * the ring's reader, completes it */
     amc_shm_work_add(shm, &shm->pulls_in, 1);
-    __atomic_store_n(&rec->state, AMC_SHM_PULL_WAITING, __ATOMIC_RELEASE);
+    if (status == AMC_SHM_PULL_RESEND_NOW) {
+        amc_shm_pull_resend(shm, rec);
+    } else {
+        __atomic_store_n(&rec->state, AMC_SHM_PULL_WAITING, __ATOMIC_RELEASE);
+    }
     return AMC_INPROGRESS;
+}
+
+/* rec's fetch is over: status to its completion. */
+static void amc_shm_pull_complete(amc_shm_t *shm, amc_shm_pull_in_t *rec, int status)
+{
+    amc_completion_t *comp = rec->comp;
+
+    amc_shm_work_add(shm, &shm->pulls_in, -1);
+    amc_shm_pull_end(shm, rec);
+    comp->fn(comp, status);
+}
+
+const char *amc_shm_pull_resent(amc_shm_t *shm, amc_shm_in_t *in, const void *hdr,
+                               size_t hdr_len, const void *data, size_t len, int closing)
+{
+    amc_shm_pull_piece_t p;
+    amc_shm_pull_in_t   *rec;
+    int                  want = AMC_SHM_PULL_RESENDING;
+
+    (void)shm; /* the signature of amc_shm_pull_arrive: the reader calls either */
+    if (hdr_len != sizeof(p)) {
+        return "a resent piece without a piece's header";
+    }
+    memcpy(&p, hdr, sizeof(p));
+    if ((p.slot >= AMC_SHM_PULLS) || (p.zero != 0)) {
+        return "a resent piece naming no slot";
+    }
+    if (closing) {
+        return NULL;
+    }
+    rec = &in->pulls[p.slot];
+    /* one thread at a time: progress may look at it for a dead sender */
+    if (!__atomic_compare_exchange_n(&rec->state, &want, AMC_SHM_PULL_SETTLING, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        return "a resent piece of no pull being resent";
+    }
+    if ((p.off != rec->got) || (len == 0) || (len > rec->len - rec->got)) {
+        __atomic_store_n(&rec->state, AMC_SHM_PULL_RESENDING, __ATOMIC_RELEASE);
+        return "a resent piece out of order";
+    }
+    memcpy(rec->buf + p.off, data, len);
+    rec->got += len;
+    /* the fetch completes from progress, as the others: a completion may
+     * start what reads this ring again */
+    __atomic_store_n(&rec->state, (rec->got < rec->len) ? AMC_SHM_PULL_RESENDING
+                                                         : AMC_SHM_PULL_RESENT,
+                     __ATOMIC_RELEASE);
+    return NULL;
 }
 
 /* The sender's part: the chunks left to claim, written into the receiver. */
@@ -320,10 +498,9 @@ static void amc_shm_pull_push(amc_shm_t *shm, amc_shm_out_t *out, amc_shm_pull_o
     while ((c = __atomic_fetch_add(&slot->claimed, 1, __ATOMIC_RELAXED)) < n) {
         off = c * chunk;
         k   = ((len - off) < chunk) ? (len - off) : chunk;
-        if (!failed && !amc_shm_pull_move(1, out->pid, (void *)(p->data + off), dst + off, k)) {
-            failed = AMC_SHM_PULL_FAILED;
-            amc_error(&shm->log, "writing %llu bytes into rank %d (pid %d): %s",
-                      (unsigned long long)k, out->dest, (int)out->pid, strerror(errno));
+        if (!failed && (amc_shm_pull_move(shm, 1, out->peer, (void *)(p->data + off), dst + off,
+                                          k) != AMC_SUCCESS)) {
+            failed = AMC_SHM_PULL_FAILED; /* the receiver asks for a resend */
         }
         p->pushed += k;
         __atomic_store_n(&slot->pushed, p->pushed | failed, __ATOMIC_RELEASE);
@@ -331,7 +508,28 @@ static void amc_shm_pull_push(amc_shm_t *shm, amc_shm_out_t *out, amc_shm_pull_o
     p->helped = 1;
     if ((p->pushed > 0) && amc_shm_wakes(out)) {
         /* a receiver asleep waits for these */
-        amc_shm_bell_ring(&out->bell, out->pid, out->bell_fd);
+        amc_shm_bell_ring(shm, out->peer);
+    }
+}
+
+/* The data of p again, through the ring, as far as the ring has room: the
+ * receiver could not take it by cross-memory attach. */
+static void amc_shm_pull_send_pieces(amc_shm_out_t *out, amc_shm_pull_out_t *p)
+{
+    amc_shm_pull_piece_t piece = { .slot = p->desc.slot, .zero = 0, .off = 0 };
+    size_t               max   = AMC_SHM_MAX_BYTES - sizeof(uint64_t) - sizeof(piece), k;
+
+    while (p->resent < p->desc.len) {
+        k         = ((p->desc.len - p->resent) < max) ? (size_t)(p->desc.len - p->resent) : max;
+        piece.off = p->resent;
+        if (!amc_shm_put(out, &piece, sizeof(piece), p->data + p->resent, k,
+                         AMC_SHM_CTL_DATA)) {
+            break; /* the next progress goes on */
+        }
+        p->resent += k;
+        if (amc_shm_wakes(out)) {
+            amc_shm_bell_ring(out->shm, out->peer);
+        }
     }
 }
 
@@ -378,6 +576,9 @@ static unsigned amc_shm_pull_out_progress(amc_shm_t *shm, amc_shm_out_t *out,
             amc_shm_pull_push(shm, out, p, slot);
             state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
         }
+        if (state == AMC_SHM_PULL_RESEND) {
+            amc_shm_pull_send_pieces(out, p);
+        }
         if ((state == AMC_SHM_PULL_DONE) || amc_peer_set_test(&shm->tp->dead, out->dest)) {
             done[n++] = p->comp;
             amc_shm_pull_unreserve(shm, out, p);
@@ -386,34 +587,51 @@ static unsigned amc_shm_pull_out_progress(amc_shm_t *shm, amc_shm_out_t *out,
     return n;
 }
 
-/* The fetches that waited for their sender's chunks. */
+/* The fetches that wait for their sender's chunks, or for a resend whose
+ * sender died. */
 static int amc_shm_pull_in_progress(amc_shm_t *shm)
 {
     amc_shm_pull_in_t *rec;
-    amc_completion_t  *comp;
     unsigned           i, j, nin = __atomic_load_n(&shm->nin, __ATOMIC_ACQUIRE);
-    int                n = 0, status, want;
+    int                n = 0, status, was;
 
     for (i = 0; i < nin; i++) {
         for (j = 0; j < AMC_SHM_PULLS; j++) {
-            rec  = &shm->in[i].pulls[j];
-            want = AMC_SHM_PULL_WAITING;
+            rec = &shm->in[i].pulls[j];
+            was = __atomic_load_n(&rec->state, __ATOMIC_ACQUIRE);
             /* one thread settles it */
-            if ((__atomic_load_n(&rec->state, __ATOMIC_ACQUIRE) != AMC_SHM_PULL_WAITING) ||
-                !__atomic_compare_exchange_n(&rec->state, &want, AMC_SHM_PULL_SETTLING, 0,
+            if (((was != AMC_SHM_PULL_WAITING) && (was != AMC_SHM_PULL_RESENDING) &&
+                 (was != AMC_SHM_PULL_RESENT)) ||
+                !__atomic_compare_exchange_n(&rec->state, &was, AMC_SHM_PULL_SETTLING, 0,
                                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                continue;
+            }
+            if (was == AMC_SHM_PULL_RESENT) {
+                amc_shm_pull_complete(shm, rec, AMC_SUCCESS);
+                n++;
+                continue;
+            }
+            if (was == AMC_SHM_PULL_RESENDING) {
+                /* pieces come through the ring: nothing of its writes in flight */
+                if (amc_peer_set_test(&shm->tp->dead, rec->in->src)) {
+                    amc_error(&shm->log, "rank %d failed while it resent %llu bytes",
+                              rec->in->src, (unsigned long long)rec->len);
+                    amc_shm_pull_complete(shm, rec, AMC_ERR_PEER);
+                    n++;
+                } else {
+                    __atomic_store_n(&rec->state, AMC_SHM_PULL_RESENDING, __ATOMIC_RELEASE);
+                }
                 continue;
             }
             status = amc_shm_pull_settle(shm, rec);
             if (status == AMC_INPROGRESS) {
                 __atomic_store_n(&rec->state, AMC_SHM_PULL_WAITING, __ATOMIC_RELEASE);
-                continue;
+            } else if (status == AMC_SHM_PULL_RESEND_NOW) {
+                amc_shm_pull_resend(shm, rec);
+            } else {
+                amc_shm_pull_complete(shm, rec, status);
+                n++;
             }
-            comp = rec->comp;
-            amc_shm_work_add(shm, &shm->pulls_in, -1);
-            amc_shm_pull_end(rec);
-            comp->fn(comp, status);
-            n++;
         }
     }
     return n;
@@ -452,13 +670,16 @@ int amc_shm_pull_pending(amc_shm_t *shm)
     const amc_shm_pull_in_t *rec;
     amc_shm_out_t           *out;
     unsigned                 i, j, nin;
+    uint32_t                 state;
 
     if (__atomic_load_n(&shm->pulls_out, __ATOMIC_ACQUIRE) > 0) {
         for (out = __atomic_load_n(&shm->outs, __ATOMIC_ACQUIRE); out != NULL; out = out->next) {
             for (i = 0; i < AMC_SHM_PULLS; i++) {
+                state = __atomic_load_n(&out->ring->pull[i].state, __ATOMIC_ACQUIRE);
                 if (__atomic_load_n(&out->pulls[i].busy, __ATOMIC_RELAXED) &&
-                    (__atomic_load_n(&out->ring->pull[i].state, __ATOMIC_ACQUIRE) ==
-                     AMC_SHM_PULL_DONE)) {
+                    ((state == AMC_SHM_PULL_DONE) ||
+                     ((state == AMC_SHM_PULL_RESEND) &&
+                      (out->pulls[i].resent < out->pulls[i].desc.len)))) {
                     return 1;
                 }
             }
@@ -468,10 +689,12 @@ int amc_shm_pull_pending(amc_shm_t *shm)
         nin = __atomic_load_n(&shm->nin, __ATOMIC_ACQUIRE);
         for (i = 0; i < nin; i++) {
             for (j = 0; j < AMC_SHM_PULLS; j++) {
-                rec = &shm->in[i].pulls[j];
-                if ((__atomic_load_n(&rec->state, __ATOMIC_ACQUIRE) == AMC_SHM_PULL_WAITING) &&
-                    ((__atomic_load_n(&rec->in->ring->pull[j].pushed, __ATOMIC_ACQUIRE) &
-                      ~AMC_SHM_PULL_FAILED) + rec->own >= rec->len)) {
+                rec   = &shm->in[i].pulls[j];
+                state = __atomic_load_n(&rec->state, __ATOMIC_ACQUIRE);
+                if ((state == AMC_SHM_PULL_RESENT) ||
+                    ((state == AMC_SHM_PULL_WAITING) &&
+                     ((__atomic_load_n(&rec->in->ring->pull[j].pushed, __ATOMIC_ACQUIRE) &
+                       ~AMC_SHM_PULL_FAILED) + rec->own >= rec->len))) {
                     return 1;
                 }
             }

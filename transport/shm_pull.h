@@ -29,19 +29,24 @@ unsigned amc_shm_pulls(const amc_shm_t *shm);
 amc_shm_pull_out_t *amc_shm_pull_reserve(amc_shm_t *shm, amc_shm_out_t *out, const void *data,
                                          size_t len, amc_completion_t *comp);
 void        amc_shm_pull_unreserve(amc_shm_t *shm, amc_shm_out_t *out, amc_shm_pull_out_t *p);
-/* in's records, made ready when its writer is adopted, and closed. */
+/* in's records, made ready when its writer is adopted. */
 void        amc_shm_pull_in_init(amc_shm_in_t *in);
-void        amc_shm_pull_in_close(amc_shm_in_t *in);
-/* A pull message arrived: NULL, or why it is malformed (the ring is then
- * closed). closing: dropped unread, its sender told it is done. */
+/* A pull message arrived, or a resent piece of one: NULL, or why it is
+ * malformed (the ring is then closed). closing: dropped unread, a pull's
+ * sender told it is done. */
 const char *amc_shm_pull_arrive(amc_shm_t *shm, amc_shm_in_t *in, const void *hdr,
                                 size_t hdr_len, const void *data, size_t len, int closing);
+const char *amc_shm_pull_resent(amc_shm_t *shm, amc_shm_in_t *in, const void *hdr,
+                               size_t hdr_len, const void *data, size_t len, int closing);
 /* The pulls in flight both ways: helps, completes; returns how many ended. */
 int         amc_shm_pull_progress(amc_shm_t *shm);
 /* For a sleeper: whether a progress would end one; and marking this
  * rank's slots asleep (on 1) or awake (0). */
 int         amc_shm_pull_pending(amc_shm_t *shm);
 void        amc_shm_pull_asleep(amc_shm_t *shm, uint32_t on);
+/* Cross-memory attach was refused (EPERM, ENOSYS): no more pulls to or
+ * from this rank; said once. */
+void        amc_shm_refuse_pulls(amc_shm_t *shm, const char *what, int err);
 /* Whether this process may pull (the kernel lets a peer of the same user
  * read and write its memory). */
 int         amc_shm_pull_allowed(const amc_log_t *log);

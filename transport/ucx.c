@@ -94,13 +94,11 @@ typedef struct amc_ucx_transport {
     int              published; /* the address is out: the teardown fences */
     amc_proc_watch_t *watch;    /* peers on this node, by pid */
     amc_shm_t       *shm;       /* this rank's mailboxes; NULL: none (AMC_SHM=0, alone on the node) */
-    amc_sparse_t     mbox_addrs; /* rank -> amc_shm_addr_t of the peers on this node */
     unsigned         hot;       /* passes left that look at UCX each time (racy: a pace) */
     unsigned         passes;    /* progress passes (racy: a pace) */
     double           next_check; /* teardown: the next look for dead peers */
 } amc_ucx_transport_t;
 
-static void amc_ucx_free_mbox_addrs(amc_ucx_transport_t *self);
 
 /* Set while this thread is inside ucp_worker_progress or an AM callback: a
  * send made then comes from a handler or a completion, and must not wait
@@ -301,12 +299,10 @@ static int amc_ucx_queue(amc_ucx_transport_t *self, amc_ucx_peer_t *peer, const 
  * handler. conn_lock held. */
 static void amc_ucx_mbox_connect(amc_ucx_transport_t *self, amc_ucx_peer_t *peer)
 {
-    const amc_shm_addr_t *addr;
-    amc_shm_out_t        *out;
+    amc_shm_out_t *out;
 
-    addr = ((self->shm != NULL) && (peer->rank != self->super.rank))
-               ? amc_sparse_get(&self->mbox_addrs, peer->rank) : NULL;
-    if ((addr != NULL) && (amc_shm_connect(self->shm, peer->rank, addr, &out) == AMC_SUCCESS)) {
+    if ((self->shm != NULL) && amc_shm_knows(self->shm, peer->rank) &&
+        (amc_shm_connect(self->shm, peer->rank, &out) == AMC_SUCCESS)) {
         __atomic_store_n(&peer->mbox, out, __ATOMIC_RELEASE);
     }
     /* after the mailbox: a reader that sees it tried sees the mailbox it has
@@ -642,6 +638,10 @@ static void amc_ucx_sleep(amc_transport_t *tp, int timeout_ms)
         nfd            = 2;
     }
     npid = amc_proc_watch_pollfds(self->watch, &tp->dead, pfd + nfd, ranks, AMC_UCX_SLEEP_PIDFDS);
+    if ((self->shm != NULL) && (amc_shm_sleep_max_ms(self->shm) >= 0) &&
+        ((timeout_ms < 0) || (timeout_ms > amc_shm_sleep_max_ms(self->shm)))) {
+        timeout_ms = amc_shm_sleep_max_ms(self->shm);
+    }
     if ((self->err_peer || amc_proc_watch_needs_polling(self->watch)) &&
         ((timeout_ms < 0) || (timeout_ms > AMC_UCX_DEAD_POLL_MSEC))) {
         timeout_ms = AMC_UCX_DEAD_POLL_MSEC;
@@ -853,7 +853,6 @@ static void amc_ucx_destroy(amc_transport_t *tp)
     }
     amc_ucx_free_peers(self);
     amc_shm_destroy(self->shm);
-    amc_ucx_free_mbox_addrs(self);
     pthread_mutex_destroy(&self->conn_lock);
     if (self->guarded) {
         pthread_mutex_destroy(&self->guard);
@@ -884,7 +883,7 @@ static int amc_ucx_take_now(amc_transport_t *tp, int src, amc_take_fn_t take, vo
     }
     /* not yet, or never: a peer of another node (or one whose mailbox this
      * rank could not open) has no address here, and its messages come by UCX */
-    return (amc_sparse_get(&self->mbox_addrs, src) != NULL) ? AMC_TAKE_EMPTY : AMC_TAKE_NEVER;
+    return amc_shm_knows(self->shm, src) ? AMC_TAKE_EMPTY : AMC_TAKE_NEVER;
 }
 
 /* A peer's channel is its record, once both its rings are known. */
@@ -1054,38 +1053,17 @@ static void amc_ucx_pmix_dead(void *arg, int rank)
     }
 }
 
-/* Keeps a local peer's mailbox address for its first contact, if it has
- * mailboxes and this rank can open them (same kernel and pid namespace). */
+/* Gives the mailboxes a local peer's address for its first contact, if it
+ * has mailboxes and this rank can open them (same kernel and pid
+ * namespace). */
 static void amc_ucx_keep_mbox_addr(amc_ucx_transport_t *self, int rank,
                                    const amc_ucx_local_t *me, const amc_ucx_local_t *peer)
 {
-    amc_shm_addr_t *addr;
-
     if ((self->shm == NULL) || (peer->mbox.magic != AMC_SHM_MAGIC) ||
         !amc_proc_ident_same_kernel(&me->ident, &peer->ident)) {
         return;
     }
-    addr = malloc(sizeof(*addr));
-    if (addr == NULL) {
-        return; /* UCX carries its messages */
-    }
-    *addr = peer->mbox;
-    if (amc_sparse_insert(&self->mbox_addrs, rank, addr) != addr) {
-        free(addr);
-    }
-}
-
-static void amc_ucx_free_mbox_addrs(amc_ucx_transport_t *self)
-{
-    int rank;
-
-    if (self->mbox_addrs.chunks == NULL) {
-        return;
-    }
-    for (rank = 0; rank < self->super.size; rank++) {
-        free(amc_sparse_get(&self->mbox_addrs, rank));
-    }
-    amc_sparse_cleanup(&self->mbox_addrs);
+    (void)amc_shm_peer_add(self->shm, rank, &peer->mbox); /* else UCX carries its messages */
 }
 
 /* The peers on this node, by pid: their identities (PMIX_LOCAL, one per
@@ -1182,18 +1160,30 @@ static int amc_ucx_publish(amc_ucx_transport_t *self)
     return AMC_SUCCESS;
 }
 
+static int amc_ucx_int_cmp(const void *a, const void *b)
+{
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
 /* The inbox for the other ranks of this node (AMC_SHM, and not alone on
- * it); without one everything goes by UCX. */
+ * it); without one everything goes by UCX. Its ring in a peer's inbox is
+ * named by its place among the node's ranks in rank order. */
 static void amc_ucx_init_mbox(amc_ucx_transport_t *self, const amc_ucx_params_t *params)
 {
-    int local = self->super.local_size;
+    int *ranks = NULL, n = 0, place;
 
-    if (!params->shm || (local <= 1) ||
-        (amc_sparse_init(&self->mbox_addrs, self->super.size) != AMC_SUCCESS)) {
+    if (!params->shm || (self->super.local_size <= 1) ||
+        (amc_pmix_boot_local_peers(self->boot, &ranks, &n) != AMC_SUCCESS) || (n <= 1)) {
+        free(ranks);
         return;
     }
-    if (amc_shm_create(&self->super, (unsigned)(local - 1), amc_pmix_boot_nspace(self->boot),
-                       &self->log, &self->shm) != AMC_SUCCESS) {
+    qsort(ranks, (size_t)n, sizeof(*ranks), amc_ucx_int_cmp);
+    for (place = 0; (place < n) && (ranks[place] != self->super.rank); place++) {
+    }
+    free(ranks);
+    if ((place == n) ||
+        (amc_shm_create(&self->super, (unsigned)(n - 1), (unsigned)place,
+                        amc_pmix_boot_nspace(self->boot), &self->log, &self->shm) != AMC_SUCCESS)) {
         self->shm = NULL;
         amc_info(&self->log, "no mailboxes: UCX carries the messages on this node");
         return;

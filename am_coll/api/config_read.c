@@ -318,7 +318,8 @@ static const amc_config_entry_t amc_config_table[] = {
       "(process_vm_readv), the sender writing part of it meanwhile if it is in progress, "
       "so that two cores copy (doc/design.md, Rendezvous data on the node). 0: by UCX's "
       "rendezvous. Off where the kernel lets no process read a sibling's memory (Yama "
-      "ptrace_scope above 0).",
+      "ptrace_scope above 0) or has no pidfd_open, and from the first refusal at run time "
+      "(seccomp, an LSM: said once; that transfer is resent through the mailbox).",
       AMC_CONFIG_UNSIGNED(shm_pull) },
     { "AMC_UCX_ERR_MODE_PEER", "2",
       "Which UCX endpoints use UCP_ERR_HANDLING_MODE_PEER, so that UCX reports the "

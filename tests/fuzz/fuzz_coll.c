@@ -10,7 +10,9 @@
  * message into a rank's receive path, either straight or through an on-node
  * mailbox (transport/shm.h): the forged bytes, under an honest control word
  * or one the input garbles, are written into a real mailbox ring, and what
- * the mailbox's reader accepts goes on to the rank. When the bytes run out every rank
+ * the mailbox's reader accepts goes on to the rank; or poke what a peer of
+ * the node may write in its shared memory (a pull slot's claimed, pushed,
+ * state and asleep, the reader's tail, a registration) beside honest pulls. When the bytes run out every rank
  * starts what it has not, and the queue is drained in send order.
  *
  * What counts as a finding (abort(), besides ASan/UBSan/LeakSanitizer, which
@@ -225,6 +227,7 @@ typedef struct amc_fuzz_mbox {
     amc_fuzz_forged_t *forged;
     int                src, dst, made;
     int                pull_ended;
+    int                poked;  /* a shared field was poked: a pull may wait for ever */
 } amc_fuzz_mbox_t;
 
 static amc_fuzz_mbox_t amc_fuzz_mbox;
@@ -246,9 +249,9 @@ static void amc_fuzz_pull_done(amc_completion_t *comp, int status)
 static void amc_fuzz_mbox_pull(amc_fuzz_mbox_t *m, const void *hdr, size_t hdr_len, size_t len,
                                void *desc)
 {
-    static uint8_t   buf[AMC_FUZZ_MAX_DATA + 64];
-    amc_completion_t comp = { amc_fuzz_pull_done };
-    int              status, i;
+    static uint8_t          buf[AMC_FUZZ_MAX_DATA + 64];
+    static amc_completion_t comp = { amc_fuzz_pull_done }; /* a poked pull may end later */
+    int                     status, i;
 
     if (!amc_shm_pull_is_desc(desc) || !amc_shm_owns(m->rxs, hdr, hdr_len)) {
         amc_fuzz_finding(m->w, "a pull handed on outside the mailbox");
@@ -264,7 +267,7 @@ static void amc_fuzz_mbox_pull(amc_fuzz_mbox_t *m, const void *hdr, size_t hdr_l
     for (i = 0; (status == AMC_INPROGRESS) && !m->pull_ended && (i < 1000); i++) {
         (void)amc_shm_progress(m->rxs, 0);
     }
-    if ((status == AMC_INPROGRESS) && !m->pull_ended) {
+    if ((status == AMC_INPROGRESS) && !m->pull_ended && !m->poked) {
         amc_fuzz_finding(m->w, "a forged pull that never ends");
     }
     for (i = 0; i < 64; i++) {
@@ -324,14 +327,19 @@ static amc_fuzz_mbox_t *amc_fuzz_mbox_get(void)
     m->rx.recv_arg = m;
     if ((amc_peer_set_init(&m->tx.dead, 2) != AMC_SUCCESS) ||
         (amc_peer_set_init(&m->rx.dead, 2) != AMC_SUCCESS) ||
-        (amc_shm_create(&m->tx, 1, "fuzz", &log, &m->txs) != AMC_SUCCESS)) {
+        (amc_shm_create(&m->tx, 1, 0, "fuzz", &log, &m->txs) != AMC_SUCCESS)) {
         abort(); /* the machine, not a finding */
     }
-    if (amc_shm_create(&m->rx, 1, "fuzz", &log, &m->rxs) != AMC_SUCCESS) {
+    if (amc_shm_create(&m->rx, 1, 1, "fuzz", &log, &m->rxs) != AMC_SUCCESS) {
         abort();
     }
     amc_shm_addr(m->rxs, &addr);
-    if (amc_shm_connect(m->txs, 1, &addr, &m->out) != AMC_SUCCESS) {
+    if (amc_shm_peer_add(m->txs, 1, &addr) != AMC_SUCCESS) {
+        abort();
+    }
+    amc_shm_addr(m->txs, &addr);
+    if ((amc_shm_peer_add(m->rxs, 0, &addr) != AMC_SUCCESS) ||
+        (amc_shm_connect(m->txs, 1, &m->out) != AMC_SUCCESS)) {
         abort();
     }
     m->made = 1;
@@ -383,6 +391,75 @@ static void amc_fuzz_forge_mbox(amc_fuzz_in_t *in, amc_fuzz_world_t *w, amc_fuzz
         (void)amc_shm_take_now(m->rxs, 0, amc_fuzz_mbox_take, m);
     }
     (void)amc_shm_progress(m->rxs, 0);
+}
+
+static void amc_fuzz_send_done(amc_completion_t *comp, int status)
+{
+    (void)comp;
+    (void)status;
+}
+
+/* What a peer of the user may write in the shared memory, as a hostile
+ * writer or reader would: a pull slot's fields (either side's), the
+ * reader's tail, a registration; or an honest pull from the writer to run
+ * beside them. Both sides then progress: no crash, no write outside a
+ * buffer or a ring, no leak (libFuzzer's sanitizers), and the world still
+ * tears down. A slot's dst is left to the reader: in one process the
+ * reader's address space is the fuzzer's own, where the writer's pushes
+ * would land. */
+static void amc_fuzz_poke_mbox(amc_fuzz_in_t *in, amc_fuzz_world_t *w, amc_fuzz_forged_t *forged)
+{
+    static uint8_t          src[2 * AMC_FUZZ_MAX_DATA];
+    static amc_completion_t sent = { amc_fuzz_send_done };
+    amc_fuzz_mbox_t        *m    = amc_fuzz_mbox_get();
+    amc_shm_pull_slot_t    *slot = &m->out->ring->pull[amc_fuzz_byte(in) % AMC_SHM_PULLS];
+    unsigned                what = amc_fuzz_byte(in) % 7, i;
+    uint64_t                v    = amc_fuzz_bytes(in, 8);
+    uint8_t                 hdr[16];
+
+    m->w      = w;
+    m->forged = forged;
+    m->src    = (int)(amc_fuzz_byte(in) % (unsigned)w->n);
+    m->dst    = (int)(amc_fuzz_byte(in) % (unsigned)w->n);
+    AMC_FUZZ_TRACE("poke mailbox field %u with 0x%016llx\n", what, (unsigned long long)v);
+    memset(hdr, (int)(v & 0xff), sizeof(hdr));
+    switch (what) {
+    case 0:
+        m->poked = 1;
+        __atomic_store_n(&slot->claimed, v, __ATOMIC_RELEASE);
+        break;
+    case 1:
+        m->poked = 1;
+        __atomic_store_n(&slot->pushed, v, __ATOMIC_RELEASE);
+        break;
+    case 2:
+        m->poked = 1;
+        __atomic_store_n(&slot->state, (uint32_t)(v % 6), __ATOMIC_RELEASE);
+        break;
+    case 3:
+        __atomic_store_n(&slot->asleep, (uint32_t)v, __ATOMIC_RELEASE);
+        break;
+    case 4: /* a reader that lies about what it read; the writer sends on */
+        m->poked = 1;
+        __atomic_store_n(&m->out->ring->tail, v, __ATOMIC_RELEASE);
+        for (i = 0; i < 4; i++) {
+            (void)amc_shm_send(m->txs, m->out, hdr, sizeof(hdr), src, (size_t)(v >> 8) % 600,
+                               &sent);
+        }
+        break;
+    case 5:
+        __atomic_store_n(&m->rxs->inbox->reg[0], v, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&m->rxs->inbox->gen, 1, __ATOMIC_RELEASE);
+        break;
+    default:
+        (void)amc_shm_pull_send(m->txs, m->out, hdr, sizeof(hdr), src,
+                                1 + (size_t)(v % sizeof(src)), &sent);
+        break;
+    }
+    for (i = 0; i < 4; i++) {
+        (void)amc_shm_progress(m->txs, 0);
+        (void)amc_shm_progress(m->rxs, 0);
+    }
 }
 
 /* Would the header handler pass it on to a kind's handler? */
@@ -535,6 +612,8 @@ static void amc_fuzz_act(amc_fuzz_in_t *in, amc_fuzz_world_t *w, amc_fuzz_forged
                 k = (int)(amc_fuzz_byte(in) % (unsigned)w->n);
                 AMC_FUZZ_TRACE("rank %d frees its oldest running request\n", k);
                 amc_fuzz_free_one(w, k);
+            } else if ((a >> 4) < 4) {
+                amc_fuzz_poke_mbox(in, w, forged);
             }
             break;
         default:

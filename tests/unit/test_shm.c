@@ -13,7 +13,13 @@
  * by the bell on every one of many racing sends (a lost wake-up shows as a
  * poll that waits its whole timeout), with the sleeper's membarrier making
  * the senders' fence and with a fence on every send; concurrent senders to one ring keep
- * each sender's order with locks live.
+ * each sender's order with locks live. What a peer of the same user may
+ * write is not trusted: a registration without its writer's published key
+ * is refused with a clear error and the real writer keeps its ring; a
+ * doorbell or inbox that is not the file its rank published (another
+ * descriptor at that number, a wrong key) is never written; a receiver
+ * whose tail says it read beyond what was written is treated as failed,
+ * its sends dropped, nothing written outside its ring.
  */
 #define _GNU_SOURCE
 #include "tests/unit/harness.h"
@@ -21,8 +27,11 @@
 #include "tests/unit/shm_connect.h"
 #include "base/clock.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -793,6 +802,162 @@ static void test_threads(void)
     side_fini(&b);
 }
 
+
+/* Another process of the user (here: a mapping of the inbox through /proc,
+ * as it would open it) registers in a peer's ring: refused, and the real
+ * writer registers there all the same. */
+static void test_foreign_registration(void)
+{
+    side_t           a, b, c;
+    amc_shm_out_t   *out;
+    amc_shm_addr_t   addr;
+    amc_shm_inbox_t *inbox;
+    uint8_t          hdr[TEST_HDR], data[64];
+    char             path[64], err[1024];
+    size_t           len;
+    int              fd;
+    unsigned         i;
+
+    side_init(&a, 0, 3);
+    side_init(&b, 1, 3);
+    side_init(&c, 2, 3);
+    amc_test_shm_meet(a.shm, 0, b.shm, 1);
+    amc_test_shm_meet(c.shm, 2, b.shm, 1);
+    amc_shm_addr(b.shm, &addr);
+    len = amc_shm_inbox_bytes(addr.nrings);
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", addr.inbox_fd);
+    fd = open(path, O_RDWR);
+    CHECK(fd >= 0, "a process of the user opens the inbox");
+    inbox = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    CHECK(inbox != MAP_FAILED, "and maps it");
+    /* every ring, with keys of its own */
+    for (i = 0; i < addr.nrings; i++) {
+        __atomic_store_n(&inbox->reg[i], 0x1234567ull + i, __ATOMIC_RELEASE);
+    }
+    __atomic_add_fetch(&inbox->gen, 1, __ATOMIC_RELEASE);
+    b.log.level = AMC_LOG_ERROR;
+    amc_test_capture_stderr(progress_of, &b, err, sizeof(err));
+    CHECK(amc_shm_rings_in(b.shm) == 0, "no ring adopted for it");
+    CHECK(strstr(err, "rejected mailbox registration") != NULL && strstr(err, "rank 0") != NULL &&
+          strstr(err, "rank 2") != NULL, "a clear error for each ring (got \"%s\")", err);
+    /* the real writers: their rings are theirs by place, nobody took them */
+    out = connect_to(&a, &b);
+    make_msg(hdr, data, 0, 0, 40);
+    CHECK(amc_shm_send(a.shm, out, hdr, TEST_HDR, data, 40, NULL) == AMC_SUCCESS, "send");
+    out = connect_to(&c, &b);
+    make_msg(hdr, data, 1, 0, 40);
+    CHECK(amc_shm_send(c.shm, out, hdr, TEST_HDR, data, 40, NULL) == AMC_SUCCESS, "send");
+    drain(&b);
+    CHECK(b.got == 2 && b.bad == 0 && amc_shm_rings_in(b.shm) == 2, "both real writers' "
+          "messages arrive (%lu)", b.got);
+    munmap(inbox, len);
+    side_fini(&a);
+    side_fini(&b);
+    side_fini(&c);
+}
+
+static void ring_bell_of(void *arg)
+{
+    side_t *s = arg;
+
+    amc_shm_bell_ring(s->shm, amc_shm_peer_find(s->shm, 1));
+}
+
+/* What rank 1 published is not what /proc shows at those numbers (a pid
+ * reused, a descriptor closed and opened again): nothing is written there,
+ * and the error says why. */
+static void test_not_what_it_published(void)
+{
+    side_t         a, b;
+    amc_shm_addr_t addr;
+    amc_shm_out_t *out = NULL;
+    int            other[2], bell;
+    char           err[1024], c;
+
+    /* its doorbell's number names another pipe */
+    side_init(&a, 0, 2);
+    side_init(&b, 1, 2);
+    CHECK(pipe2(other, O_NONBLOCK) == 0, "another pipe");
+    amc_shm_addr(b.shm, &addr);
+    addr.bell_fd = other[1];
+    CHECK(amc_shm_peer_add(a.shm, 1, &addr) == AMC_SUCCESS, "the address is added");
+    a.shm->log.level = AMC_LOG_WARN;
+    amc_test_capture_stderr(ring_bell_of, &a, err, sizeof(err));
+    CHECK(read(other[0], &c, 1) < 0, "the other pipe got nothing");
+    CHECK(strstr(err, "doorbell") != NULL && strstr(err, "not the file it published") != NULL,
+          "a clear warning (got \"%s\")", err);
+    close(other[0]);
+    close(other[1]);
+    side_fini(&a);
+    side_fini(&b);
+
+    /* the right doorbell rings (a read end of our own: no SIGPIPE once its
+     * owner is gone, test_shm_faults) */
+    side_init(&a, 0, 2);
+    side_init(&b, 1, 2);
+    amc_test_shm_meet(a.shm, 0, b.shm, 1);
+    ring_bell_of(&a);
+    bell = amc_shm_bell_fd(b.shm);
+    CHECK(read(bell, &c, 1) == 1, "the published doorbell rings");
+    side_fini(&a);
+    side_fini(&b);
+
+    /* its inbox's number names another file, or the inbox lost its key */
+    for (int k = 0; k < 2; k++) {
+        side_init(&a, 0, 2);
+        side_init(&b, 1, 2);
+        amc_shm_addr(b.shm, &addr);
+        if (k == 0) {
+            addr.inbox_fd = addr.bell_fd;
+        } else {
+            addr.key ^= 1u << 4;
+        }
+        CHECK(amc_shm_peer_add(a.shm, 1, &addr) == AMC_SUCCESS, "the address is added");
+        a.shm->log.level = AMC_LOG_ERROR;
+        CHECK(amc_shm_connect(a.shm, 1, &out) != AMC_SUCCESS, "%s: no mailbox to it",
+              k ? "a wrong key" : "another file");
+        side_fini(&a);
+        side_fini(&b);
+    }
+}
+
+/* A receiver that says it read more than was written: treated as failed,
+ * its queued sends dropped, nothing written outside its ring. */
+static void test_bad_tail(void)
+{
+    side_t         a, b;
+    amc_shm_out_t *out;
+    pend_comp_t   *p = calloc(200, sizeof(*p));
+    unsigned long  done = 0;
+    uint32_t       order_bad = 0, last = 0;
+    char           err[1024];
+    int            k;
+
+    side_init(&a, 0, 2);
+    side_init(&b, 1, 2);
+    out = connect_to(&a, &b);
+    __atomic_store_n(&out->ring->tail, 1000000, __ATOMIC_RELEASE);
+    for (k = 0; k < 200; k++) {
+        p[k].comp.fn   = pend_done;
+        p[k].done      = &done;
+        p[k].seq       = (uint32_t)k + 1;
+        p[k].order_bad = &order_bad;
+        p[k].last      = &last;
+        make_msg(p[k].hdr, p[k].data, 0, (uint32_t)k, 600);
+        (void)amc_shm_send(a.shm, out, p[k].hdr, TEST_HDR, p[k].data, 600, &p[k].comp);
+    }
+    a.log.level = AMC_LOG_ERROR;
+    amc_test_capture_stderr(progress_of, &a, err, sizeof(err));
+    CHECK(amc_peer_set_test(&a.tp.dead, 1), "the receiver is treated as failed");
+    CHECK(strstr(err, "read beyond what was written") != NULL, "a clear error (got \"%s\")", err);
+    CHECK(amc_shm_queued(a.shm) == 0, "its queued sends are dropped");
+    CHECK(out->head <= AMC_SHM_NCELLS, "nothing written past one lap of its ring");
+    free(p);
+    side_fini(&a);
+    side_fini(&b);
+}
+
 int main(void)
 {
     test_sizes_and_laps();
@@ -809,5 +974,8 @@ int main(void)
         }
     }
     test_threads();
+    test_foreign_registration();
+    test_not_what_it_published();
+    test_bad_tail();
     return amc_test_summary("test_shm");
 }

@@ -12,9 +12,15 @@
  * many pulls as slots, then the caller is told to send another way; a pull
  * queued behind a full ring keeps its place; a peer that allows no pulls
  * gets none; forged pull descriptors (no slot, a slot in use, bad lengths
- * and chunks, the wrong data length) are rejected with the writer marked
- * failed; a sender asleep is woken by the receiver's end (no lost
- * wake-up over many racing rounds).
+ * and chunks, the wrong data length) and a pull to a rank that offered
+ * none are rejected with the writer marked failed; a sender asleep is
+ * woken by the receiver's end (no lost wake-up over many racing rounds).
+ * Cross-memory attach refused (the reads, the writes, both; a writer
+ * whose pid was never checked): the data comes whole through the ring
+ * instead, the refusal is said once and no pull goes either way after it.
+ * A sender marked dead while its write of a chunk is in flight (held in
+ * process_vm_writev): the fetch ends only after that write, and nothing is
+ * written into the buffer after it ended.
  */
 #define _GNU_SOURCE
 #include "tests/unit/harness.h"
@@ -23,14 +29,52 @@
 #include "transport/shm_pull.h"
 #include "base/clock.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define TEST_HDR 16
 #define GUARD    64
+
+/* Cross-memory attach as the kernel gives it, refused as a seccomp profile
+ * or an LSM refuses it, or a write held in flight: the test's definitions
+ * come before libc's, for the library's calls too. */
+static int refuse_read, refuse_write; /* atomic */
+static int hold_write;                /* a write waits while set (atomic) */
+static int writes_begun, writes_done; /* atomic */
+
+ssize_t process_vm_readv(pid_t pid, const struct iovec *lvec, unsigned long liovcnt,
+                         const struct iovec *rvec, unsigned long riovcnt, unsigned long flags)
+{
+    if (__atomic_load_n(&refuse_read, __ATOMIC_ACQUIRE)) {
+        errno = EPERM;
+        return -1;
+    }
+    return syscall(SYS_process_vm_readv, pid, lvec, liovcnt, rvec, riovcnt, flags);
+}
+
+ssize_t process_vm_writev(pid_t pid, const struct iovec *lvec, unsigned long liovcnt,
+                          const struct iovec *rvec, unsigned long riovcnt, unsigned long flags)
+{
+    ssize_t n;
+
+    if (__atomic_load_n(&refuse_write, __ATOMIC_ACQUIRE)) {
+        errno = EPERM;
+        return -1;
+    }
+    __atomic_add_fetch(&writes_begun, 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&hold_write, __ATOMIC_ACQUIRE)) {
+        usleep(100);
+    }
+    n = syscall(SYS_process_vm_writev, pid, lvec, liovcnt, rvec, riovcnt, flags);
+    __atomic_add_fetch(&writes_done, 1, __ATOMIC_ACQ_REL);
+    return n;
+}
 
 typedef struct side {
     amc_transport_t tp;
@@ -278,7 +322,10 @@ static void test_slots_release_and_errors(void)
     side_fini(&a);
     side_fini(&b);
 
-    /* the sender dies holding a chunk: the fetch ends with an error */
+    /* the sender is found dead holding a chunk, but lives (marked by a
+     * notice, a rejected message): the fetch ends only once that chunk's
+     * write is over (a process that exits ends it too: test_shm_faults),
+     * then with an error */
     side_init(&a, 0);
     side_init(&b, 1);
     out = connect_to(&a, &b);
@@ -291,8 +338,11 @@ static void test_slots_release_and_errors(void)
     CHECK(r.n == 0, "while the sender lives");
     (void)amc_peer_set_mark(&b.tp.dead, 0);
     run_all(&b);
-    CHECK(r.n == 1 && r.status == AMC_ERR_PEER, "then an error, not a hang (status %d)",
-          r.status);
+    CHECK(r.n == 0, "marked dead, it may still be writing its chunk: the fetch waits");
+    __atomic_store_n(&out->ring->pull[0].pushed, sizeof(src) / 2, __ATOMIC_RELEASE);
+    run_all(&b);
+    CHECK(r.n == 1 && r.status == AMC_ERR_PEER, "its write over: an error, not a hang "
+          "(status %d)", r.status);
     side_fini(&a);
     side_fini(&b);
 
@@ -434,6 +484,35 @@ static void test_forged(void)
         side_fini(&a);
         side_fini(&b);
     }
+}
+
+/* A pull to a rank whose address offered none (AMC_SHM_PULL=0, Yama above
+ * 0): a malformed message, never read from or written into. */
+static void test_pull_where_none_offered(void)
+{
+    side_t              a, b;
+    amc_shm_out_t      *out;
+    static uint8_t      src[65536];
+    amc_shm_pull_desc_t pd = { (uint64_t)(uintptr_t)src, sizeof(src), 0, 65536 };
+    uint8_t             bytes[64] = { 0 };
+    uint64_t            w;
+    char                err[512];
+
+    side_init(&a, 0);
+    side_init(&b, 1);
+    amc_shm_without_pull(b.shm);
+    out = connect_to(&a, &b);
+    w   = amc_shm_ctl_pull_word(amc_shm_forge_position(out), TEST_HDR);
+    memcpy(bytes, &w, 8);
+    memcpy(bytes + 8 + TEST_HDR, &pd, sizeof(pd));
+    CHECK(amc_shm_forge(out, bytes, sizeof(bytes)) == AMC_SUCCESS, "forge");
+    amc_test_capture_stderr(run_all_of, &b, err, sizeof(err));
+    CHECK(b.pulls == 0 && amc_peer_set_test(&b.tp.dead, 0), "not delivered, the writer "
+          "treated as failed");
+    CHECK(strstr(err, "rejected mailbox message from rank 0") != NULL &&
+          strstr(err, "offered none") != NULL, "a clear error (got \"%s\")", err);
+    side_fini(&a);
+    side_fini(&b);
 }
 
 /* Pulls that cross (each rank sends the other data): the receiver reads
@@ -628,6 +707,236 @@ static void test_wakeup(void)
     side_fini(&b);
 }
 
+
+/* Two fetches of pulls that arrived, into one buffer. */
+typedef struct two_fetches {
+    side_t  *b;
+    void    *desc[2];
+    uint8_t *buf;
+    done_t  *r;
+} two_fetches_t;
+
+static void two_fetches(void *arg)
+{
+    two_fetches_t *f = arg;
+    int            i;
+
+    for (i = 0; i < 2; i++) {
+        CHECK(amc_shm_pull_fetch(f->b->shm, f->desc[i], f->buf, 65536, &f->r->comp) ==
+              AMC_INPROGRESS, "fetch %d waits for its resend", i);
+    }
+}
+
+/* Runs both sides until the fetch r and the send d are over. */
+static void pump(side_t *a, side_t *b, done_t *r, done_t *d)
+{
+    int i;
+
+    for (i = 0; (i < 100000) && ((__atomic_load_n(&r->n, __ATOMIC_ACQUIRE) == 0) ||
+                                 (__atomic_load_n(&d->n, __ATOMIC_ACQUIRE) == 0)); i++) {
+        run_all(a);
+        run_all(b);
+    }
+}
+
+/* Cross-memory attach refused at run time, each way: the data is resent
+ * through the ring, whole; the refusal is said once at warn level; no
+ * pull goes either way after it. */
+static void test_refused(void)
+{
+    static const size_t sizes[] = { 100, 65536, (1u << 20) + 3 };
+    enum { READS, WRITES, BOTH, NO_PIDFD, MODES };
+    static const char *names[] = { "reads refused", "writes refused", "both refused",
+                                   "the writer's pid never checked" };
+    uint8_t  *src = malloc((1u << 20) + 3), *dst = malloc((1u << 20) + 3 + GUARD);
+    uint8_t   hdr[TEST_HDR] = { 0 };
+    unsigned  mode, k;
+
+    for (mode = 0; mode < MODES; mode++) {
+        for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+            size_t               len = sizes[k];
+            side_t               a, b;
+            amc_shm_out_t       *out;
+            amc_shm_pull_slot_t *slot;
+            amc_shm_peer_t      *writer;
+            done_t               d, r = { .comp = { done_fn } }, e = { .comp = { done_fn } };
+            char                 err[2048];
+            int                  status;
+
+            side_init(&a, 0);
+            side_init(&b, 1);
+            a.shm->log.level = AMC_LOG_WARN; /* the refusal is said at warn level */
+            b.shm->log.level = AMC_LOG_WARN;
+            out = connect_to(&a, &b);
+            fill(src, len, (uint32_t)k);
+            memset(dst, 0, len);
+            memset(dst + len, 0x5a, GUARD);
+            send_pull(&a, out, &b, src, len, 0, &d);
+            slot   = &out->ring->pull[0];
+            writer = amc_shm_peer_find(b.shm, 0);
+            if (mode == NO_PIDFD) {
+                close(writer->pidfd);
+                writer->pidfd = -1;
+            }
+            __atomic_store_n(&refuse_read, mode == READS || mode == BOTH, __ATOMIC_RELEASE);
+            __atomic_store_n(&refuse_write, mode == WRITES || mode == BOTH, __ATOMIC_RELEASE);
+            if (mode == WRITES) {
+                /* the sender takes every chunk before the receiver reads one */
+                __atomic_store_n(&slot->dst, (uint64_t)(uintptr_t)dst, __ATOMIC_RELAXED);
+                __atomic_store_n(&slot->state, AMC_SHM_PULL_OPEN, __ATOMIC_RELEASE);
+                amc_test_capture_stderr(run_all_of, &a, err, sizeof(err));
+            }
+            status = amc_shm_pull_fetch(b.shm, b.desc, dst, len, &r.comp);
+            CHECK(status == AMC_INPROGRESS, "%s, %zu bytes: the fetch waits for the resend "
+                  "(status %d)", names[mode], len, status);
+            pump(&a, &b, &r, &d);
+            CHECK(r.n == 1 && r.status == AMC_SUCCESS && d.n == 1 && d.status == AMC_SUCCESS,
+                  "%s, %zu bytes: both sides end well (fetch %d/%d, send %d/%d)", names[mode],
+                  len, r.n, r.status, d.n, d.status);
+            CHECK(same(dst, len, (uint32_t)k) && guard_ok(dst + len), "%s, %zu bytes: the data "
+                  "whole, nothing beyond", names[mode], len);
+            if (mode == READS) {
+                CHECK(b.shm->refused && (out->ring->nopull == 1), "%s: the receiver pulls "
+                      "no more, and says so in its ring", names[mode]);
+            } else if (mode != NO_PIDFD) {
+                CHECK(mode == BOTH ? (a.shm->refused || b.shm->refused) : a.shm->refused,
+                      "%s: pulls are off", names[mode]);
+            }
+            if (mode != NO_PIDFD) {
+                CHECK(amc_shm_pull_send(a.shm, out, hdr, TEST_HDR, src, len, &e.comp) ==
+                      AMC_SHM_TOO_BIG, "%s: the next rendezvous goes by UCX", names[mode]);
+            }
+            __atomic_store_n(&refuse_read, 0, __ATOMIC_RELEASE);
+            __atomic_store_n(&refuse_write, 0, __ATOMIC_RELEASE);
+            side_fini(&a);
+            side_fini(&b);
+        }
+    }
+    /* said once, naming the way to say it from the start */
+    {
+        side_t         a, b;
+        amc_shm_out_t *out;
+        done_t         d[2], r = { .comp = { done_fn } };
+        two_fetches_t  f;
+        char           err[4096];
+        const char    *said;
+        int            i;
+
+        side_init(&a, 0);
+        side_init(&b, 1);
+        b.shm->log.level = AMC_LOG_WARN;
+        out = connect_to(&a, &b);
+        fill(src, 65536, 3);
+        send_pull(&a, out, &b, src, 65536, 0, &d[0]);
+        f.desc[0] = b.desc;
+        send_pull(&a, out, &b, src, 65536, 1, &d[1]);
+        f.desc[1] = b.desc;
+        f.b       = &b;
+        f.buf     = dst;
+        f.r       = &r;
+        __atomic_store_n(&refuse_read, 1, __ATOMIC_RELEASE);
+        amc_test_capture_stderr(two_fetches, &f, err, sizeof(err));
+        __atomic_store_n(&refuse_read, 0, __ATOMIC_RELEASE);
+        for (i = 0; i < 2; i++) {
+            pump(&a, &b, &r, &d[i]);
+        }
+        CHECK(r.n == 2 && r.status == AMC_SUCCESS && same(dst, 65536, 3), "two pulls "
+              "in flight when reads were refused: both resent whole");
+        said = strstr(err, "AMC_SHM_PULL=0");
+        CHECK((said != NULL) && (strstr(said + 1, "AMC_SHM_PULL=0") == NULL),
+              "the refusal is said once, naming AMC_SHM_PULL=0 (got \"%s\")", err);
+        side_fini(&a);
+        side_fini(&b);
+    }
+    free(src);
+    free(dst);
+}
+
+/* A sender marked dead (by a notice, a rejected message) while it is alive
+ * and inside process_vm_writev for a chunk it claimed: the fetch ends after
+ * that write, never while it may still land in the buffer. */
+typedef struct writer {
+    side_t *a;
+    int     stop;
+} writer_t;
+
+static void *writer_main(void *arg)
+{
+    writer_t *w = arg;
+
+    while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+        (void)amc_shm_progress(w->a->shm, 0);
+    }
+    return NULL;
+}
+
+static int writes_done_at_end;
+
+static void end_fn(amc_completion_t *c, int status)
+{
+    writes_done_at_end = __atomic_load_n(&writes_done, __ATOMIC_ACQUIRE);
+    done_fn(c, status);
+}
+
+static void test_marked_dead_writing(void)
+{
+    side_t               a, b;
+    amc_shm_out_t       *out;
+    amc_shm_pull_slot_t *slot;
+    writer_t             w;
+    pthread_t            th;
+    size_t               len = 1u << 20;
+    uint8_t             *src = malloc(len), *dst = malloc(len), *copy = malloc(len);
+    done_t               d, r = { .comp = { end_fn } };
+    double               t0;
+    int                  status, begun;
+
+    side_init(&a, 0);
+    side_init(&b, 1);
+    out = connect_to(&a, &b);
+    fill(src, len, 9);
+    memset(dst, 0, len);
+    send_pull(&a, out, &b, src, len, 0, &d);
+    slot = &out->ring->pull[0];
+    /* the receiver's buffer is open, the sender takes the first chunk and
+     * its write is held in flight */
+    __atomic_store_n(&hold_write, 1, __ATOMIC_RELEASE);
+    begun = __atomic_load_n(&writes_begun, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&slot->dst, (uint64_t)(uintptr_t)dst, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->state, AMC_SHM_PULL_OPEN, __ATOMIC_RELEASE);
+    w.a    = &a;
+    w.stop = 0;
+    CHECK(pthread_create(&th, NULL, writer_main, &w) == 0, "thread");
+    while (__atomic_load_n(&writes_begun, __ATOMIC_ACQUIRE) == begun) {
+        usleep(100);
+    }
+    status = amc_shm_pull_fetch(b.shm, b.desc, dst, len, &r.comp);
+    CHECK(status == AMC_INPROGRESS, "the fetch waits for the sender's chunk");
+    (void)amc_peer_set_mark(&b.tp.dead, 0);
+    for (t0 = amc_clock_sec(); amc_clock_sec() - t0 < 0.05;) {
+        run_all(&b);
+    }
+    CHECK(__atomic_load_n(&r.n, __ATOMIC_ACQUIRE) == 0, "marked dead with its write in flight: "
+          "the fetch has not ended");
+    __atomic_store_n(&hold_write, 0, __ATOMIC_RELEASE);
+    for (t0 = amc_clock_sec(); (r.n == 0) && (amc_clock_sec() - t0 < 10.0);) {
+        run_all(&b);
+    }
+    CHECK(r.n == 1 && r.status == AMC_ERR_PEER, "then it ends with AMC_ERR_PEER (%d, status %d)",
+          r.n, r.status);
+    CHECK(writes_done_at_end >= 1, "after the write was over");
+    memcpy(copy, dst, len);
+    usleep(20000);
+    CHECK(memcmp(copy, dst, len) == 0, "nothing written into the buffer after the end");
+    __atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    free(src);
+    free(dst);
+    free(copy);
+    side_fini(&a);
+    side_fini(&b);
+}
+
 int main(void)
 {
     test_sizes();
@@ -635,7 +944,10 @@ int main(void)
     test_queued();
     test_crossing();
     test_forged();
+    test_pull_where_none_offered();
     test_threads();
     test_wakeup();
+    test_refused();
+    test_marked_dead_writing();
     return amc_test_summary("test_shm_pull");
 }
