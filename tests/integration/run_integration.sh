@@ -100,7 +100,10 @@ echo "integration: program $BIN, launcher $MPIRUN ${MPIRUN_ARGS[*]}, shared file
 # ---------------------------------------------------------------- one run
 
 # run_one DESC NPROCS(0 = no launcher) AMC_TIMEOUT_VALUE SUBTEST [VAR=VALUE...]
-# (the VAR=VALUE pairs are set for the run and forwarded to every rank)
+# (the VAR=VALUE pairs are set for the run and forwarded to every rank; those
+# of RANK_ENV go to the ranks alone, as mpirun's -x VAR=VALUE, not to the
+# launcher: an LD_PRELOAD of a test's shim)
+RANK_ENV=()
 run_one() {
     local desc=$1 np=$2 tmo=$3 sub=$4
     shift 4
@@ -122,6 +125,9 @@ run_one() {
         fi
         for kv in "${envs[@]}"; do
             cmd+=(-x "${kv%%=*}")
+        done
+        for kv in "${RANK_ENV[@]}"; do
+            cmd+=(-x "$kv")
         done
         cmd+=(-np "$np" "$BIN" "$sub" "$SHM_FILE")
         expect="ok $sub N=$np"
@@ -280,6 +286,55 @@ else
             done
         done
     done
+
+    # Cross-memory attach refused at run time (a seccomp profile, a
+    # container): tests/integration/libcma_refuse.so (AMCTEST_CMA_REFUSE),
+    # preloaded into the ranks only, fails every process_vm_readv and
+    # process_vm_writev with EPERM. Every block by rendezvous, the largest
+    # 1 MiB: the results must be right all the same (the data goes by UCX),
+    # and the refusal said at warn level, by no rank twice. Not by every rank
+    # in every run: one whose peers met the refusal first pulls from them no
+    # more, nor do they from it, so it may never meet it itself (at N=2 rank
+    # 0 said nothing in 4 runs of 20, where rank 1 refused before rank 0
+    # wrote its half of the first pull). Not where the caller turned the
+    # mailboxes or their pulls off (nothing to refuse).
+    CMA_REFUSE=$(locate_program .libs/libcma_refuse.so "${AMCTEST_CMA_REFUSE:-}")
+    if [ "${AMC_SHM:-1}" = 0 ] || [ "${AMC_SHM_PULL:-1}" = 0 ]; then
+        echo "integration: cross-memory attach refused: not run (the caller set AMC_SHM=0 or AMC_SHM_PULL=0)"
+    elif [ -z "$CMA_REFUSE" ] || [ ! -f "$CMA_REFUSE" ]; then
+        echo "FAIL: the shim that refuses cross-memory attach not found (looked for" \
+             "./tests/integration/.libs/libcma_refuse.so; build it with" \
+             "'make tests/integration/libcma_refuse.la' or set AMCTEST_CMA_REFUSE)"
+        failed=$((failed + 1))
+        failed_list="$failed_list\n  libcma_refuse.so not found"
+    else
+        CMA_REFUSE=$(cd "$(dirname "$CMA_REFUSE")" && pwd)/$(basename "$CMA_REFUSE")
+        RANK_ENV=(LD_PRELOAD="$CMA_REFUSE")
+        for np in 2 4; do
+            run_one "coll sample N=$np, cross-memory attach refused, all by rendezvous, to 1 MiB" \
+                "$np" "$DEFAULT_TIMEOUT" sample AMC_RNDV_THRESH=1 AMC_LOG_LEVEL=warn \
+                AMCTEST_BIG_BYTES=$((np * 1048576)) "${coll_env[@]}"
+            said="" said_twice=0 said_all=0
+            for ((r = 0; r < np; r++)); do
+                times=$(grep -c "^\[amcoll [0-9]*:$r\] warn .*cross-memory attach is refused.*AMC_SHM_PULL=0" \
+                    "$WORK/run.log")
+                said="$said $times"
+                said_all=$((said_all + times))
+                [ "$times" -le 1 ] || said_twice=1
+            done
+            if [ "$said_all" -gt 0 ] && [ "$said_twice" = 0 ]; then
+                echo "PASS: the refusal said at warn level N=$np, by no rank twice (times, by rank:$said)"
+                passed=$((passed + 1))
+            else
+                echo "FAIL: the refusal at warn level N=$np (times said, by rank:$said; once at most" \
+                     "each, and by some rank)"
+                grep -i "cross-memory\|process_vm" "$WORK/run.log" | head -n 8 | sed 's/^/    | /'
+                failed=$((failed + 1))
+                failed_list="$failed_list\n  refusal of cross-memory attach not said, or twice, N=$np"
+            fi
+        done
+        RANK_ENV=()
+    fi
 
     # Node-aware algorithms: AMC_NODE_SIZE=k makes every k ranks a node, so
     # the two-level barrier, bcast, reduce and allreduce run on one machine
@@ -690,11 +745,18 @@ fi
 # the half of the world without it, and return from amc_finalize within 10 s;
 # "finalize": the survivors finalize with collectives pending right after the
 # death. mpirun's exit status reports the dead rank, so the survivors' result
-# files are checked instead, one per rank.
+# files are checked instead, one per rank. "sleeper": the victim is killed
+# asleep on its doorbell in a barrier, whose message it had sent, at N=2;
+# rank 0's next barriers ring the dead rank's bell, and it must get
+# AMC_ERR_PEER, not die of SIGPIPE (the bell was a pipe whose only reader
+# was the victim). Run 20 times (0.8 s each): each run is one chance.
 # Knobs:
 #   AMCTEST_PEER_BIN     program (default: ./tests/integration/test_peer_mpi)
 #   AMCTEST_PEER_NPROCS  rank counts (default: 2 4)
+#   AMCTEST_SLEEPER_RUNS runs of "sleeper" (default 20; not with AMC_SHM=0,
+#                        which has no doorbells)
 PEER_NPROCS=${AMCTEST_PEER_NPROCS-"2 4"}
+SLEEPER_RUNS=${AMCTEST_SLEEPER_RUNS:-20}
 PEER_BIN=$(locate_program test_peer_mpi "${AMCTEST_PEER_BIN:-}")
 
 # run_peer DESC NPROCS SUBTEST DEATH OP
@@ -755,6 +817,14 @@ else
         fi
         run_peer "finalize after a SIGKILL, collectives pending N=$np" "$np" finalize sigkill barrier
     done
+    if [ "${AMC_SHM:-1}" = 0 ]; then
+        echo "integration: a peer killed asleep: not run (the caller set AMC_SHM=0: no doorbells)"
+    else
+        for ((run = 1; run <= SLEEPER_RUNS; run++)); do
+            run_peer "dead peer N=2: SIGKILL asleep in a barrier, rank 0 rings its bell (run $run)" \
+                2 sleeper sigkill barrier
+        done
+    fi
     echo "integration: dead peers took $(($(date +%s) - peer_start)) s"
 fi
 

@@ -31,6 +31,20 @@
  *                                      AMCTEST_PAUSE_MS (default 300) later
  *                                      without waiting (item 9: finalize hung
  *                                      in the PMIx fence)
+ *   test_peer_mpi sleeper RESULT_DIR   a peer that dies asleep: rank 0 works
+ *                                      (sleeps) 150 ms before each of 3
+ *                                      barriers, so the victim sleeps on its
+ *                                      doorbell in each and rank 0's message
+ *                                      rings it; in the fourth rank 0
+ *                                      SIGKILLs it (seen asleep in /proc),
+ *                                      waits 20 ms and enters that barrier
+ *                                      and the next, whose messages ring the
+ *                                      dead rank's bell: AMC_ERR_PEER from
+ *                                      the second at the latest (the victim
+ *                                      entered the first) within 2 s of the
+ *                                      kill, never a death (the bell was a
+ *                                      pipe whose only reader was the
+ *                                      victim: SIGPIPE)
  *
  * Knobs (environment): AMCTEST_DEATH=sigkill|abort (default sigkill),
  * AMCTEST_OP=barrier|allreduce (the loop's collective, default barrier),
@@ -45,6 +59,7 @@
 
 #include "amcoll.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -59,6 +74,9 @@
 #define TP_AT_ONCE       0.5   /* a call on a broken communicator, seconds */
 #define TP_NODE_LATENCY_MAX 5.0 /* seconds from a node's loss to AMC_ERR_PEER */
 #define TP_HOST_LEN     64
+#define TP_SLEEPER_ROUNDS    3   /* barriers with the victim asleep before the kill */
+#define TP_SLEEPER_WORK_MS 150   /* rank 0's work before each: far past the others' yield */
+#define TP_SLEEPER_GRACE_MS 20   /* from the kill to rank 0's barrier */
 
 static int  tp_rank, tp_size, tp_victim;
 static int  tp_failures;
@@ -396,6 +414,106 @@ static void tp_finalize_only(const char *dir, double *finalize_s)
     tp_note("finalize %.3f s\n", *finalize_s);
 }
 
+static void tp_pause_ms(long ms)
+{
+    struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+
+    while ((nanosleep(&t, &t) != 0) && (errno == EINTR)) {
+    }
+}
+
+/* Process pid's state letter (/proc/PID/stat); '?' where it cannot be read. */
+static char tp_proc_state(pid_t pid)
+{
+    char   path[64], buf[512], *p;
+    size_t n;
+    FILE  *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return '?';
+    }
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    p      = strrchr(buf, ')'); /* the name may hold anything; the state follows it */
+    return ((p != NULL) && (p[1] == ' ')) ? p[2] : '?';
+}
+
+/* Rank 0 kills the victim while it sleeps in a barrier, after its
+ * messages rang the victim's doorbell (so the bell is open on rank 0),
+ * and then sends into the dead rank's mailbox, whose sleeper count the
+ * victim never took back: the send rings the bell again. */
+static void tp_sleeper(double *finalize_s)
+{
+    int32_t me = (int32_t)getpid(), *pids;
+    pid_t   victim_pid;
+    double  t_kill = 0.0, t_err = 0.0, t0;
+    char    state = '?';
+    int     i, rc;
+
+    pids = calloc((size_t)tp_size, sizeof(*pids));
+    TP_CHECK(pids != NULL, "no memory");
+    TP_CHECK(tp_victim != 0, "rank 0 kills: the victim must be another rank");
+    if ((pids == NULL) || (tp_victim == 0)) {
+        free(pids);
+        return;
+    }
+    rc = amc_allgather(&me, pids, 1, AMC_INT32, amc_comm_world());
+    TP_CHECK(rc == AMC_SUCCESS, "allgather of the pids: %s", amc_strerror(rc));
+    victim_pid = (pid_t)pids[tp_victim];
+    free(pids);
+    for (i = 0; (i < TP_SLEEPER_ROUNDS) && (tp_failures == 0); i++) {
+        if (tp_rank == 0) {
+            tp_pause_ms(TP_SLEEPER_WORK_MS);
+        }
+        rc = amc_barrier(amc_comm_world());
+        TP_CHECK(rc == AMC_SUCCESS, "barrier %d: %s", i, amc_strerror(rc));
+    }
+    if (tp_failures > 0) {
+        return;
+    }
+    if (tp_rank == 0) {
+        tp_pause_ms(TP_SLEEPER_WORK_MS);
+        /* asleep: in poll on its doorbell, not between two sleeps */
+        for (i = 0; (i < 1000) && ((state = tp_proc_state(victim_pid)) != 'S'); i++) {
+            tp_pause_ms(1);
+        }
+        TP_CHECK(state == 'S', "the victim (pid %d) not seen asleep: state %c",
+                 (int)victim_pid, state);
+        t_kill = tp_now();
+        TP_CHECK(kill(victim_pid, SIGKILL) == 0, "kill of pid %d: %s", (int)victim_pid,
+                 strerror(errno));
+        tp_pause_ms(TP_SLEEPER_GRACE_MS);
+    }
+    /* The victim sleeps in the first until it dies, and returns only if the
+     * kill failed (rank 0's result says so). It entered that one (its
+     * message waits in rank 0's mailbox), so it may still complete; never
+     * the second. Each sends into the dead rank's mailbox. */
+    for (i = 0; (i < 2) && ((rc = amc_barrier(amc_comm_world())) == AMC_SUCCESS); i++) {
+    }
+    if (tp_rank == tp_victim) {
+        (void)amc_finalize();
+        return;
+    }
+    t_err = tp_now() - t_kill;
+    TP_CHECK(rc == AMC_ERR_PEER, "barrier %d after the kill: %s", i, amc_strerror(rc));
+    TP_CHECK((tp_rank != 0) || (t_err < TP_LATENCY_MAX), "AMC_ERR_PEER %.3f s after the "
+             "kill", t_err);
+
+    t0 = tp_now();
+    TP_CHECK(amc_finalize() == AMC_SUCCESS, "amc_finalize");
+    *finalize_s = tp_now() - t0;
+    TP_CHECK(*finalize_s < TP_FINALIZE_MAX, "amc_finalize took %.3f s", *finalize_s);
+    if (tp_rank == 0) {
+        tp_note("victim pid %d in state %c at the kill, AMC_ERR_PEER from barrier %d %.3f s "
+                "after it, finalize %.3f s\n", (int)victim_pid, state, i, t_err, *finalize_s);
+    } else {
+        tp_note("finalize %.3f s\n", *finalize_s);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *sub = (argc > 1) ? argv[1] : "?";
@@ -427,6 +545,8 @@ int main(int argc, char **argv)
         tp_node(dir, &fin);
     } else if (strcmp(sub, "finalize") == 0) {
         tp_finalize_only(dir, &fin);
+    } else if (strcmp(sub, "sleeper") == 0) {
+        tp_sleeper(&fin);
     } else {
         TP_CHECK(0, "unknown subtest %s", sub);
     }
