@@ -71,6 +71,32 @@ enum {
 /* Environment */
 int         amc_init(int *argc, char ***argv);
 int         amc_init_thread(int *argc, char ***argv, int required, int *provided);
+
+/* Starting where no PMIx server is (MPICH's Hydra, srun --mpi=pmi2, a
+ * vendor launcher): what a runtime that already started the job tells
+ * amcoll instead. Every rank of the job calls amc_init_boot at once with
+ * the same size; the callbacks run inside amc_init_boot (allgather, twice)
+ * and inside amc_finalize (barrier, twice), on the calling thread. */
+typedef struct amc_boot {
+    int   rank;     /* this process, in [0, size) */
+    int   size;     /* the job's ranks */
+    int   node;     /* >= 0: ranks with the same value share a node (memory) */
+    void *arg;      /* the callbacks' first argument */
+    /* Every rank's len bytes of mine, in rank order, into all (size * len
+     * bytes); 0 on success. */
+    int (*allgather)(void *arg, const void *mine, void *all, size_t len);
+    /* Returns 0 once every rank has entered it. While it waits it calls
+     * progress(ctx) now and then (amcoll's own transport must move meanwhile);
+     * progress returns non-zero when amcoll gives up (a peer died, a
+     * deadline passed): return non-zero then, without waiting further. */
+    int (*barrier)(void *arg, int (*progress)(void *ctx), void *ctx);
+} amc_boot_t;
+
+/* amc_init_thread over boot (copied; its arg and callbacks stay valid
+ * until amc_finalize returns). AMC_ERR_ARG: a bad rank, size, node or a
+ * missing callback. */
+int         amc_init_boot(int *argc, char ***argv, int required, int *provided,
+                          const amc_boot_t *boot);
 /* Collectives still pending are abandoned (their handles die with the
  * library); their peers may then wait for them, as for any rank that stops
  * taking part. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 struct amc_pmix_boot {
+    amc_bootstrap_t super;   /* first: the transport's view of it */
     pmix_proc_t myproc;
     int         rank;
     int         size;
@@ -696,4 +697,80 @@ void amc_pmix_boot_finalize(amc_pmix_boot_t *boot)
         PMIx_Finalize(NULL, 0);
     }
     free(boot);
+}
+
+/* ---------------------------------------------------------------- as a bootstrap */
+
+static int amc_pmix_bs_publish(amc_bootstrap_t *bs, const char *key, const void *val, size_t len,
+                               const char *local_key, const void *local_val, size_t local_len)
+{
+    return amc_pmix_boot_publish((amc_pmix_boot_t *)bs, key, val, len, local_key, local_val,
+                                 local_len);
+}
+
+static int amc_pmix_bs_get(amc_bootstrap_t *bs, int rank, const char *key, void **val_p,
+                           size_t *len_p)
+{
+    return amc_pmix_boot_get((amc_pmix_boot_t *)bs, rank, key, val_p, len_p);
+}
+
+static int amc_pmix_bs_local_peers(amc_bootstrap_t *bs, int **ranks_p, int *n_p)
+{
+    return amc_pmix_boot_local_peers((amc_pmix_boot_t *)bs, ranks_p, n_p);
+}
+
+static void amc_pmix_bs_node_map(amc_bootstrap_t *bs, amc_node_map_t *map)
+{
+    amc_pmix_boot_node_map((amc_pmix_boot_t *)bs, map);
+}
+
+static int amc_pmix_bs_fence(amc_bootstrap_t *bs, amc_boot_progress_fn_t progress, void *arg,
+                             double deadline)
+{
+    return amc_pmix_boot_fence((amc_pmix_boot_t *)bs, progress, arg, deadline);
+}
+
+static void amc_pmix_bs_watch(amc_bootstrap_t *bs, amc_boot_dead_fn_t fn, void *arg)
+{
+    amc_pmix_boot_watch((amc_pmix_boot_t *)bs, fn, arg);
+}
+
+static void amc_pmix_bs_unwatch(amc_bootstrap_t *bs)
+{
+    amc_pmix_boot_unwatch((amc_pmix_boot_t *)bs);
+}
+
+static void amc_pmix_bs_finalize(amc_bootstrap_t *bs)
+{
+    amc_pmix_boot_finalize((amc_pmix_boot_t *)bs);
+}
+
+static const amc_bootstrap_ops_t amc_pmix_bs_ops = {
+    .publish     = amc_pmix_bs_publish,
+    .get         = amc_pmix_bs_get,
+    .local_peers = amc_pmix_bs_local_peers,
+    .node_map    = amc_pmix_bs_node_map,
+    .fence       = amc_pmix_bs_fence,
+    .watch       = amc_pmix_bs_watch,
+    .unwatch     = amc_pmix_bs_unwatch,
+    .finalize    = amc_pmix_bs_finalize,
+};
+
+int amc_pmix_bootstrap(amc_bootstrap_t **bs_p)
+{
+    amc_pmix_boot_t *boot;
+    int              status = amc_pmix_boot_init(&boot);
+
+    if (status != AMC_SUCCESS) {
+        return status;
+    }
+    boot->super.ops        = &amc_pmix_bs_ops;
+    boot->super.kind       = "PMIx";
+    boot->super.job        = amc_pmix_boot_nspace(boot);
+    boot->super.rank       = boot->rank;
+    boot->super.size       = boot->size;
+    boot->super.local_size = boot->local_size;
+    boot->super.singleton  = boot->singleton;
+    *bs_p                  = &boot->super;
+    return AMC_SUCCESS;
 }

@@ -5,17 +5,17 @@
 #ifndef AMC_PMIX_BOOT_H
 #define AMC_PMIX_BOOT_H
 
+#include "transport/bootstrap.h"
 #include "transport/node_map.h"
 
 #include <stddef.h>
 
 typedef struct amc_pmix_boot amc_pmix_boot_t;
 
-/* Called while a fence is in flight, so the caller's transport keeps moving;
- * non-zero gives the fence up (a peer that will never join it died). */
-typedef int (*amc_boot_progress_fn_t)(void *arg);
-
 int  amc_pmix_boot_init(amc_pmix_boot_t **boot_p);
+/* The same, as the transport takes it (transport/bootstrap.h); its
+ * finalize frees it. */
+int  amc_pmix_bootstrap(amc_bootstrap_t **bs_p);
 int  amc_pmix_boot_rank(const amc_pmix_boot_t *boot);
 int  amc_pmix_boot_size(const amc_pmix_boot_t *boot);
 int  amc_pmix_boot_local_size(const amc_pmix_boot_t *boot);  /* ranks on this node */
@@ -61,10 +61,6 @@ int  amc_pmix_boot_local_peers(amc_pmix_boot_t *boot, int **ranks_p, int *n_p);
 int  amc_pmix_boot_fence(amc_pmix_boot_t *boot, amc_boot_progress_fn_t progress, void *arg,
                          double deadline);
 
-/* Told, on PMIx's own thread, the rank of a process of this job that PMIx
- * reports terminated or aborted: it may only record and wake, never call
- * into the transport. */
-typedef void (*amc_boot_dead_fn_t)(void *arg, int rank);
 
 /* Registers for PMIx's process-termination events (delivered by PRRTE and
  * Slurm; Open MPI 4.1's ORTE sends none). Until unwatch, fn(arg, rank) may

@@ -72,7 +72,7 @@ typedef struct amc_ucx_peer {
 typedef struct amc_ucx_transport {
     amc_transport_t  super;
     amc_log_t        log;
-    amc_pmix_boot_t *boot;
+    amc_bootstrap_t *boot;     /* how the job started (PMIx, or the caller's exchange) */
     ucp_context_h    context;
     ucp_worker_h     worker;
     int              efd;
@@ -193,7 +193,7 @@ static int amc_ucx_connect(amc_ucx_transport_t *self, amc_ucx_peer_t *peer)
     if (peer->rank == self->super.rank) {
         addr = self->my_addr;
     } else {
-        result = amc_pmix_boot_get(self->boot, peer->rank, AMC_UCX_ADDR_KEY, &addr, &len);
+        result = self->boot->ops->get(self->boot, peer->rank, AMC_UCX_ADDR_KEY, &addr, &len);
         if (result != AMC_SUCCESS) {
             return result;
         }
@@ -826,7 +826,7 @@ static void amc_ucx_destroy(amc_transport_t *tp)
     int                  fenced;
 
     /* no PMIx event may signal the worker once it is gone */
-    amc_pmix_boot_unwatch(self->boot);
+    self->boot->ops->unwatch(self->boot);
     if (self->fin_timeout > 0.0) {
         deadline = amc_clock_sec() + self->fin_timeout;
     }
@@ -838,11 +838,11 @@ static void amc_ucx_destroy(amc_transport_t *tp)
         amc_ucx_flush_live(self, deadline);
         amc_ucx_flush_mbox(self, deadline);
         fenced = !amc_ucx_teardown_any_dead(self) &&
-                 (amc_pmix_boot_fence(self->boot, amc_ucx_fence_progress, self, deadline) ==
+                 (self->boot->ops->fence(self->boot, amc_ucx_fence_progress, self, deadline) ==
                   AMC_SUCCESS);
         amc_ucx_close_eps(self, deadline);
         if (fenced) {
-            (void)amc_pmix_boot_fence(self->boot, amc_ucx_fence_progress, self, deadline);
+            (void)self->boot->ops->fence(self->boot, amc_ucx_fence_progress, self, deadline);
         }
     }
     if (self->worker != NULL) {
@@ -860,7 +860,7 @@ static void amc_ucx_destroy(amc_transport_t *tp)
     amc_proc_watch_destroy(self->watch);
     amc_peer_set_cleanup(&tp->dead);
     amc_peer_set_cleanup(&self->on_node);
-    amc_pmix_boot_finalize(self->boot);
+    self->boot->ops->finalize(self->boot);
     amc_node_map_free(&self->super.nodes);
     free(self);
 }
@@ -1042,9 +1042,9 @@ static void amc_ucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     }
 }
 
-/* On PMIx's thread: record, and wake a sleeper (ucp_worker_signal is
+/* On the launcher's thread (PMIx's): record, and wake a sleeper (ucp_worker_signal is
  * thread-safe); never anything else of UCX's. */
-static void amc_ucx_pmix_dead(void *arg, int rank)
+static void amc_ucx_boot_dead(void *arg, int rank)
 {
     amc_ucx_transport_t *self = arg;
 
@@ -1076,8 +1076,8 @@ static int amc_ucx_watch_local(amc_ucx_transport_t *self, const amc_ucx_local_t 
     void             *val;
     size_t            len;
 
-    if (amc_pmix_boot_is_singleton(self->boot) ||
-        (amc_pmix_boot_local_peers(self->boot, &ranks, &n) != AMC_SUCCESS)) {
+    if (self->boot->singleton ||
+        (self->boot->ops->local_peers(self->boot, &ranks, &n) != AMC_SUCCESS)) {
         return amc_proc_watch_create(&me->ident, NULL, NULL, 0, &self->watch);
     }
     ids = calloc((n > 0) ? (size_t)n : 1, sizeof(*ids));
@@ -1093,7 +1093,7 @@ static int amc_ucx_watch_local(amc_ucx_transport_t *self, const amc_ucx_local_t 
         if (ranks[i] == self->super.rank) {
             continue;
         }
-        if (amc_pmix_boot_get(self->boot, ranks[i], AMC_UCX_IDENT_KEY, &val, &len) !=
+        if (self->boot->ops->get(self->boot, ranks[i], AMC_UCX_IDENT_KEY, &val, &len) !=
             AMC_SUCCESS) {
             continue; /* logged; that peer is not watched by pid */
         }
@@ -1142,7 +1142,7 @@ static int amc_ucx_publish(amc_ucx_transport_t *self)
         amc_shm_addr(self->shm, &me.mbox);
     }
     t0     = amc_clock_sec();
-    result = amc_pmix_boot_publish(self->boot, AMC_UCX_ADDR_KEY, self->my_addr, addr_len,
+    result = self->boot->ops->publish(self->boot, AMC_UCX_ADDR_KEY, self->my_addr, addr_len,
                                    AMC_UCX_IDENT_KEY, &me, sizeof(me));
     if (result != AMC_SUCCESS) {
         return result;
@@ -1156,7 +1156,7 @@ static int amc_ucx_publish(amc_ucx_transport_t *self)
     amc_debug(&self->log, "address published, fence without data collection: %.3f ms; "
               "identities of %d peers on this node read: %.3f ms", (t1 - t0) * 1e3,
               amc_proc_watch_count(self->watch), (amc_clock_sec() - t1) * 1e3);
-    amc_pmix_boot_watch(self->boot, amc_ucx_pmix_dead, self);
+    self->boot->ops->watch(self->boot, amc_ucx_boot_dead, self);
     return AMC_SUCCESS;
 }
 
@@ -1173,7 +1173,7 @@ static void amc_ucx_init_mbox(amc_ucx_transport_t *self, const amc_ucx_params_t 
     int *ranks = NULL, n = 0, place;
 
     if (!params->shm || (self->super.local_size <= 1) ||
-        (amc_pmix_boot_local_peers(self->boot, &ranks, &n) != AMC_SUCCESS) || (n <= 1)) {
+        (self->boot->ops->local_peers(self->boot, &ranks, &n) != AMC_SUCCESS) || (n <= 1)) {
         free(ranks);
         return;
     }
@@ -1183,7 +1183,7 @@ static void amc_ucx_init_mbox(amc_ucx_transport_t *self, const amc_ucx_params_t 
     free(ranks);
     if ((place == n) ||
         (amc_shm_create(&self->super, (unsigned)(n - 1), (unsigned)place,
-                        amc_pmix_boot_nspace(self->boot), &self->log, &self->shm) != AMC_SUCCESS)) {
+                        self->boot->job, &self->log, &self->shm) != AMC_SUCCESS)) {
         self->shm = NULL;
         amc_info(&self->log, "no mailboxes: UCX carries the messages on this node");
         return;
@@ -1194,7 +1194,7 @@ static void amc_ucx_init_mbox(amc_ucx_transport_t *self, const amc_ucx_params_t 
     self->super.pass_scale = AMC_UCX_POLL_EVERY;
 }
 
-int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *params,
+int amc_ucx_transport_create(amc_bootstrap_t *boot, const amc_ucx_params_t *params,
                              const amc_log_t *log, amc_transport_t **tp_p)
 {
     amc_ucx_transport_t *self;
@@ -1203,15 +1203,15 @@ int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *para
 
     self = calloc(1, sizeof(*self));
     if (self == NULL) {
-        amc_pmix_boot_finalize(boot);
+        boot->ops->finalize(boot);
         return AMC_ERR_NO_MEMORY;
     }
     self->super.ops  = &amc_ucx_ops;
     self->super.name = "ucx";
-    self->super.rank = amc_pmix_boot_rank(boot);
-    self->super.size = amc_pmix_boot_size(boot);
-    self->super.local_size = amc_pmix_boot_local_size(boot);
-    amc_pmix_boot_node_map(boot, &self->super.nodes);
+    self->super.rank = boot->rank;
+    self->super.size = boot->size;
+    self->super.local_size = boot->local_size;
+    boot->ops->node_map(boot, &self->super.nodes);
     self->log        = *log;
     self->boot       = boot;
     self->efd        = -1;

@@ -3,7 +3,7 @@
 #define AMC_UCX_H
 
 #include "base/log.h"
-#include "transport/pmix_boot.h"
+#include "transport/bootstrap.h"
 #include "transport/transport.h"
 
 /* Which threads may call the worker: it is created in the matching UCX
@@ -43,7 +43,7 @@ typedef struct amc_ucx_params {
 
 /* Takes ownership of boot: finalized when the transport is destroyed, or at
  * once if creation fails. */
-int amc_ucx_transport_create(amc_pmix_boot_t *boot, const amc_ucx_params_t *params,
+int amc_ucx_transport_create(amc_bootstrap_t *boot, const amc_ucx_params_t *params,
                              const amc_log_t *log, amc_transport_t **tp_p);
 
 #endif

@@ -5,6 +5,7 @@
 #include "am_coll/context/comm.h"
 #include "am_coll/context/stats.h"
 #include "transport/pmix_boot.h"
+#include "transport/user_boot.h"
 #include "transport/ucx.h"
 
 #include <stddef.h>
@@ -42,17 +43,15 @@ int amc_init(int *argc, char ***argv)
     return amc_init_thread(argc, argv, AMC_THREAD_SINGLE, &provided);
 }
 
-int amc_init_thread(int *argc, char ***argv, int required, int *provided)
+/* amc_init_thread over PMIx (user NULL) or the caller's exchange. */
+static int amc_init_with(int required, int *provided, const amc_boot_t *user)
 {
     amc_log_t        log = amc_log_from_env();
     amc_config_t     cfg;
-    amc_pmix_boot_t *boot;
+    amc_bootstrap_t *boot;
     amc_transport_t *tp;
     amc_ucx_params_t params;
     int              granted, status;
-
-    (void)argc;
-    (void)argv;
 
     if (amc_default_state == AMC_API_INITIALIZED) {
         amc_error(&log, "amc_init called twice");
@@ -87,11 +86,11 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
     params.shm              = (int)cfg.shm;
     params.shm_pull         = (int)cfg.shm_pull;
 
-    status = amc_pmix_boot_init(&boot);
+    status = (user != NULL) ? amc_user_bootstrap(user, &log, &boot) : amc_pmix_bootstrap(&boot);
     if (status != AMC_SUCCESS) {
         goto err;
     }
-    log.rank = amc_pmix_boot_rank(boot);
+    log.rank = boot->rank;
 
     status = amc_ucx_transport_create(boot, &params, &log, &tp);
     if (status != AMC_SUCCESS) {
@@ -105,11 +104,32 @@ int amc_init_thread(int *argc, char ***argv, int required, int *provided)
 
     *provided         = granted;
     amc_default_state = AMC_API_INITIALIZED;
-    amc_info(&log, "initialized: rank %d of %d over %s", tp->rank, tp->size, tp->name);
+    amc_info(&log, "initialized: rank %d of %d over %s, started by %s", tp->rank, tp->size,
+             tp->name, (user != NULL) ? "the caller's exchange" : "PMIx");
     return AMC_SUCCESS;
 
 err:
     return status;
+}
+
+int amc_init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    (void)argc;
+    (void)argv;
+    return amc_init_with(required, provided, NULL);
+}
+
+int amc_init_boot(int *argc, char ***argv, int required, int *provided, const amc_boot_t *boot)
+{
+    (void)argc;
+    (void)argv;
+    if (boot == NULL) {
+        amc_log_t log = amc_log_from_env();
+
+        amc_error(&log, "amc_init_boot: boot is NULL");
+        return AMC_ERR_ARG;
+    }
+    return amc_init_with(required, provided, boot);
 }
 
 int amc_finalize(void)
