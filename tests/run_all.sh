@@ -15,9 +15,15 @@ cd "$top"
 passed=0
 failed=0
 
-# Adds the PASS/FAIL counts of an automake test-suite.log summary.
+# Adds the PASS/FAIL counts of an automake test-suite.log summary; no log
+# (the tests did not even build) is a failure.
 tally() {
     local log=$1 p f e
+    if [ ! -f "$log" ]; then
+        echo "FAIL: no $log: the tests did not build or run"
+        failed=$((failed + 1))
+        return
+    fi
     p=$(sed -n 's/^# PASS: *\([0-9]*\)/\1/p' "$log" | head -1)
     f=$(sed -n 's/^# FAIL: *\([0-9]*\)/\1/p' "$log" | head -1)
     e=$(sed -n 's/^# ERROR: *\([0-9]*\)/\1/p' "$log" | head -1)
