@@ -815,6 +815,8 @@ else
             run_peer "dead peer N=$np: SIGKILL in an allreduce loop" "$np" loop sigkill allreduce
             run_peer "dead peer N=$np: abort() in a barrier loop" "$np" loop abort barrier
         fi
+        # 1 MiB bcasts: the death falls inside pulls, either side of one
+        run_peer "dead peer N=$np: SIGKILL in a 1 MiB bcast loop" "$np" loop sigkill bcast
         run_peer "finalize after a SIGKILL, collectives pending N=$np" "$np" finalize sigkill barrier
     done
     if [ "${AMC_SHM:-1}" = 0 ]; then

@@ -47,7 +47,8 @@
  *                                      victim: SIGPIPE)
  *
  * Knobs (environment): AMCTEST_DEATH=sigkill|abort (default sigkill),
- * AMCTEST_OP=barrier|allreduce (the loop's collective, default barrier),
+ * AMCTEST_OP=barrier|allreduce|bcast (the loop's collective, default barrier;
+ * bcast: 1 MiB from each rank in turn, pulled on one node),
  * AMCTEST_VICTIM (default: the last rank), AMCTEST_DEATH_ITER (loop
  * iteration the victim dies at, default 200).
  *
@@ -182,11 +183,41 @@ static double tp_death_time(const char *dir)
     return t;
 }
 
+/* A 1 MiB bcast from each rank in turn: on one node its data goes by pull,
+ * so the victim may die at any point of one (its sender's chunk in flight,
+ * its fetch half done). */
+#define TP_BCAST_INTS (256 * 1024)
+
+static int tp_bcast(amc_comm_t comm, int iter)
+{
+    static int32_t buf[TP_BCAST_INTS];
+    int            i, rc, n, me, root;
+
+    amc_comm_size(comm, &n);
+    amc_comm_rank(comm, &me);
+    root = iter % n;
+    for (i = 0; i < TP_BCAST_INTS; i++) {
+        buf[i] = (me == root) ? iter * 7 + i : -1;
+    }
+    rc = amc_bcast(buf, TP_BCAST_INTS, AMC_INT32, root, comm);
+    for (i = 0; (rc == AMC_SUCCESS) && (i < TP_BCAST_INTS); i++) {
+        if (buf[i] != iter * 7 + i) {
+            TP_CHECK(0, "bcast %d: element %d is %d, expected %d", iter, i, (int)buf[i],
+                     iter * 7 + i);
+            break;
+        }
+    }
+    return rc;
+}
+
 static int tp_op(amc_comm_t comm, int iter)
 {
     int32_t in[4], out[4];
     int     i, rc, n;
 
+    if (strcmp(tp_env("AMCTEST_OP", "barrier"), "bcast") == 0) {
+        return tp_bcast(comm, iter);
+    }
     if (strcmp(tp_env("AMCTEST_OP", "barrier"), "allreduce") != 0) {
         return amc_barrier(comm);
     }
