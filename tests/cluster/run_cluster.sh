@@ -166,7 +166,8 @@ if [ -x tests/mpi/test_mpi_shim ] && [ -e "$SHIM_LIB" ]; then
             pass "srun -N 2 -n $np: MPI program under libamcoll_mpi, results as without it"
         else
             fail "srun -N 2 -n $np: MPI program under libamcoll_mpi"
-            tail -n 8 "$WORK/shim.amc.$np.log" "$WORK/shim.cmp.$np" 2>/dev/null | sed 's/^/    | /'
+            tail -n 8 "$WORK/shim.ref.$np.log" "$WORK/shim.amc.$np.log" "$WORK/shim.cmp.$np" \
+                2>/dev/null | sed 's/^/    | /'
         fi
     done
 else
