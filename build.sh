@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds amcoll out of tree in build/ (or $AMC_BUILD_DIR) with
 # -Wall -Wextra -Werror, after installing whatever Debian packages are missing.
 # Extra arguments go to configure. Used by tests/run_all.sh and bench/run_all.sh.

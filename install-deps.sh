@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the Debian 12 packages amcoll builds, tests and benchmarks with,
 # if any is missing. Needs root (or sudo) only when something must be installed.
 set -euo pipefail

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Monotonic time in microseconds and seconds, for wait loops and timeouts. */
 #ifndef AMC_CLOCK_H
 #define AMC_CLOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Leveled logging to stderr. A log object carries the level and the rank so
  * that many contexts in one process (unit tests) log independently.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A table of pointers indexed by rank, filled on first contact: per-peer
  * state whose memory follows the peers a rank talks to, not the size of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control structure's short lock. Nothing blocks while holding it (the
  * patent's point: no blocking communication under the lock), so a

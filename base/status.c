@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "amcoll.h"
 
 const char *amc_strerror(int code)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal status values beside the public codes of amcoll.h. */
 #ifndef AMC_STATUS_H
 #define AMC_STATUS_H

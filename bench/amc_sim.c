@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* amc_sim: the scale simulator's command line (tests/unit/loggp_sim.h).
  *
  *   amc_sim [OPTIONS] COLL ALG N BYTES

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Writes an AMC_TUNING_FILE from measurements: for each task count N,
 # collective and message size it runs build/bench/coll_bench (-m amcoll)
 # under mpirun once per algorithm of the collective, forced with
@@ -60,7 +61,7 @@ out=-
 raw=
 limit=120
 
-usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
+usage() { sed -n '3,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
 while getopts "n:c:s:r:p:t:Ob:i:o:R:T:h" opt; do
     case $opt in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Barrier benchmark: amcoll's active-message barrier against
  *   - "layered": the same dissemination algorithm on UCP tag matching, i.e.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Pieces shared by the benchmarks that run amcoll and Open MPI in one job
  * (coll_bench, overlap_bench): clock, abort, max over ranks, watchdog,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Collective latency sweep in the style of the OSU micro-benchmarks: for each
  * collective and each message size, amcoll against Open MPI in the same job.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The UCX floor of small collectives at N=2: what no library built on UCX
  * active messages can beat, next to amcoll and Open MPI, in one job.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * GOAL's overhead: a GOAL-written barrier and allreduce against the
  * built-ins, in the same job, interleaved in blocks so that both see the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/interpose_bench: the cost of libamcoll_mpi's interposition, measured
  * in one job so that both sides see the same machine state. Run under

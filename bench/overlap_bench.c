@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Overlap of non-blocking collectives with computation (NBCBench / osu_i*
  * style): amcoll (amc_iX + amc_wait) against Open MPI (MPI_IX + MPI_Wait,

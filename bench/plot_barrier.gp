@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Plot of bench/results/barrier.dat, written by bench/run_barrier.sh:
 #   gnuplot -e "datafile='bench/results/barrier.dat'; outfile='bench/results/barrier.png'" bench/plot_barrier.gp
 # Columns (see the header line of the data): 1 N; per method median q1 q3 min max

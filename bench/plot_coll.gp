@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Plot of bench/results/coll.dat, written by bench/run_coll.sh:
 #   gnuplot -e "datafile='bench/results/coll.dat'; outfile='bench/results/coll.png'; \
 #               colls='bcast reduce allreduce'; nps='2 4 8 16 32'" bench/plot_coll.gp

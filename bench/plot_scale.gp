@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Plot of bench/results/scale.dat, written by bench/run_sim_scale.sh: the
 # scale simulator's predicted latency against N, one data block per line
 # (columns: N, predicted us, correct, wall s).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A/B of two builds of libamcoll against Open MPI, OSU's method (coll_bench -O):
 # the runs alternate A, B, B, A, A, B ... so both see the same machine and
 # neither always runs first (the first of a pair came out ~5-10% faster with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job from a fresh checkout: installs what is missing, builds, and
 # runs the barrier benchmark over 2-32 tasks (table on stdout, plot in
 # bench/results/barrier.png).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Barrier benchmark sweep: one mpirun of bench/barrier_bench per task count,
 # then a table and a plot. It builds nothing: run `make bench/barrier_bench`
 # first.

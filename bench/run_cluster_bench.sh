@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The collective sweep across two hosts: one rank on each of two nodes of
 # the emulated cluster (tests/cluster/cluster.sh; UCX over TCP on the
 # namespaces' link), OSU's method (coll_bench -O), amcoll and Open MPI

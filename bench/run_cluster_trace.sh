@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Where a collective's time goes across two hosts, from the kernel's side:
 # coll_bench (OSU's method, one rank on each of two nodes of the emulated
 # cluster, Open MPI on UCX's PML) runs under `perf record` of the socket

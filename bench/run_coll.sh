@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Collective latency sweep (OSU style): one mpirun of bench/coll_bench per task
 # count, amcoll and Open MPI timed in the same job, then one table per
 # collective, the performance targets (ratios to Open MPI) and a plot. It builds nothing: run

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs the Intel MPI Benchmarks' collectives (IMB-MPI1 and IMB-NBC, built
 # separately, not part of this project: IMB_DIR holds the two programs)
 # unmodified under LD_PRELOAD=libamcoll_mpi.so at N = 2 4 (AMC_IMB_NP), one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Instructions libamcoll_mpi adds per call, every collective and form
 # (blocking, non-blocking + wait, persistent start + wait): bench/interpose_bench
 # at N = 1 under valgrind --tool=callgrind (deterministic: no waiting is

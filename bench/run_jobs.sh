@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # One library against Open MPI over many jobs, OSU's method (coll_bench -O):
 # where Open MPI's own time changes from job to job (on UCX at 32 KiB and
 # 1 MiB, 4-21 us for one cell here), a ratio taken job by job measures the

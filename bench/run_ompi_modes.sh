@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Three ways an unmodified MPI program runs its collectives, timed by the OSU
 # micro-benchmarks themselves (built apart, not part of this project):
 #   default  Open MPI as installed (its coll/tuned, pml ob1)

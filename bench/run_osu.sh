@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs the OSU micro-benchmarks' collective tests (built separately, not part
 # of this project: OSU_DIR is their c/mpi/collective folder) unmodified under
 # LD_PRELOAD=libamcoll_mpi.so with validation (-c), at N = 2 4 8, and checks

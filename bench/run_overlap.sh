@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Overlap of non-blocking collectives with computation (NBCBench / osu_i*
 # style): bench/overlap_bench under mpirun for each task count, twice when the
 # library has a progress thread (AMC_PROGRESS_THREAD=0, then =1), amcoll and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # What the progress thread costs blocking collectives: the same benchmark runs
 # with AMC_PROGRESS_THREAD=0 and =1, alternating, several rounds per N, and
 # the table shows the median latency of each and their ratio (on / off) with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # What a rank costs before its first collective, as the job grows (issue 18;
 # doc/design.md, "Scale"): bench/scale_probe under mpirun at each N reads,
 # in every rank, its RSS, its memory mappings and the endpoints amcoll made,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Cross-checks the scale simulator (bench/amc_sim) against LogGOPSim on the
 # same schedules (issue 18; doc/design.md, "Scale simulator"): each
 # algorithm is exported with amc_goal export, converted with txt2bin and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Predicted latency against N from the scale simulator (issue 18;
 # doc/design.md, "Scale simulator"): bench/amc_sim --sweep for each
 # algorithm, flat and node-aware (AMC_SIM_NODE ranks per node, default 32),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What a rank costs before its first collective (issue 18): per-rank RSS,
  * memory mappings and endpoints created, read in this process after

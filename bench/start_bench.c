@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What starting a collective costs: the blocking call, amc_iX + amc_wait,
  * and a persistent request (amc_X_init once) with amc_start + amc_wait,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "ctrl/coll_ctrl.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The per-communicator control structure of the patent, generalised to any
  * number of outstanding non-blocking instances.

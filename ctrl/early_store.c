@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "ctrl/early_store.h"
 
 #include <stdlib.h>

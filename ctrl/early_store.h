@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Early-arrival buffers: a data message that arrives before the local rank
  * reached its round (or entered the collective at all) is copied here and

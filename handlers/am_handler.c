@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "handlers/am_handler.h"
 
 #include <string.h>

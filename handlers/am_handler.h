@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The header handler: the transport calls it for every arriving active
  * message. It checks the wire header and dispatches on the message's kind

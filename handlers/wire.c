@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "handlers/wire.h"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The header of every amcoll active message. It is the whole message
  * for a barrier: the receiver needs the communicator (cid), the collective

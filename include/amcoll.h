@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amcoll: MPI-style collective operations run directly on UCX active messages.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libamcoll_mpi: every MPI collective, blocking, non-blocking and
  * persistent. Each call is prepared once (amcm_prep_*: the routing decision,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libamcoll_mpi: which MPI communicators have an amcoll communicator.
  *

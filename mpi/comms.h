@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amcoll under MPI: which MPI communicators have an amcoll communicator
  * (the table; the library or the component decides when one is added).

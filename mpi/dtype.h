@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amcoll under MPI: what a datatype is to amcoll (size, density, signature),
  * and which amcoll op an MPI op is on it.

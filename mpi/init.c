@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libamcoll_mpi: MPI_Init / MPI_Init_thread / MPI_Finalize start and stop
  * amcoll inside the MPI library's own calls; the controls (AMCOLL_MPI,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libamcoll_mpi: MPI_Op_create and MPI_Op_free, so that reductions with a
  * user's op can run on amcoll (dtype.c binds the function per type).

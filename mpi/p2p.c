@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libamcoll_mpi: MPI's blocking point-to-point calls while routed
  * collectives are live on this rank.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amcoll under MPI: each collective's preparation, shared by libamcoll_mpi
  * and mca_coll_amcoll: the routing decision, then amcoll's arguments and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amcoll under MPI: one routed call (its amcoll arguments, the temporaries
  * of a non-contiguous layout, its state), its amcoll call, and the packing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libamcoll_mpi: requests. A routed non-blocking or persistent collective is
  * handed back as a generalized request (MPI_Grequest_start), a real handle

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libamcoll_mpi: its routed requests as MPI handles (generalized requests),
  * the pool, the completion calls, and the progress of both engines.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amcoll under MPI (libamcoll_mpi, mca_coll_amcoll): the state both share
  * (routing on, the collectives taken, the counters), the locks, the error

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: the members' agreement while a communicator is made
  * (agree.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: what the members of a communicator agree on while it is
  * being made (amcoll started, an id, each member's failure), by the module

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: amcoll's start and end inside Open MPI's job (boot.h).
  */

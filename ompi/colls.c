@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: the module's collectives. Each call is prepared by the
  * shared core (mpi/prep.h: the routing decision from what every rank of the

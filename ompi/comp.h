@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: amcoll as a coll component of Open MPI.
  * The component's public instance (its parameters: params.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: the component (what Open MPI loads from
  * mca_coll_amcoll.so): its version, its parameters, and the query that

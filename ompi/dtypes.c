@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: a datatype without recorded constructor arguments
  * (dtypes.h). Open MPI records them in MPI_Type_* alone; a type its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: which datatypes Open MPI made inside itself, for the
  * shared core (mpi/dtype.h, amcm_dt_set_opaque): MPI_Type_get_envelope

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: what waits for MPI_Init's end. With parameter checks on,
  * MPI_Type_size and MPI_Add_error_code abort before MPI_Init returns, and

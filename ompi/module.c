@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: the module of one intracommunicator. Its enable saves
  * the previous module of every collective it replaces (retained until the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: the module, one per intracommunicator it takes (its
  * data: prev.h).

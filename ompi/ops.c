@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: a user's op read from Open MPI's op object (ops.h).
  * Only a C function is taken: a Fortran, C++ or Java op is called by Open

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: a user's op read from Open MPI's op object, for the
  * shared core (mpi/dtype.h, amcm_op_set_resolver): the component cannot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: its parameters (coll_amcoll_*, registered with Open
  * MPI's variable system, so ompi_info lists them) and their values.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: a module's data: the communicator it serves, whether
  * amcoll's side is made, and for each collective it replaces the function

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: non-blocking collectives as Open MPI requests, and the
  * progress that completes them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: a non-blocking collective as an Open MPI request. The
  * request is an ompi_request_t, so MPI_Wait, MPI_Test and their array

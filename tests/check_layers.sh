@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fails on an arrow between the library's rooms that points up, and on a
 # circle between its modules (tests/include_graph.sh: a module is a .c and
 # the .h of its stem; an arrow is an include or the use of a name another

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The library's module graph and its circles.
 #
 # A module is a .c and the .h of the same stem in the same folder

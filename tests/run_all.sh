@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite from a fresh checkout: installs what is missing,
 # builds with -Wall -Wextra -Werror, runs the unit tests (fake transport) and
 # the integration tests (real UCX under mpirun), then rebuilds with

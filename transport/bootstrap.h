@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * How the job started, as the transport needs it: this rank and the job's
  * size, the ranks on this node, a way to tell the peers what reaches this

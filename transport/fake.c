@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "transport/fake.h"
 #include "base/spinlock.h"
 #include "base/status.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * In-process fake transport: N ranks in one process, sends are queued and the
  * test decides which queued message is delivered next. For unit tests of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Which node each rank of the job runs on, as the launcher says: runs of
  * consecutive ranks on one node, so a job placed by slot (the common case)

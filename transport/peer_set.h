@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The set of transport ranks known dead. Detectors on any thread mark (a PMIx
  * event on PMIx's thread, a UCX error callback in progress, a pid check in

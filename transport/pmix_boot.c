@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "transport/pmix_boot.h"
 #include "base/clock.h"
 #include "base/log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * PMIx bootstrap: who am I, how many are we, and the exchange of opaque
  * transport addresses. Without a PMIx server the job is a singleton (size 1).

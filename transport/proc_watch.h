@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Liveness of the peers on this node, from their process ids: a peer that
  * was SIGKILLed or aborted is gone from the kernel's process table at once,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Sends that wait in the transport, in order: for a connection that only
  * the progress path may make (transport/ucx.c), for room in a full mailbox

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #define _GNU_SOURCE /* memfd_create, pipe2, F_ADD_SEALS */
 #include "transport/shm.h"
 #include "transport/shm_pull.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Mailboxes between ranks on one node: per (sender, receiver) pair a ring of
  * 64-byte cells in shared memory that one sender writes and one receiver

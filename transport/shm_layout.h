@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The mailboxes' layout and state, shared by transport/shm.c (messages)
  * and transport/shm_pull.c (rendezvous data pulled by the receiver), and

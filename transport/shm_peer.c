@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The peers of the node as they published themselves (transport/shm_peer.h).
  */

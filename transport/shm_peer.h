@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The peers of the node as they published themselves: the only source of
  * a peer's pid, descriptors and key that the mailboxes use (never what a

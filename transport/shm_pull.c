@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Rendezvous data between ranks of a node, pulled by the receiver with
  * cross-memory attach and pushed in part by the sender: doc/design.md,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Rendezvous data between ranks of a node, pulled by the receiver
  * (transport/shm_pull.c): the receiver's side of the transport's fetch and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writing a mailbox ring (transport/shm.c sends, transport/shm_pull.c
  * resends a pull's data through it): the copy into cells, the marks that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the collectives need from a transport: send an active message (a
  * header and optional data) to a rank, run arrival handlers from progress,

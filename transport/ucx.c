@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "transport/ucx.h"
 #include "transport/proc_watch.h"
 #include "transport/send_queue.h"

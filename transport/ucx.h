@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The UCX active-message transport: one UCP worker per context. */
 #ifndef AMC_UCX_H
 #define AMC_UCX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A bootstrap whose exchange the caller gives (amc_init_boot): two
  * allgathers at the start, the caller's barrier at the teardown. Every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The bootstrap of amc_init_boot: the caller's rank, size, node and
  * exchange (include/amcoll.h, amc_boot_t) as the transport takes a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The algorithms: one builder per file (am_coll/alg_*.c), and the table that
  * chooses among them by communicator size and message size.

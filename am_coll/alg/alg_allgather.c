@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ring allgather: in step k every rank passes the block it received in step
  * k-1 to its right neighbour. N-1 steps, each block sent N-1 times, any N.
  * The block sent and the block received in a step never overlap.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bruck allgather for small blocks: ceil(log2 N) steps for any N. Scratch
  * holds the blocks rotated so that slot i is the block of rank+i; in the step
  * of distance d a rank sends its first min(d, N-d) slots to rank-d and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* More allgather algorithms: recursive doubling (log2 steps, any N through
  * a fold) and neighbour exchange (N / 2 steps of two blocks; odd N runs
  * ring steps). Both move blocks within the receive buffer, where block i

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* More allgatherv algorithms: the vector forms of recursive doubling, Bruck
  * and neighbour exchange (am_coll/alg/alg_allgather_more.c,
  * am_coll/alg/alg_allgather_bruck.c). Every block has its own size and, on each

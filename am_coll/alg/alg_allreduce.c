@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Recursive-doubling allreduce for small counts. With N not a power of two,
  * the first 2*rem ranks fold in pairs (the odd one keeps x(2i) op x(2i+1)),
  * the remaining power of two exchange and combine log2 steps, and the odd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Allreduce for large counts and for small communicators.
  *
  * Ring (commutative ops only: the ring adds contributions in ring order):

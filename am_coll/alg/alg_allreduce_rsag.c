@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Allreduce as a reduce-scatter and an allgather (Rabenseifner), and as a
  * k-nomial reduce followed by a k-nomial bcast.
  *

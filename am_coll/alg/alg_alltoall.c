@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Alltoall, pairwise or linear. Pairwise exchange: in step k rank r sends
  * its block for r+k and receives the block from r-k, so every step pairs each
  * rank with exactly one sender and one receiver (bounded traffic for large

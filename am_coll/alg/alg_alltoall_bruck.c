@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bruck alltoall for small blocks: ceil(log2 N) messages per rank instead
  * of N - 1, each carrying about half the blocks, so it trades bandwidth for
  * fewer message overheads. Number the blocks of rank r by distance: block i

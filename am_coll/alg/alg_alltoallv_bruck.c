@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bruck alltoallv for small blocks, hybrid as UCC's: the blocks of up to
  * a->bruck_block bytes take Bruck's ceil(log2 N) steps (alg_alltoall_bruck.c
  * tells how blocks move and where they are kept), the larger ones go straight

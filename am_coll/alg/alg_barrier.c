@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The dissemination barrier as a schedule on the engine: in round r every
  * rank sends a zero-byte message to rank + 2^r and waits for the one from
  * rank - 2^r. The same algorithm as the barrier's own fast path

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Binomial-tree broadcast: the root's relative rank is 0; every other rank
  * receives from the rank that differs in its lowest set bit, then sends to the
  * ranks below that bit. ceil(log2 N) steps along any path. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Segmented binomial bcast for large messages: the same tree as the binomial
  * bcast, but the message moves in segments, and an inner rank forwards each
  * segment to its children as soon as that segment has landed (a requires

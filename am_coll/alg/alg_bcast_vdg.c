@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scatter-allgather broadcast (van de Geijn) for large messages: the root's
  * message is cut into N blocks of whole elements, block i for relative rank
  * i (the first count % N blocks one element larger, so count < N leaves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What Bruck's alltoall and alltoallv share: which blocks move in a step,
  * and copies that grow into runs so that neighbouring blocks move as one act.

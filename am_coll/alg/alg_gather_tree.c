@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Binomial gather and scatter: ceil(log2 N) steps instead of the linear
  * algorithms' N - 1 messages at the root, for small blocks. Relative rank v
  * (the root is 0) has the subtree [v, v + lowbit(v)), clipped to N; its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Node-aware (two-level) algorithms: an intra-node step, one rank per node
  * across nodes, an intra-node step, so that each node sends and receives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Node-aware algorithms in which every member of a node takes part in the
  * exchange across nodes ("multi-lane", after Traff and Hunold, "Decomposing

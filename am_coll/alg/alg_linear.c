@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Linear gather, scatter and bcast: the root talks to every rank in one
  * round, and each block travels once, straight between the user buffers. */
 #include "am_coll/alg/alg.h"

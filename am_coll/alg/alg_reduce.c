@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Binomial-tree reduce in rank order: rank r accumulates the ranks
  * [r, r + 2^k) by adding the block of child r + 2^k on the right, so the
  * result is x0 op x1 op ... op x(N-1) for any op, commutative or not. The tree

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reduce along a k-nomial tree, and Rabenseifner's reduce (a reduce-scatter
  * by recursive halving, then a gather of the blocks to the root).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reduce-scatter as a reduce of the whole vector to rank 0 followed by a
  * linear scatter of its blocks, in one schedule. The reduce is the binomial
  * tree of alg_reduce.c: rank r accumulates ranks [r, r + 2^k) with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* More reduce-scatter algorithms, each for reduce_scatter_block (every
  * block a->count elements) and reduce_scatter (a->rcounts[i] elements for
  * rank i, zeros allowed); block i of the input vector starts at the sum of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The collectives that run on the barrier's rounds rather than on a
  * schedule (am_coll/barrier/ctrl_coll.c): which ones, who sends at N=2, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Rabenseifner's pieces, shared by the allreduce (alg_allreduce_rsag.c) and
  * the reduce (alg_reduce_large.c): the pairs that fold N down to a power of
  * two, the blocks, and the reduce-scatter by recursive halving over the

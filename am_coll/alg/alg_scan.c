@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Recursive-doubling scan and exscan (MPICH's): before step k rank r holds
  * in P the reduction of its aligned block of 2^k ranks and in the receive
  * buffer the prefix of that block up to r (exscan: before r). It exchanges P

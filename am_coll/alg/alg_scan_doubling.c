@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Hillis-Steele scan and exscan: in step k rank r sends its partial x (the
  * reduction of ranks (r - 2^k, r]) to r + 2^k and receives the partial of
  * r - 2^k, which covers the ranks just below its own, so the received value

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Linear scan and exscan: a chain along the ranks. Rank r receives the
  * prefix of ranks 0..r-1 from r - 1, combines it with its own value, the
  * prefix on the left (MPI's order, so any op), and passes the result to

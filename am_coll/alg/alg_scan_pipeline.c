@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pipelined scan and exscan: the chain of the linear ones (alg_scan_linear.c),
  * with the vector cut into segments of a->segment bytes (whole elements, at
  * least one). Rank r combines segment j as soon as it lands and forwards it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which algorithm runs a call. One per collective for now; the table is
  * where size- and count-dependent choices and AMC_<COLL>_ALG overrides go. */
 #include "am_coll/alg/alg.h"

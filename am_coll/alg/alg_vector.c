@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The vector forms: the same schedules as their fixed-size counterparts
  * (linear gather and scatter, ring allgather, pairwise alltoall), with each
  * block's size and place taken from the count and displacement arrays. Both

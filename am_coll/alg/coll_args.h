@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What a collective call asks for (amc_coll_args_t) and what an algorithm
  * is (amc_alg_t: a builder that turns the call into one rank's schedule):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Makes the C source that compiles the built-in tuning rules into libamcoll:
 #   am_coll/alg/rules_to_c.sh am_coll/alg/tuning_builtin.rules OUT.c
 # The rules stay one text, read by the same parser as AMC_TUNING_FILE

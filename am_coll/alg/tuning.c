@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The rules of AMC_TUNING_FILE and the built-in ones (am_coll/alg/tuning.h):
  * parsed and resolved to algorithm table entries once, so that a call only
  * compares numbers. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Selection by measurement: the rules file AMC_TUNING_FILE names, read once
  * when a context is created (bench/amc_tune.sh writes one), followed by the

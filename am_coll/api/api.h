@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MPI-like API's default context and its life cycle. */
 #ifndef AMC_API_H
 #define AMC_API_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Public data collectives: argument checks, then a schedule started on the
  * communicator; the blocking form is the non-blocking one plus a wait. */
 #include "am_coll/api/api.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Public communicator and barrier calls: argument checks over the internals. */
 #include "am_coll/api/api.h"
 #include "am_coll/barrier/barrier.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A communicator's last blocking call that ran on the barrier's rounds, as
  * checked: the same call again (a loop's next) skips the checks, the

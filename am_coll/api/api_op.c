@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The public calls that make and free user-defined reduction ops
  * (include/amcoll.h): their arguments and the library's state are checked

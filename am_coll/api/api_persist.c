@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Persistent requests (MPI-4 style) and the request calls that only they
  * need: amc_X_init checks the call once and keeps it; amc_start runs it
  * again, on the communicator's cached schedule; amc_request_free ends it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Public request calls: test, wait and their array forms. */
 #include "am_coll/api/api.h"
 #include "am_coll/context/comm.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "am_coll/api/coll_start.h"
 #include "am_coll/alg/alg.h"
 #include "am_coll/barrier/barrier.h"

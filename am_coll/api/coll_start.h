@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Which engine runs a call (am_coll/api/coll_start.c): the barrier's rounds
  * for the small ones whose algorithm says so, a schedule for the rest.

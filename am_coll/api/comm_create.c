@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Communicators made from others: a dup or split agrees on the new
  * communicator's id and members with one collective of the library's own

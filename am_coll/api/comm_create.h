@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Communicators made from others (am_coll/api/comm_create.c): dup, split,
  * their non-blocking form, the group creation of amcoll.h, and free.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "amcoll.h"
 #include "am_coll/api/config_read.h"
 #include "am_coll/alg/alg.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The configuration (am_coll/context/config.h) from the environment: the
  * table of AMC_* variables, their defaults, parsers and documentation. It

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "am_coll/api/context_open.h"
 #include "am_coll/coll/timeline.h"
 #include "am_coll/alg/alg.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Opening and closing a context (am_coll/context/context.h): the one place
  * that wires everything a context holds together: its configuration with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The dissemination barrier on its own fast path, as in the patent: entry
  * (post), the header handler that records an arrival in the instance's bit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The dissemination barrier (and the small collectives on its rounds): entry
  * point, handlers and diagnostics. */
 #ifndef AMC_BARRIER_H

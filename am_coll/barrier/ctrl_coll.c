@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Small collectives on the barrier's rounds. Round r exchanges with rank
  * XOR 2^r, and the barrier's state machine sends round r once cur_val

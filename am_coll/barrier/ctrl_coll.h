@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Small allreduce, allgather, alltoall and reduce_scatter_block on the
  * barrier's control structure (the patent's cur_val carrying data):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A rooted collective's sender at N=2 (bcast's and scatter's root, the
  * other rank of a reduce or a gather, scan's rank 0, and their v-forms)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A rooted call's sender at N=2 that ends within its call, with no slot
  * (am_coll/barrier/ctrl_send_now.c).

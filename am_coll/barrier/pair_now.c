@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A blocking call at N=2 that runs within its call, with no slot: the
  * barrier, and every small collective on the barrier's rounds (one round at

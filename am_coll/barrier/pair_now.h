@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A blocking exchange at N=2 that runs within its call, with no slot
  * (am_coll/barrier/pair_now.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The header of a round of the barrier's machine (am_coll/barrier/barrier.c)
  * or of a small collective on its rounds, and round 0's send at a call's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Scheduled collectives: the running instance that the handlers advance
  * (am_coll/coll/coll_engine.c), over what a call asks for and the

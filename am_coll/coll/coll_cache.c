@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The schedule cache of a communicator and the instances that run its
  * schedules: what a repeated call of the same shape reuses. */
 #include "am_coll/coll/coll.h"

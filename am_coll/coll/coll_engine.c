@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The handlers that run scheduled collectives. The header handler finds the
  * instance by sequence number and the receive by (sender, tag); a ready

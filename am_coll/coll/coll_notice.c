@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Abort notices: a rank that gives up a data collective's instance (its
  * call failed its own argument checks, or it found that the ranks' calls

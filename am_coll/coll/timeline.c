@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The timeline recorder (am_coll/coll/timeline.h). It sits on the engine's act
  * hook; while it is off the hook is NULL and the engine pays one branch

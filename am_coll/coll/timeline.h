@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Timelines of scheduled collectives: every act's start (ready) and end
  * (done), its peer, bytes, and the act whose completion released it,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Communicators: a group of ranks, a context id, and the control structure. */
 #ifndef AMC_COMM_H
 #define AMC_COMM_H

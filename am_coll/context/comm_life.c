@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A communicator's life on this rank: its memory (reused from tombstones),
  * its control structure, its entry into the context's table (with the

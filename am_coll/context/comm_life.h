@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A communicator's life on this rank (am_coll/context/comm_life.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The context's communicators by context id: the handlers' lookup, the
  * messages held for a communicator not created yet, the ids of freed ones,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The context's communicators by context id (am_coll/context/comm_table.c).
  */

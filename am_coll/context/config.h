@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Run-time configuration: AMC_* environment variables, read once through one
  * table (config.c) that amc_info prints with defaults, values and docs.

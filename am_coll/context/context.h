@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A context holds everything one rank's library instance owns: the
  * configuration, the transport, and the communicators by context id.

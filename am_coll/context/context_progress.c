@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "am_coll/context/context_progress.h"
 #include "am_coll/context/comm_life.h"
 

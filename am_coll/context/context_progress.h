@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One progress pass of a context (am_coll/context/context_progress.c).
  */

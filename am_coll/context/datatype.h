@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Datatypes: sizes and names of the predefined amc_datatype_t values. There
  * are no derived datatypes, so a datatype is its element size.

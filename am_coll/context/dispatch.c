@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the header handler's table (handlers/am_handler.h) calls for this
  * context: a message for a communicator is found by its context id and

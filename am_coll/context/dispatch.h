@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The context's entries in the header handler's dispatch table. */
 #ifndef AMC_DISPATCH_H
 #define AMC_DISPATCH_H

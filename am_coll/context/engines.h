@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the context needs of the two engines that sit above it (the
  * barrier's on the control structure, am_coll/barrier/, and the schedules',

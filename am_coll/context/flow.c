@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "am_coll/context/flow.h"
 #include "base/status.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Eager-token flow control (the patent's tokens). A rank may have at most
  * AMC_EAGER_TOKENS eager data messages to one peer whose memory that peer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Reduction operations: the predefined ops as typed loops, and user ops
  * (amc_op_create) in a process-wide table. MPI's order throughout:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Dead peers, as the collectives see them. The transport marks the ranks it
  * finds dead (tp->dead: a PMIx event, a UCX endpoint error, a local peer's

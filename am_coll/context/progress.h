@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * How a wait loop gives the core away when it has nothing to do.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "am_coll/context/progress_thread.h"
 #include "am_coll/context/context.h"
 #include "am_coll/context/peer_watch.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The progress thread (AMC_PROGRESS_THREAD=1): runs the handlers while the
  * application computes, so a non-blocking collective completes without test

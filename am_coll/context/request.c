@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "am_coll/context/request.h"
 #include "am_coll/context/comm.h"
 #include "am_coll/context/peer_watch.h"

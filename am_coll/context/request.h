@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Requests: the handle of one running collective instance. */
 #ifndef AMC_REQUEST_H
 #define AMC_REQUEST_H

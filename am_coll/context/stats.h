@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Counters of one context, by name: what a rank holds per peer and how many
  * endpoints it made (doc/design.md, "Scale"). amc_stat_get reads the default

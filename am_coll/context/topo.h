@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Node-aware collectives need to know, per communicator, which members share
  * a node. A communicator's topology numbers its nodes 0.. in the order of

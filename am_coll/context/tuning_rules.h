@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The tuning rules a context holds (amc_context_t.tuning), and the match that
  * selection runs on every call. Read, checked and resolved to algorithms by

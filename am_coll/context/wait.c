@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Waiting on a request: the blocking wait's hot loop (spin, yield, sleep:
  * am_coll/context/progress.h), the non-blocking start's first passes, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Waiting on a request (am_coll/context/wait.c): a collective's request as
  * its caller sees it until it completes.

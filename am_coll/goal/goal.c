@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * GOAL schedules: building them (the C interface of include/amcoll.h),
  * compiling them to one engine schedule per rank, and starting them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * GOAL schedules (include/amcoll.h): every rank's graph as the user gave it,
  * and what compiling makes of it, one engine schedule per rank. The text

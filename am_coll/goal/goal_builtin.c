@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A built-in collective's schedule as GOAL (amc_goal export): every rank's
  * engine schedule, built by its algorithm, written act for act. A message's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * GOAL's names for datatypes, ops and buffers, both ways: the text parser
  * (goal_text.c) reads them, the compiler's messages (goal.c) and the

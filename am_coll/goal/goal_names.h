@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * GOAL's names for datatypes, ops and buffers (goal_names.c), for the text
  * parser, the writers and the compiler's messages.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * GOAL as text: the language LogGOPSim's txt2bin reads, and amcoll's
  * extensions for real data.

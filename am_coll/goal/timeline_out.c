@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Timelines out (am_coll/goal/timeline_out.h): recording on the default
  * context turned on and off, every rank's records gathered to rank 0 over

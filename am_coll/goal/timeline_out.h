@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Timelines out of the recorder (am_coll/coll/timeline.h): over the public
  * API, for amc_goal (run --timeline, timeline).

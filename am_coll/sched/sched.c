@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "am_coll/sched/sched.h"
 
 #include <stdlib.h>

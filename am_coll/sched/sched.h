@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Collectives as schedules (LibNBC's rounds; GOAL's dependencies reduced to
  * round order). A schedule is what one rank does in one collective: a list of

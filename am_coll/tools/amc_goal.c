@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* amc_goal: GOAL schedules from the command line.
  *
  *   amc_goal check FILE                 static validation across all ranks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* amc_info: prints the AMC_* configuration table (defaults, current values,
  * documentation), the rules of AMC_TUNING_FILE in effect, and the build's
  * version. No launcher or peers needed.

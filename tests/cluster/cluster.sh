@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # An emulated cluster on this machine, for tests that must cross hosts:
 # each node is a set of namespaces (network, host name, mounts) with its own
 # address on a private bridge, its own host name and its own boot id (UCX
@@ -322,5 +323,5 @@ on) shift; [ $# -gt 1 ] || die "on NODE CMD..."; node=$1; shift
 hostfile) [ -f "$STATE/hostfile" ] || die "not up"; echo "$STATE/hostfile" ;;
 agent) [ -f "$STATE/agent" ] || die "not up"; echo "$STATE/agent" ;;
 status) cmd_status ;;
-*) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '3,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

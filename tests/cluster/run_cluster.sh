@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests across hosts, on a two-node cluster emulated on this machine
 # (tests/cluster/cluster.sh: namespaces, Slurm, an rsh agent for mpirun):
 #   - the collectives and communicator tests at 2, 3 and 4 ranks on 2 nodes

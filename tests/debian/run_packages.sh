@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Debian packages (debian/): builds them from a clean copy of the tree
 # (the files git tracks, and new ones it does not ignore: no build folders,
 # nothing configured), checks them with lintian, installs them, uses them as

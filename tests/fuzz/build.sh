@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the libFuzzer target fuzz_coll (tests/fuzz/fuzz_coll.c) in
 # build-fuzz/ (or $AMC_FUZZ_BUILD_DIR), apart from the normal build: the
 # library's sources (as Makefile.am lists them) and the fake transport are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libFuzzer target (issue 14, "Keep it fixed"): forged active messages
  * beside legitimate collectives. Each input builds a world of 2..8 ranks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/fuzz/fuzz_world.h"
 
 #include <stdio.h>

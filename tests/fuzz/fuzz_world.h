@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The legitimate side of the fuzz target (tests/fuzz/fuzz_coll.c): a world
  * of N ranks over the unthreaded fake transport that runs a small program of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Cross-memory attach refused at run time, for the integration tests: put
  * before the C library (LD_PRELOAD, ranks only), these make every

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs $AMCTEST_WRAPPED with environment that depends on the rank, for tests
 # of ranks whose configuration differs (mpirun's -x gives every rank the
 # same). The rank comes from Open MPI or PMIx.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Integration tests: amcoll barriers over real UCX, ranks started by mpirun
 # (PMIx), oversubscribed on however few cores the machine has.

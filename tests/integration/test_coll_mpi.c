@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Integration test for amcoll's data collectives: real UCX, bootstrapped by
  * PMIx under mpirun (or a singleton when started without a launcher).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Integration test for communicator creation (project issue 16): real UCX,
  * ranks started by mpirun (PMIx).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * GOAL schedules built through the C interface, run over real UCX under
  * mpirun: an allreduce and an alltoall with real data, every rank's result

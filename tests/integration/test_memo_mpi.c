@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A blocking call that repeats its communicator's last one on the
  * barrier's rounds runs without its checks (am_coll/api/api_memo.h), with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Mixed non-blocking collectives through amcoll's own API, in the shape of
  * MPICH's coll/nonblocking3.c: real UCX, ranks started by mpirun (PMIx), or a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The blocking exchanges at N=2 that run within their call and read the
  * peer's message straight from its mailbox (am_coll/barrier/pair_now.c),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Integration test of dead peers (issue 14, items 8 and 9): one rank dies
  * (SIGKILL or abort()) in the middle of a loop of collectives, under

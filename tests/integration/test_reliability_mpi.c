@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Integration tests of the API's promise under misuse (issue 14): a clear
  * error, never a crash, a hang or a silent wrong answer. Real UCX, ranks

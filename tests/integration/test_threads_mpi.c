@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Integration test for AMC_THREAD_MULTIPLE and the progress thread: real UCX,
  * ranks started by mpirun (PMIx).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The MPI-4 persistent collectives, where the MPI library has them: Open
  * MPI 4.1 declares them as MPIX_*_init in mpi-ext.h (extension pcollreq), an

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Mixed non-blocking collectives under libamcoll_mpi: runs
 # tests/mpi/test_mixed_nb (an ordinary MPI program that checks every
 # result itself) under mpirun at each N, without the library (the program

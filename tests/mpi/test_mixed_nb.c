@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Mixed non-blocking collectives, an ordinary MPI program (run by
  * tests/mpi/run_mixed_nb.sh with and without LD_PRELOAD=libamcoll_mpi.so).

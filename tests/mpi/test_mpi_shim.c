@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tests/mpi/test_mpi_shim: an ordinary MPI program (built with mpicc, never
  * linked with amcoll) for libamcoll_mpi. run_mpi_shim.sh runs it twice, with

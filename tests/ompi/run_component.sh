@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # coll/amcoll, the Open MPI component: the project's MPI test
 # programs, plain (no LD_PRELOAD), under mpirun with the build tree's
 # component beside Open MPI's own, enabled and verbose:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll/amcoll: an ordinary MPI program for what the component
  * must get right beyond the collectives' results that test_mpi_shim

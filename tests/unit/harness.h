@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A small test harness: checks that count and report, and a "world" of N
  * ranks in one process, each with its own context over the fake transport.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/unit/loggp_sim.h"
 #include "am_coll/api/config_read.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The scale simulator (issue 18): N ranks in one process over the fake
  * transport's timed mode (a discrete-event clock with LogGP costs, one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Reruns unit tests with non-default algorithm and protocol choices (AMC_*
 # variables), so every algorithm meets the same random orders and checks.
 # Each line: the test program, then the settings; @SRC@ is this script's

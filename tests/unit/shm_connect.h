@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * For the mailbox tests (test_shm, test_shm_pull): one "rank" of the
  * process is made, opens another's inbox as a peer does, through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/unit/sim.h"
 #include "am_coll/alg/alg.h"
 #include "am_coll/barrier/barrier.h"

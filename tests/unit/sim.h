@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A barrier simulation over the fake transport: N ranks enter a series of
  * barriers (non-blocking, up to max_outstanding at a time, with random

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every public entry point with bad arguments returns the code api.md
  * documents, before amc_init, while initialized (as a job of one: no

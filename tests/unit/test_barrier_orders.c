@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The barrier state machine for N = 1..9, 16, 17, 32 under FIFO, reverse and
  * 200 seeded random delivery orders, with ranks entering late and running up

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Several outstanding ibarriers per rank, completed out of order; traffic for
  * a duplicated communicator that arrives before the receiver duplicated it;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every interleaving, exhaustively: for N = 3 every order of the ranks'
  * entries and of the message deliveries; for N = 4 every order of the

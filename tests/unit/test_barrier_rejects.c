@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Messages a correct peer never sends: an older sequence number, an unknown
  * or freed context id, a round out of range, the wrong sender, a duplicate,

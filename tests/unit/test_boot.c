@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Starting without PMIx (transport/user_boot.c, amc_init_boot):
  *   - ranks on threads with a fake exchange (shared memory and a barrier):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Data collectives on the fake transport: each run gives every rank a random
  * sequence of collectives (kind, root, count, in place or not, op), posted

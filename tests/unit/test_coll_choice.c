@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A communicator remembers each collective's last choice of algorithm
  * (am_coll/api/coll_start.c): a call that differs in count, op or in

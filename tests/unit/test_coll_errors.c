@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Ranks that disagree: different collectives, different roots, different
  * counts. Nothing may hang, nothing may be written past a buffer (guard

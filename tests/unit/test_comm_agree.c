@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A communicator creation that fails on one rank fails on every rank, with
  * the same code (project issue 16): otherwise the ranks that succeeded start

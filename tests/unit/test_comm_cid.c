@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Context ids of amc_comm_dup and amc_comm_split (project issue 16), on the
  * threaded fake fabric: one thread per rank runs the same script of dups,

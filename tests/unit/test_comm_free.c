@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amc_comm_free gives the memory back (project issue 14 item 10: every
  * dup + free cycle leaked ~234 bytes, the freed communicators kept until

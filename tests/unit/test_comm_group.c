@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * amc_comm_id_reserve and amc_comm_create_group (the Open MPI component's
  * way to make a communicator from its members alone), on the fake fabric:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The AMC_* table: defaults parse, values are read, bad values are rejected
  * with a message naming the variable, unknown AMC_* variables draw a warning,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Small allreduce and allgather on the barrier's rounds
  * (am_coll/barrier/ctrl_coll.c), over the fake fabric:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every delivery order, with completions that arrive late (issue 10, item
  * 4). Three ranks (four for a pipeline that forwards) run one collective

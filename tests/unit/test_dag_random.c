@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Random dependency graphs on the fake transport: the engine's freedom
  * (issue 10, item 4). Each run builds, for N ranks (2..9), one or two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the fuzz target (tests/fuzz/fuzz_coll.c) found, replayed as
  * deterministic tests over the fake transport, so each stays fixed without

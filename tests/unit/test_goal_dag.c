@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * GOAL schedules on the fake transport (am_coll/goal/goal.c).
  *

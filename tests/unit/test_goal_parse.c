@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The GOAL text language and the static checks (am_coll/goal/goal_text.c,
  * am_coll/goal/goal.c): every construct of LogGOPSim's txt2bin language and of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The scale simulator (tests/unit/loggp_sim.h) at moderate N:
  * - every algorithm of every collective the simulator drives (all but the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Mixed non-blocking, persistent and blocking collectives in the shape of
  * MPICH's coll/nonblocking3.c, through amcoll's own API on the fake

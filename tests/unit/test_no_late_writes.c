@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Once a call has returned, amcoll never writes into its buffers again,
  * also when it returned an error: a timeout while a peer is late, or an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Which node each rank is on, from what a launcher gives (transport/node_map.c;
  * transport/pmix_boot.c only reads PMIx into these functions):

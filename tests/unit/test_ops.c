@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Datatypes and reduction ops without amc_init: MPI's table of which op
  * applies to which datatype, every allowed pair against a reference computed

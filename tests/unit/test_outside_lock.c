@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Copies and reductions outside the control lock (am_coll/coll/coll_engine.c): a
  * reduction of AMC_DEFER_BYTES or more runs with the communicator's lock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Persistent collectives: created once, started 1000 times with new buffer
  * contents, results checked every time; the handle survives completion; an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The pid watch of the peers on this node (transport/proc_watch.h), with
  * real processes: a live peer is not marked, a killed one is at the next

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The API's promise under misuse and stress (project issue 14): a clear
  * error, never a crash, a hang or a silent wrong answer.

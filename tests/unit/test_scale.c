@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Per-rank cost that follows the peers a rank talks to, not the job (issue
  * 18; doc/design.md, "Scale"), over the fake transport, which counts an

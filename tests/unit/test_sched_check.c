@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Cross-rank checks of every schedule the algorithm table builds, without a
  * transport. For each algorithm, communicator size N (1..64), root, count,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The schedule builder's graph and scratch layout: round shorthand edges
  * (a join where many wait for many, locals before the round's messages),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The on-node mailboxes (transport/shm.h) between two "ranks" in one
  * process, each with its own inbox, opened through /proc/self/fd as a peer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The mailboxes (transport/shm.h) between real processes under faults: a
  * peer of the node that dies or misbehaves never takes a live rank with it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Rendezvous data pulled through the mailboxes (transport/shm_pull.c)
  * between two "ranks" in one process, each with its own inbox, opened

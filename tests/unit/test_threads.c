@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * AMC_THREAD_MULTIPLE and the progress thread over the threaded fake fabric:
  * every rank runs on threads of its own, its progress delivers its messages

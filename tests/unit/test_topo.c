@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Which ranks share a node, and what the node-aware algorithms make of it:
  *  - the transport's node map (runs of ranks) answers every rank;

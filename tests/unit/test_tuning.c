@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * AMC_TUNING_FILE: rules files written to a temporary directory, read at
  * context creation on fake-transport worlds, and what amc_alg_select makes

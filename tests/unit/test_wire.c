@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The packed wire header (handlers/wire.h): every field survives a pack and
  * an unpack, a message is as long as its flags say (20 bytes for a barrier

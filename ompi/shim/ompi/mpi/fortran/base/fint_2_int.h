@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mca_coll_amcoll: a stand-in for Open MPI's Fortran integer conversion
  * header, which ompi/op/op.h includes but Debian's libopenmpi-dev does not
