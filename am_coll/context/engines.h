@@ -6,7 +6,7 @@
  * and a failed wait ask of their state. The context calls them through this
  * table, which am_coll/api/context_open.c fills in, so that nothing in the
  * context's room includes an engine: the layers run one way (doc/design.md,
- * "Layout").
+ * "Layers").
  */
 #ifndef AMC_ENGINES_H
 #define AMC_ENGINES_H
