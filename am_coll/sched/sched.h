@@ -10,7 +10,7 @@
  * communicator; buffers are named, not pointed to, so one schedule serves
  * every call with the same shape.
  *
- * Adding an algorithm means writing one am_coll/alg_*.c file that fills a
+ * Adding an algorithm means writing one am_coll/alg/alg_*.c file that fills a
  * schedule through the builder below.
  */
 #ifndef AMC_SCHED_H
@@ -150,7 +150,7 @@ typedef struct amc_sched {
     uint32_t           nrecv;
     unsigned           users;       /* running instances; a cached one is freed at 0 */
     void              *spare;       /* a finished instance kept for the next call of
-                                     * this shape, scratch and all (am_coll/coll.c) */
+                                     * this shape, scratch and all (am_coll/coll/coll_engine.c) */
     int                cached;
     size_t            *vsig;        /* vector forms: the counts and displacements it
                                      * was built from (am_coll/coll/coll_cache.c) */
