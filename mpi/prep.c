@@ -294,8 +294,16 @@ int amcm_prep_reduce_any(amcm_req_t *r, int mode, int coll, const void *sb, void
             AMCM_TRY(amcm_view(r, AMCM_OUT, rb, count, count, dt, &ti, &r->rbuf));
         }
     }
-    if ((coll == AMCM_EXSCAN) && (ME == 0)) {
-        r->nunpack = 0; /* rank 0's result is undefined: leave its buffer alone */
+    if ((coll == AMCM_EXSCAN) && (ME == 0) && r->nunpack) {
+        /* rank 0's result is undefined: its buffer is left alone (amcoll
+         * writes into the temporary only), and the type its unpack owned
+         * goes now, as the release frees only a counted job's (MPICH's
+         * finalize counted these as leaked) */
+        if (r->unpack.one.owned) {
+            PMPI_Type_free(&r->unpack.one.dt);
+            r->unpack.one.owned = 0;
+        }
+        r->nunpack = 0;
     }
     return AMCM_ROUTE;
 }
