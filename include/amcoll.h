@@ -90,15 +90,17 @@ int         amc_init_thread(int *argc, char ***argv, int required, int *provided
 /* Starting where no PMIx server is (MPICH's Hydra, srun --mpi=pmi2, a
  * vendor launcher): what a runtime that already started the job tells
  * amcoll instead. Every rank of the job calls amc_init_boot at once with
- * the same size; the callbacks run inside amc_init_boot (allgather, twice)
- * and inside amc_finalize (barrier, twice), on the calling thread. */
+ * the same size; the callbacks run inside amc_init_boot (allgather, up to
+ * three times) and inside amc_finalize (barrier, twice), on the calling
+ * thread. */
 typedef struct amc_boot {
     int   rank;     /* this process, in [0, size) */
     int   size;     /* the job's ranks */
     int   node;     /* >= 0: ranks with the same value share a node (memory) */
     void *arg;      /* the callbacks' first argument */
     /* Every rank's len bytes of mine, in rank order, into all (size * len
-     * bytes); 0 on success. */
+     * bytes); 0 on success. Non-zero gives the start up (AMC_ERR_TRANSPORT),
+     * logged at debug level only: the caller says why. */
     int (*allgather)(void *arg, const void *mine, void *all, size_t len);
     /* Returns 0 once every rank has entered it. While it waits it calls
      * progress(ctx) now and then (amcoll's own transport must move meanwhile);

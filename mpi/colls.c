@@ -19,10 +19,6 @@
 #include "mpi/prep.h"
 #include "mpi/requests.h"
 
-#if defined(OPEN_MPI) && OPEN_MPI
-#include <mpi-ext.h>
-#endif
-
 #include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -738,18 +734,7 @@ int MPI_Ialltoallw(const void *sb, const int scs[], const int sds[], const MPI_D
 
 /* ------------------------------------------------------------------ persistent */
 
-/* Open MPI 4.1 declares the MPI-4 persistent collectives as MPIX_*_init in
- * mpi-ext.h (extension pcollreq); an MPI-4 library as MPI_*_init. */
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define AMCM_PERSISTENT_API 1
-#define AMCM_PN(x)  MPIX_##x
-#define AMCM_PPN(x) PMPIX_##x
-#elif MPI_VERSION >= 4
-#define AMCM_PERSISTENT_API 1
-#define AMCM_PN(x)  MPI_##x
-#define AMCM_PPN(x) PMPI_##x
-#endif
-
+/* MPIX_*_init (Open MPI 4.1) or MPI_*_init (MPI-4): mpi/impl.h */
 #ifdef AMCM_PERSISTENT_API
 int AMCM_PN(Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {

@@ -55,11 +55,11 @@ void amcm_dtype_init(void)
     /* the usual ones first: they win a shared slot of the table */
     amcm_named_add(MPI_INT, AMC_INT, AMCM_CL_INT, sizeof(int));
     amcm_named_add(MPI_DOUBLE, AMC_DOUBLE, AMCM_CL_FLOAT, sizeof(double));
-#ifdef OPEN_MPI
-    /* Open MPI reduces MPI_CHAR with every integer op, as the platform's
-     * char (an extension: MPI's reduction groups leave it out), and OSU's
-     * benchmarks reduce it by default: the same arithmetic here, or those
-     * calls fell through to Open MPI's own path */
+#if AMCM_CHAR_REDUCES
+    /* the MPI library reduces MPI_CHAR with every integer op, as the
+     * platform's char (mpi/impl.h), and OSU's benchmarks reduce it by
+     * default: the same arithmetic here, or those calls fell through to
+     * the library's own path */
     amcm_named_add(MPI_CHAR, ((char)-1 < 0) ? AMC_INT8 : AMC_UINT8, AMCM_CL_INT, 1);
 #else
     amcm_named_add(MPI_CHAR, AMC_CHAR, AMCM_CL_NONE, 1);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libamcoll_mpi: MPI_Init / MPI_Init_thread / MPI_Finalize start and stop
- * amcoll inside the MPI library's own calls; the controls (AMCOLL_MPI,
+ * libamcoll_mpi, libamcoll_mpich: MPI_Init / MPI_Init_thread / MPI_Finalize
+ * start and stop amcoll inside the MPI library's own calls (how it starts,
+ * PMIx or MPI's exchange: boot.c); the controls (AMCOLL_MPI,
  * AMCOLL_MPI_COLLS, AMCOLL_MPI_STATS).
  */
+#include "mpi/boot.h"
 #include "mpi/comms.h"
 #include "mpi/dtype.h"
 #include "mpi/requests.h"
@@ -17,8 +19,8 @@
 
 /* amcoll's idle hook: one pass of MPI's progress while this rank waits in
  * amcoll (requests.c, "MPI's own requests", says why). An Iprobe on a
- * communicator of our own matches nothing and runs the progress engine in
- * Open MPI and MPICH alike. */
+ * communicator of our own matches nothing and runs the progress engine
+ * (which communicator: mpi/impl.h). */
 static void amcm_mpi_poke(void *arg)
 {
     int flag;
@@ -60,10 +62,13 @@ static void amcm_start(int *argc, char ***argv, int mpi_provided)
     }
 
     ok = 1;
-    rc = amc_init_thread(argc, argv, need, &prov);
+    amcm_boot_choose();
+    rc = amcm_boot_start(argc, argv, need, &prov);
     if (rc != AMC_SUCCESS) {
-        fprintf(stderr, "amcoll_mpi: rank %d: amc_init failed (%s): collectives stay on MPI\n",
-                wrank, amc_strerror(rc));
+        if (amcm_boot_failure() == AMCM_BOOT_FAIL_HERE) {
+            fprintf(stderr, AMCM_LIB ": rank %d: amc_init failed (%s): collectives stay on MPI\n",
+                    wrank, amc_strerror(rc));
+        }
         ok = 0;
     } else {
         amcm_g.inited = 1;
@@ -71,27 +76,30 @@ static void amcm_start(int *argc, char ***argv, int mpi_provided)
         amc_comm_size(AMC_COMM_WORLD, &asize);
         if ((arank != wrank) || (asize != wsize)) {
             fprintf(stderr,
-                    "amcoll_mpi: rank %d of %d in MPI_COMM_WORLD is rank %d of %d in amcoll "
+                    AMCM_LIB ": rank %d of %d in MPI_COMM_WORLD is rank %d of %d in amcoll "
                     "(no common PMIx job?): collectives stay on MPI\n",
                     wrank, wsize, arank, asize);
             ok = 0;
         } else if (prov < need) {
-            fprintf(stderr, "amcoll_mpi: amcoll gives thread level %d < %d: collectives stay on MPI\n",
+            fprintf(stderr,
+                    AMCM_LIB ": amcoll gives thread level %d < %d: collectives stay on MPI\n",
                     prov, need);
             ok = 0;
         }
+        ok = amcm_boot_test_fail(ok);
     }
     /* every rank routes or none does */
-    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    all = amcm_boot_agree(ok);
     if (!all) {
-        if (ok && (wrank == 0)) {
-            fprintf(stderr, "amcoll_mpi: another rank could not start amcoll: collectives stay "
+        if ((ok || (amcm_boot_failure() == AMCM_BOOT_FAIL_ELSEWHERE)) && (wrank == 0)) {
+            fprintf(stderr, AMCM_LIB ": another rank could not start amcoll: collectives stay "
                             "on MPI\n");
         }
         if (amcm_g.inited) {
             amc_finalize();
             amcm_g.inited = 0;
         }
+        amcm_boot_free();
         return;
     }
     if (amcm_comm_add(MPI_COMM_WORLD, AMC_COMM_WORLD) != MPI_SUCCESS) {
@@ -107,7 +115,7 @@ static void amcm_start(int *argc, char ***argv, int mpi_provided)
     PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all) {
         amcm_comm_forget_all();
-    } else if (PMPI_Comm_dup(MPI_COMM_SELF, &amcm_g.poke_comm) == MPI_SUCCESS) {
+    } else if (PMPI_Comm_dup(AMCM_POKE_PARENT, &amcm_g.poke_comm) == MPI_SUCCESS) {
         amc_set_idle_hook(amcm_mpi_poke, NULL);
     }
     amcm_g.on = all;
@@ -139,7 +147,7 @@ int MPI_Finalize(void)
     if (amcm_g.inited) {
         amcm_detached_poll(1);
         if (amcm_g.stats) {
-            amcm_stats_print("amcoll_mpi");
+            amcm_stats_print(AMCM_LIB);
         }
         amcm_g.on = 0;
         amcm_comm_forget_all();
@@ -149,9 +157,10 @@ int MPI_Finalize(void)
         }
         amc_finalize();
         amcm_g.inited = 0;
+        amcm_boot_free(); /* amc_finalize's barriers were over it */
         amcm_req_pool_drain();
     } else if (amcm_g.stats) {
-        amcm_stats_print("amcoll_mpi");
+        amcm_stats_print(AMCM_LIB);
     }
     return PMPI_Finalize();
 }

@@ -29,12 +29,14 @@ static int amcm_class_of(int rc)
     case AMC_ERR_TRUNCATE:    return MPI_ERR_TRUNCATE;
     case AMC_ERR_TRANSPORT:   return MPI_ERR_INTERN;
     case AMC_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
-    default:                  return MPI_ERR_OTHER; /* protocol, peer, timeout, ... */
+    case AMC_ERR_PEER:        return AMCM_ERR_PEER_CLASS;
+    default:                  return MPI_ERR_OTHER; /* protocol, timeout, ... */
     }
 }
 
 /* One MPI error code per amcoll code, in the matching class, whose string is
- * amcoll's: MPI_ERRORS_ARE_FATAL prints it, MPI_Error_string returns it. */
+ * amcoll's: MPI_ERRORS_ARE_FATAL prints it, MPI_Error_string returns it.
+ * Where the MPI library cannot say it, the class is the code (impl.h). */
 void amcm_errors_init(void)
 {
     char msg[MPI_MAX_ERROR_STRING];
@@ -42,7 +44,8 @@ void amcm_errors_init(void)
 
     for (rc = 1; rc < AMC_ERR_LAST; rc++) {
         amcm_g.ecode[rc] = amcm_class_of(rc);
-        if (PMPI_Add_error_code(amcm_class_of(rc), &code) == MPI_SUCCESS) {
+        if (AMCM_ADD_ERROR_CODES &&
+            (PMPI_Add_error_code(amcm_class_of(rc), &code) == MPI_SUCCESS)) {
             snprintf(msg, sizeof(msg), "amcoll: %s", amc_strerror(rc));
             PMPI_Add_error_string(code, msg);
             amcm_g.ecode[rc] = code;
@@ -68,7 +71,7 @@ int amcm_raise(MPI_Comm comm, int rc)
          * ranks abort at once: say it here first */
         if ((PMPI_Comm_get_errhandler(comm, &eh) == MPI_SUCCESS) &&
             (eh == MPI_ERRORS_ARE_FATAL)) {
-            fprintf(stderr, "amcoll_mpi: rank %d: collective failed: amcoll: %s (fatal)\n",
+            fprintf(stderr, AMCM_LIB ": rank %d: collective failed: amcoll: %s (fatal)\n",
                     amcm_g.world_rank, amc_strerror(rc));
             fflush(stderr);
         }
@@ -114,7 +117,7 @@ unsigned amcm_parse_colls(const char *s)
             if (strcmp(name, "all") == 0) {
                 bits = (1u << AMCM_NCOLL) - 1;
             } else if (i == AMCM_NCOLL && amcm_g.world_rank == 0) {
-                fprintf(stderr, "amcoll_mpi: AMCOLL_MPI_COLLS: unknown collective '%s' ignored\n",
+                fprintf(stderr, AMCM_LIB ": AMCOLL_MPI_COLLS: unknown collective '%s' ignored\n",
                         name);
             }
         }

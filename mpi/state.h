@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * amcoll under MPI (libamcoll_mpi, mca_coll_amcoll): the state both share
- * (routing on, the collectives taken, the counters), the locks, the error
- * codes, the statistics. The bottom of mpi/: includes no other module.
+ * amcoll under MPI (libamcoll_mpi, libamcoll_mpich, mca_coll_amcoll): the
+ * state they share (routing on, the collectives taken, the counters), the
+ * locks, the error codes, the statistics. The bottom of mpi/ but for
+ * impl.h, what differs between the MPI libraries.
  */
 #ifndef AMCM_STATE_H
 #define AMCM_STATE_H
 
-#include <mpi.h>
+#include "mpi/impl.h"
+
 #include <pthread.h>
 #include <sched.h>
 

@@ -6,8 +6,10 @@
 # the collectives (AMCOLL_MPI_STATS=1), that AMCOLL_MPI=0 and
 # AMCOLL_MPI_COLLS keep results identical, and the error handlers
 # (MPI_ERRORS_RETURN gets MPI_ERR_TRUNCATE, MPI_ERRORS_ARE_FATAL aborts with
-# amcoll's message), that MPI_Comm_idup does not block, and that the fast
-# paths compute what MPI defines and are taken. Run from the
+# amcoll's message), that MPI_Comm_idup does not block, that the fast
+# paths compute what MPI defines and are taken, MPI_THREAD_MULTIPLE, amcoll
+# started by MPI's exchange (AMCOLL_MPI_BOOT=mpi), and a rank that cannot
+# start leaving every rank on MPI (AMCOLL_MPI_TEST_FAIL). Run from the
 # build directory (make check).
 # Knobs: AMCTEST_SHIM_NPROCS (default 1 2 3 4 5 8), MPIRUN.
 set -u
@@ -72,6 +74,22 @@ for np in $NPROCS; do
         fi
     fi
     if [ "$np" = 4 ]; then
+        # amcoll started by MPI's exchange, as under a launcher without PMIx
+        # (MPICH's Hydra, srun --mpi=pmi2): the same results, routed
+        if run "AMCOLL_MPI_BOOT=mpi N=4" 4 "$WORK/boot" "${PRE[@]}" -x AMCOLL_MPI_BOOT=mpi \
+                -x AMC_LOG_LEVEL=info; then
+            compare "AMCOLL_MPI_BOOT=mpi N=4 vs without" 4 "$ref" "$WORK/boot"
+            log="$WORK/AMCOLL_MPI_BOOT=mpi N=4.log"
+            routed=$(sed -n 's/^amcoll_mpi stats rank 0: on; routed \([0-9]*\),.*/\1/p' "$log")
+            boots=$(grep -c "initialized: rank [0-3] of 4 over ucx, started by the caller's exchange" "$log")
+            if [ "${routed:-0}" -gt 1000 ] && [ "$boots" = 4 ] &&
+               grep -q "^amcoll_mpi: amcoll started by MPI's exchange .*(AMCOLL_MPI_BOOT=mpi)" "$log"; then
+                pass "AMCOLL_MPI_BOOT=mpi: every rank started by MPI's exchange, $routed calls routed on rank 0"
+            else
+                fail "AMCOLL_MPI_BOOT=mpi: routed ${routed:-none}, $boots of 4 ranks started by MPI's exchange"
+                grep "amcoll" "$log" | head -n 5 | cut -c1-200 | sed 's/^/    | /'
+            fi
+        fi
         if run "AMCOLL_MPI=0 N=4" 4 "$WORK/off" "${PRE[@]}" -x AMCOLL_MPI=0; then
             compare "AMCOLL_MPI=0 N=4 vs without" 4 "$ref" "$WORK/off"
             grep -q "stats rank 0: off; routed 0," "$WORK/AMCOLL_MPI=0 N=4.log" &&
@@ -147,6 +165,41 @@ for np in 3 4; do
             echo "$line" | sed 's/^/    | /'
         fi
     done
+done
+
+# MPI_THREAD_MULTIPLE: threads running collectives at once (self-checking)
+for np in 2 4; do
+    if timeout -k 10 120 "$MPIRUN" "${ARGS[@]}" "${PRE[@]}" -np "$np" "$BIN" threads \
+            </dev/null >"$WORK/threads.log" 2>&1 && grep -q "^ok threads N=$np" "$WORK/threads.log" &&
+            grep -q "^amcoll_mpi stats rank 0: on; routed [1-9][0-9]*, fell through 0;" "$WORK/threads.log"; then
+        pass "MPI_THREAD_MULTIPLE: threads' collectives routed and right N=$np"
+    else
+        fail "MPI_THREAD_MULTIPLE N=$np"
+        tail -n 10 "$WORK/threads.log" | sed 's/^/    | /'
+    fi
+done
+
+# a rank that cannot start (AMCOLL_MPI_TEST_FAIL): rank 2 of 3 fails before
+# MPI's exchange, at its second allgather, after amcoll started, and under
+# PMIx: every rank stays on Open MPI, the self-checking sub-test passes,
+# and the only lines are rank 2's warning and rank 0's
+for how in mpi:0 mpi:2 mpi:9 pmix:0; do
+    if timeout -k 10 120 "$MPIRUN" "${ARGS[@]}" "${PRE[@]}" -x AMCOLL_MPI_BOOT="${how%:*}" \
+            -x AMCOLL_MPI_TEST_FAIL="2:${how#*:}" -np 3 "$BIN" fast </dev/null \
+            >"$WORK/nostart.log" 2>&1 && grep -q "^ok fast N=3" "$WORK/nostart.log"; then
+        off=$(grep -c "^amcoll_mpi stats rank [0-2]: off; routed 0," "$WORK/nostart.log")
+        said=$(grep -v "stats rank" "$WORK/nostart.log" | grep -c "amcoll")
+        if [ "$off" = 3 ] && [ "$said" = 2 ] &&
+           grep -q "^amcoll_mpi: rank 2: AMCOLL_MPI_TEST_FAIL" "$WORK/nostart.log"; then
+            pass "rank 2 failing its start (AMCOLL_MPI_BOOT=${how%:*}, step ${how#*:}): every rank on MPI, two lines"
+        else
+            fail "rank 2 failing its start ($how): $off of 3 ranks off, $said lines"
+            grep -v "stats rank" "$WORK/nostart.log" | tail -n 8 | sed 's/^/    | /'
+        fi
+    else
+        fail "rank 2 failing its start ($how): wrong result, exit or hang"
+        tail -n 8 "$WORK/nostart.log" | sed 's/^/    | /'
+    fi
 done
 
 # N = 2: one rank fails, so one abort (two at once can lose Open MPI's help
