@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Three ways an unmodified MPI program runs its collectives, timed by the OSU
+# The ways an unmodified MPI program runs its collectives, timed by the OSU
 # micro-benchmarks themselves (built apart, not part of this project):
-#   default  Open MPI as installed (its coll/tuned, pml ob1)
+#   default  the MPI as installed (Open MPI: its coll/tuned, pml ob1)
 #   comp     Open MPI with the coll/amcoll component (--mca coll_amcoll_enable 1)
-#   preload  Open MPI with LD_PRELOAD=libamcoll_mpi.so (the PMPI library)
-# The three alternate run by run (their order rotates each run) so they see
+#   preload  LD_PRELOAD=libamcoll_mpi.so (the PMPI library)
+# With AMC_MODES_MPI=mpich: OSU built with mpicc.mpich, run by
+# mpiexec.mpich (Hydra, no PMIx: amcoll starts by MPI's exchange), the
+# modes default (plain MPICH) and preload (libamcoll_mpich.so).
+# The modes alternate run by run (their order rotates each run) so they see
 # the same machine; each cell reports the median over runs of the mode's
 # latency and of comp/default and preload/default taken within one run.
 #
@@ -24,30 +27,45 @@ nps=${AMC_MODES_NP:-"2 4 8"}
 colls=${AMC_MODES_COLLS:-"barrier bcast reduce allreduce gather scatter allgather alltoall reduce_scatter"}
 sizes=${AMC_MODES_SIZES:-"8 64 1024"}
 iters=${AMC_MODES_ITERS:-2000}
-comp_path=${AMC_MODES_COMP_PATH-$(dirname "$(find "$build" -name mca_coll_amcoll.so -path '*/.libs/*' | head -1)")}
-preload=$build/.libs/libamcoll_mpi.so
+mpi=${AMC_MODES_MPI:-ompi}
+if [ "$mpi" = mpich ]; then
+    preload=$build/.libs/libamcoll_mpich.so
+    launcher=(mpiexec.mpich)
+    args=()
+    modes=(default preload)
+else
+    comp_path=${AMC_MODES_COMP_PATH-$(dirname "$(find "$build" -name mca_coll_amcoll.so -path '*/.libs/*' | head -1)")}
+    preload=$build/.libs/libamcoll_mpi.so
+    ompi_dir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
+    launcher=(mpirun)
+    args=(--oversubscribe --bind-to none)
+    [ "$(id -u)" -eq 0 ] && args+=(--allow-run-as-root)
+    modes=(default comp preload)
+fi
 [ -f "$preload" ] || { echo "run_ompi_modes: no $preload" >&2; exit 1; }
+nmodes=${#modes[@]}
 
-ompi_dir=$(ompi_info --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p')
-args=(--oversubscribe --bind-to none)
-[ "$(id -u)" -eq 0 ] && args+=(--allow-run-as-root)
 mode_args() {
     case $1 in
     default) ;;
     comp)
         [ -n "$comp_path" ] && printf '%s\n' --mca mca_base_component_path "$comp_path:$ompi_dir"
         printf '%s\n' --mca coll_amcoll_enable 1 ;;
-    preload) printf '%s\n' -x "LD_PRELOAD=$preload" ;;
+    preload)
+        if [ "$mpi" = mpich ]; then
+            printf '%s\n' -genv LD_PRELOAD "$preload"
+        else
+            printf '%s\n' -x "LD_PRELOAD=$preload"
+        fi ;;
     esac
 }
 
 out=$(mktemp)
-modes=(default comp preload)
 for ((r = 0; r < runs; r++)); do
     for np in $nps; do
         for c in $colls; do
-            for ((k = 0; k < 3; k++)); do
-                m=${modes[$(((k + r) % 3))]}
+            for ((k = 0; k < nmodes; k++)); do
+                m=${modes[$(((k + r) % nmodes))]}
                 mapfile -t margs < <(mode_args "$m")
                 if [ "$c" = barrier ]; then
                     opts=(-i "$iters" -x 200)
@@ -55,7 +73,7 @@ for ((r = 0; r < runs; r++)); do
                     lo=${sizes%% *}; hi=${sizes##* }
                     opts=(-m "$lo:$hi" -i "$iters" -x 200)
                 fi
-                timeout 300 mpirun "${args[@]}" "${margs[@]}" -np "$np" \
+                timeout 300 "${launcher[@]}" "${args[@]}" "${margs[@]}" -np "$np" \
                     "$osu/blocking/osu_$c" "${opts[@]}" 2>/dev/null |
                     awk -v m="$m" -v r="$r" -v np="$np" -v c="$c" -v sizes=" $sizes " '
                         /^#/ || NF < 1 { next }
@@ -88,6 +106,6 @@ END {
       med(us["default", key]), med(us["comp", key]), med(us["preload", key]), mc, lo(rc), hi(rc), mp, lo(rp), hi(rp)
     if (mc > 0) { lc[kb[1]] += log(mc); nc[kb[1]]++ }
     if (mp > 0) { lp[kb[1]] += log(mp); np_[kb[1]]++ } }
-  for (k in nc) printf "N=%s geometric mean: comp/default %.3f, preload/default %.3f (%d cells, %d runs)\n", k, exp(lc[k] / nc[k]), exp(lp[k] / np_[k]), nc[k], '"$runs"'
+  for (k in np_) printf "N=%s geometric mean: comp/default %.3f, preload/default %.3f (%d cells, %d runs)\n", k, (k in nc) ? exp(lc[k] / nc[k]) : -1, exp(lp[k] / np_[k]), np_[k], '"$runs"'
 }' "$out"
 rm -f "$out"
