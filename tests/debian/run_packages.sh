@@ -12,7 +12,9 @@
 # installed amcoll.pc; a C program built with `gcc $(pkg-config --cflags
 # --libs amcoll)` runs right under mpirun -np 2; amc_info and amc_goal run;
 # an MPI program under LD_PRELOAD=libamcoll_mpi.so.0 runs right with its
-# collectives routed; the component, when its package exists: listed by
+# collectives routed; pkg-config finds amcoll_mpich.pc, and the same program
+# built with mpicc.mpich runs right under mpiexec.mpich with
+# LD_PRELOAD=libamcoll_mpich.so.0, its collectives routed; the component, when its package exists: listed by
 # ompi_info, silent when not enabled, and with coll_amcoll_enable=1 takes
 # MPI_COMM_WORLD, with no path option; the purge. Ends with
 # "packages: N passed, N failed".
@@ -266,6 +268,34 @@ if [ -x mpi_colls ] && [ -n "$shim" ] &&
 else
     fail "an MPI program under LD_PRELOAD=${shim:-(libamcoll_mpi.so.0 not installed)}"
     [ -f preload.log ] && show preload.log
+fi
+
+# ---------------------------------------------------------------- MPICH
+# libamcoll_mpich: the same program built against MPICH, under its Hydra
+# (no PMIx server: amcoll starts by MPI's own exchange)
+pcver=$(pkg-config --modversion amcoll_mpich 2>&1)
+pcdir=$(pkg-config --variable=pcfiledir amcoll_mpich 2>&1)
+if [ "$pcver" = "$ver" ] && [ "$pcdir" = "$libdir/pkgconfig" ]; then
+    pass "pkg-config --modversion amcoll_mpich: $pcver (from $pcdir)"
+else
+    fail "pkg-config amcoll_mpich: version '$pcver' from '$pcdir' (wanted $ver from $libdir/pkgconfig)"
+fi
+if ! mpicc.mpich -Wall -Werror -o mpi_colls_mpich mpi_colls.c >mpicc_mpich.log 2>&1 ||
+   ! ldd ./mpi_colls_mpich | grep -q 'libmpich\.so\.12 '; then
+    fail "an MPICH program: mpicc.mpich failed, or the program is not linked with libmpich.so.12"
+    show mpicc_mpich.log
+    rm -f mpi_colls_mpich
+fi
+shim_mpich=$(dpkg -L libamcoll-mpich0 2>/dev/null | grep '/libamcoll_mpich\.so\.0$')
+if [ -x mpi_colls_mpich ] && [ -n "$shim_mpich" ] &&
+   timeout -k 10 "$LIMIT" mpiexec.mpich -n 2 -genv LD_PRELOAD="$shim_mpich" \
+       -genv AMCOLL_MPI_STATS=1 ./mpi_colls_mpich </dev/null >preload_mpich.log 2>&1 &&
+   [ "$(grep -c 'mpi ok$' preload_mpich.log)" = 2 ] &&
+   [ "$(routed amcoll_mpich preload_mpich.log)" -gt 0 ] 2>/dev/null; then
+    pass "an MPICH program under mpiexec.mpich, LD_PRELOAD=$shim_mpich ($(routed amcoll_mpich preload_mpich.log) collectives routed on rank 0)"
+else
+    fail "an MPICH program under mpiexec.mpich, LD_PRELOAD=${shim_mpich:-(libamcoll_mpich.so.0 not installed)}"
+    [ -f preload_mpich.log ] && show preload_mpich.log
 fi
 
 # ---------------------------------------------------------------- component
