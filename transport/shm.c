@@ -429,9 +429,7 @@ int amc_shm_pull_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_
     amc_shm_pull_out_t *p;
     int                 held;
 
-    /* a receiver that found cross-memory attach refused says so in its ring */
     if (!__atomic_load_n(&out->pull, __ATOMIC_RELAXED) ||
-        __atomic_load_n(&out->ring->nopull, __ATOMIC_ACQUIRE) ||
         !amc_shm_fits(hdr_len, sizeof(amc_shm_pull_desc_t))) {
         return AMC_SHM_TOO_BIG;
     }
@@ -439,7 +437,7 @@ int amc_shm_pull_send(amc_shm_t *shm, amc_shm_out_t *out, const void *hdr, size_
     p    = amc_shm_pull_reserve(shm, out, data, len, comp);
     if (p == NULL) {
         amc_shm_unlock(&out->lock, held);
-        return AMC_SHM_TOO_BIG; /* as many in flight as the ring has slots */
+        return AMC_SHM_TOO_BIG; /* as many in flight as the ring has slots, or no more pulls */
     }
     if ((out->q.head == NULL) &&
         amc_shm_put(out, hdr, hdr_len, &p->desc, sizeof(p->desc), AMC_SHM_CTL_PULL)) {
@@ -556,7 +554,7 @@ static void amc_shm_adopt(amc_shm_t *shm)
         shm->adopted[i] = 1;
         __atomic_store_n(&shm->nin, shm->nin + 1, __ATOMIC_SEQ_CST); /* amc_shm_rings_in */
         if (__atomic_load_n(&shm->refused, __ATOMIC_SEQ_CST)) {
-            __atomic_store_n(&in->ring->nopull, 1, __ATOMIC_RELEASE);
+            amc_shm_pull_nopull(in);
         }
         __atomic_add_fetch(&shm->tp->mboxes_in, 1, __ATOMIC_RELAXED);
     }

@@ -99,8 +99,13 @@ typedef struct amc_shm_pull_slot {
     uint64_t dst;        /* where they go, in the receiver (its store, before OPEN) */
     uint32_t state;      /* AMC_SHM_PULL_* */
     uint32_t asleep;     /* the sender sleeps: DONE rings its bell */
-    uint8_t  pad[32];
+    uint32_t nopull;     /* the receiver pulls no more (its store, in every slot;
+                          * a reserve leaves it): rendezvous data by UCX. In the
+                          * slot the sender writes anyway, not in the tail's
+                          * line, which a pull would take from the receiver */
+    uint8_t  pad[28];
 } amc_shm_pull_slot_t;
+_Static_assert(sizeof(amc_shm_pull_slot_t) == 64, "a slot is a line of its own");
 
 #define AMC_SHM_PULL_FAILED (1ull << 63) /* in pushed: a chunk the sender could not write */
 
@@ -114,8 +119,7 @@ typedef struct amc_shm_pull_desc {
 
 typedef struct amc_shm_ring {
     uint64_t tail;       /* cells the receiver freed (its store, release) */
-    uint32_t nopull;     /* the receiver pulls no more (its store): rendezvous data by UCX */
-    uint8_t  pad[52];
+    uint8_t  pad[56];
     amc_shm_pull_slot_t pull[AMC_SHM_PULLS];
     uint8_t  cells[];    /* AMC_SHM_NCELLS x AMC_SHM_CELL */
 } amc_shm_ring_t;

@@ -71,6 +71,15 @@ int amc_shm_pull_allowed(const amc_log_t *log)
     return yes;
 }
 
+void amc_shm_pull_nopull(amc_shm_in_t *in)
+{
+    unsigned i;
+
+    for (i = 0; i < AMC_SHM_PULLS; i++) {
+        __atomic_store_n(&in->ring->pull[i].nopull, 1, __ATOMIC_RELEASE);
+    }
+}
+
 void amc_shm_pull_in_init(amc_shm_in_t *in)
 {
     unsigned i;
@@ -99,7 +108,11 @@ amc_shm_pull_out_t *amc_shm_pull_reserve(amc_shm_t *shm, amc_shm_out_t *out, con
     if (p == NULL) {
         return NULL;
     }
-    i     = (unsigned)(p - out->pulls);
+    i    = (unsigned)(p - out->pulls);
+    slot = &out->ring->pull[i];
+    if (__atomic_load_n(&slot->nopull, __ATOMIC_ACQUIRE)) {
+        return NULL; /* the receiver found cross-memory attach refused */
+    }
     min   = (shm->tp->poll_batch > 1) ? AMC_SHM_PULL_CHUNK_MIN_SHARED : AMC_SHM_PULL_CHUNK_MIN;
     chunk = (len < AMC_SHM_PULL_SPLIT * min) ? len : (len / AMC_SHM_PULL_SPLIT);
     chunk = (chunk + 4095u) & ~(uint64_t)4095u;
@@ -120,7 +133,6 @@ amc_shm_pull_out_t *amc_shm_pull_reserve(amc_shm_t *shm, amc_shm_out_t *out, con
     amc_shm_work_add(shm, &shm->pulls_out, 1);
     /* the previous pull of this slot is DONE: the receiver no longer
      * touches it; these reach it before the message that names it */
-    slot = &out->ring->pull[i];
     __atomic_store_n(&slot->claimed, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->pushed, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->dst, 0, __ATOMIC_RELAXED);
@@ -228,7 +240,7 @@ void amc_shm_refuse_pulls(amc_shm_t *shm, const char *what, int err)
     /* the senders to this rank send it no more pulls */
     nin = __atomic_load_n(&shm->nin, __ATOMIC_SEQ_CST);
     for (i = 0; i < nin; i++) {
-        __atomic_store_n(&shm->in[i].ring->nopull, 1, __ATOMIC_RELEASE);
+        amc_shm_pull_nopull(&shm->in[i]);
     }
     for (out = __atomic_load_n(&shm->outs, __ATOMIC_ACQUIRE); out != NULL; out = out->next) {
         __atomic_store_n(&out->pull, 0, __ATOMIC_RELAXED);

@@ -32,6 +32,8 @@ amc_shm_pull_out_t *amc_shm_pull_reserve(amc_shm_t *shm, amc_shm_out_t *out, con
 void        amc_shm_pull_unreserve(amc_shm_t *shm, amc_shm_out_t *out, amc_shm_pull_out_t *p);
 /* in's records, made ready when its writer is adopted. */
 void        amc_shm_pull_in_init(amc_shm_in_t *in);
+/* Tells in's writer to send this rank no more pulls (every slot says so). */
+void        amc_shm_pull_nopull(amc_shm_in_t *in);
 /* A pull message arrived, or a resent piece of one: NULL, or why it is
  * malformed (the ring is then closed). closing: dropped unread, a pull's
  * sender told it is done. */

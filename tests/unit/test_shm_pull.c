@@ -797,7 +797,7 @@ static void test_refused(void)
             CHECK(same(dst, len, (uint32_t)k) && guard_ok(dst + len), "%s, %zu bytes: the data "
                   "whole, nothing beyond", names[mode], len);
             if (mode == READS) {
-                CHECK(b.shm->refused && (out->ring->nopull == 1), "%s: the receiver pulls "
+                CHECK(b.shm->refused && (out->ring->pull[1].nopull == 1), "%s: the receiver pulls "
                       "no more, and says so in its ring", names[mode]);
             } else if (mode != NO_PIDFD) {
                 CHECK(mode == BOTH ? (a.shm->refused || b.shm->refused) : a.shm->refused,
