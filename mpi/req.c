@@ -76,6 +76,14 @@ void amcm_req_release(amcm_req_t *r)
         amcm_ubind_put(r->ubind);
         r->ubind = NULL;
     }
+    if ((r->mode == AMCM_PERSISTENT) && (r->pac != AMC_COMM_NULL)) {
+        /* the request before its communicator (freed while in use, a
+         * communicator goes once its collectives have) */
+        if (r->areq != AMC_REQUEST_NULL) {
+            amc_request_free(&r->areq);
+        }
+        amc_comm_free(&r->pac);
+    }
 }
 
 int amcm_issue(amcm_req_t *r)

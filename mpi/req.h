@@ -50,6 +50,12 @@ typedef struct amcm_req {
     int           npack, nunpack, nmem;
     struct amcm_req *next_detached;
     amcm_ubind_t  *ubind; /* the user op it started with, held until released */
+    /* a persistent call's own amcoll communicator, a dup of ce->ac made at
+     * its init (amcm_issue_as): MPI-4 matches persistent collectives at
+     * their init, so their starts may come in any order on each rank and
+     * never match the communicator's blocking and non-blocking calls,
+     * where amcoll matches the starts on one communicator by their order */
+    amc_comm_t     pac;
     /* amcoll call (from here to pack: cleared by amcm_decide; a fast path
      * sets what its collective's call reads, and clears only what is above) */
     const void    *sbuf;
@@ -105,6 +111,19 @@ static inline __attribute__((always_inline)) int amcm_issue_as(amcm_req_t *r, in
 {
     amc_comm_t ac = r->ce->ac;
 
+    if (m == AMCM_PERSISTENT) {
+        /* the init's place in the communicator's order: every rank makes
+         * the dup here, in its inits' order, the same on all of them; kept
+         * where the init itself is refused for back-pressure and retried */
+        if (r->pac == AMC_COMM_NULL) {
+            int rc = amc_comm_dup(ac, &r->pac);
+            if (rc != AMC_SUCCESS) {
+                r->pac = AMC_COMM_NULL;
+                return rc;
+            }
+        }
+        ac = r->pac;
+    }
     switch (coll) {
     case AMCM_BARRIER:
         return (m == AMCM_BLOCKING)      ? amc_barrier(ac)
@@ -152,7 +171,8 @@ static inline __attribute__((always_inline)) int amcm_issue_as(amcm_req_t *r, in
 int  amcm_issue(amcm_req_t *r);
 /* pack (unpack 0) or unpack (1) r's temporaries: amcoll code */
 int  amcm_req_run_jobs(amcm_req_t *r, int unpack);
-/* r's temporaries, owned types and op binding released; r itself kept */
+/* r's temporaries, owned types and op binding released, and a persistent
+ * call's amcoll request and communicator; r itself kept */
 void amcm_req_release(amcm_req_t *r);
 
 #pragma GCC visibility pop

@@ -34,7 +34,7 @@ static inline amcm_req_t *amcm_req_get(void)
 static inline void amcm_req_free(amcm_req_t *r)
 {
     if (!amcm_g.mt && ((r->npack | r->nunpack | r->nmem) == 0) && (r->ubind == NULL) &&
-        amcm_g.inited &&
+        (r->mode != AMCM_PERSISTENT) && amcm_g.inited &&
         (amcm_g.npool < AMCM_POOL_MAX)) {
         amcm_g.pool[amcm_g.npool++] = r;
         return;

@@ -7,7 +7,8 @@
 # AMCOLL_MPI_COLLS keep results identical, and the error handlers
 # (MPI_ERRORS_RETURN gets MPI_ERR_TRUNCATE, MPI_ERRORS_ARE_FATAL aborts with
 # amcoll's message), that MPI_Comm_idup does not block, that the fast
-# paths compute what MPI defines and are taken, MPI_THREAD_MULTIPLE, amcoll
+# paths compute what MPI defines and are taken, persistent collectives
+# started in orders that differ per rank, MPI_THREAD_MULTIPLE, amcoll
 # started by MPI's exchange (AMCOLL_MPI_BOOT=mpi), and a rank that cannot
 # start leaving every rank on MPI (AMCOLL_MPI_TEST_FAIL). Run from the
 # build directory (make check).
@@ -163,6 +164,22 @@ for np in 3 4; do
         else
             fail "fast paths taken N=$np:$bad"
             echo "$line" | sed 's/^/    | /'
+        fi
+    done
+done
+
+# persistent collectives started in orders that differ per rank, as MPI-4
+# allows (it matches them at their init): self-checking, with and without
+for np in 2 4; do
+    for lib in 0 1; do
+        if [ $lib = 1 ]; then pre=("${PRE[@]}"); what="with library"; else pre=(); what="without"; fi
+        if timeout -k 10 120 "$MPIRUN" "${ARGS[@]}" "${pre[@]}" -np "$np" "$BIN" porder \
+                </dev/null >"$WORK/porder.log" 2>&1 && grep -q "^ok porder N=$np" "$WORK/porder.log" &&
+                { [ $lib = 0 ] || grep -q "^amcoll_mpi stats rank 0: on; .* p [1-9]" "$WORK/porder.log"; }; then
+            pass "persistent collectives started in orders that differ per rank, $what, N=$np"
+        else
+            fail "persistent collectives started in orders that differ per rank, $what, N=$np"
+            grep -v "stats rank" "$WORK/porder.log" | tail -n 10 | sed 's/^/    | /'
         fi
     done
 done

@@ -23,6 +23,10 @@
  *                             with uneven counts, in place, scan/exscan,
  *                             reduce_scatter(_block), every mode) and two that
  *                             leave them (a derived type, MINLOC)
+ *   test_mpi_shim porder      self-checking: persistent collectives started
+ *                             in orders that differ per rank (Start one by
+ *                             one, Startall, between a blocking and a
+ *                             non-blocking call), as MPI-4 allows
  *   test_mpi_shim threads     self-checking: MPI_THREAD_MULTIPLE, threads
  *                             running allreduce, bcast and allgather in every
  *                             mode at once, each on its own communicator
@@ -979,6 +983,104 @@ static int fast_test(void)
     return sub_end("fast", fbad);
 }
 
+/* ------------------------------------------------------------------ porder */
+
+/* MPI-4 matches persistent collectives at their init: "once initialized,
+ * persistent collective operations can be started in any order and the
+ * order can differ among the MPI processes in the communicator", and they
+ * never match blocking or non-blocking ones (MPICH's coll/p_order: rank 0
+ * starts a bcast then a barrier, the others the barrier first). Three
+ * persistent calls on the world and on a dup, restarted six times: started
+ * one by one in an order that differs per rank and round, by MPI_Startall
+ * over an array in such an order, and one by one with a blocking allreduce
+ * and an ibcast of the same communicator between the starts, at places
+ * that differ per rank. */
+static int porder_test(void)
+{
+    int bad = 0;
+#if HAVE_P
+    MPI_Comm dup;
+    int      ci, round, i, k, r;
+
+    CHK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    for (ci = 0; ci < 2; ci++) {
+        MPI_Comm    c = ci ? dup : MPI_COMM_WORLD;
+        MPI_Request q[3], arr[3], nb;
+        int         a = -1, b = -1, one[4], sum[4], bsum = 0, x, idx[3];
+
+        snprintf(lbl, sizeof(lbl), "porder %s init", ci ? "dup" : "world");
+        CHK(P_(Bcast_init)(&a, 1, MPI_INT, 0, c, MPI_INFO_NULL, &q[0]));
+        CHK(P_(Barrier_init)(c, MPI_INFO_NULL, &q[1]));
+        CHK(P_(Allreduce_init)(one, sum, 4, MPI_INT, MPI_SUM, c, MPI_INFO_NULL, &q[2]));
+        for (round = 0; round < 6; round++) {
+            snprintf(lbl, sizeof(lbl), "porder %s round %d", ci ? "dup" : "world", round);
+            a = (rank == 0) ? 100 + round : -1;
+            b = (rank == 0) ? 200 + round : -1;
+            for (i = 0; i < 4; i++) {
+                one[i] = rank * 10 + i + round;
+                sum[i] = -1;
+            }
+            /* this rank's order: a rotation, reversed on odd ranks */
+            for (k = 0; k < 3; k++) {
+                idx[k] = (rank & 1) ? (rank + round + 2 - k) % 3 : (rank + round + k) % 3;
+            }
+            if (round % 3 == 0) {
+                for (k = 0; k < 3; k++) {
+                    CHK(MPI_Start(&q[idx[k]]));
+                }
+            } else if (round % 3 == 1) {
+                for (k = 0; k < 3; k++) {
+                    arr[k] = q[idx[k]];
+                }
+                CHK(MPI_Startall(3, arr));
+            } else {
+                x = rank + round;
+                for (k = 0; k < 3; k++) {
+                    /* the allreduce, then the ibcast, on every rank */
+                    if (k == (rank % 2)) {
+                        CHK(MPI_Allreduce(&x, &bsum, 1, MPI_INT, MPI_SUM, c));
+                    }
+                    if (k == (rank % 2) + 1) {
+                        CHK(MPI_Ibcast(&b, 1, MPI_INT, 0, c, &nb));
+                    }
+                    CHK(MPI_Start(&q[idx[k]]));
+                }
+                CHK(MPI_Wait(&nb, MPI_STATUS_IGNORE));
+                if (b != 200 + round) {
+                    printf("FAIL rank %d %s: ibcast gave %d, want %d\n", rank, lbl, b, 200 + round);
+                    bad++;
+                }
+                if (bsum != size * round + size * (size - 1) / 2) {
+                    printf("FAIL rank %d %s: allreduce gave %d\n", rank, lbl, bsum);
+                    bad++;
+                }
+            }
+            CHK(MPI_Waitall(3, q, MPI_STATUSES_IGNORE));
+            if (a != 100 + round) {
+                printf("FAIL rank %d %s: bcast gave %d, want %d\n", rank, lbl, a, 100 + round);
+                bad++;
+            }
+            for (i = 0; i < 4; i++) {
+                int want = 0;
+                for (r = 0; r < size; r++) {
+                    want += r * 10 + i + round;
+                }
+                if (sum[i] != want) {
+                    printf("FAIL rank %d %s: allreduce[%d] gave %d, want %d\n", rank, lbl, i,
+                           sum[i], want);
+                    bad++;
+                }
+            }
+        }
+        for (k = 0; k < 3; k++) {
+            CHK(MPI_Request_free(&q[k]));
+        }
+    }
+    CHK(MPI_Comm_free(&dup));
+#endif
+    return sub_end("porder", bad);
+}
+
 /* ------------------------------------------------------------------ threads */
 
 /* MPI_THREAD_MULTIPLE: each thread runs collectives on its own duplicate of
@@ -1201,6 +1303,9 @@ int main(int argc, char **argv)
     if (strcmp(sub, "fast") == 0) {
         return fast_test();
     }
+    if (strcmp(sub, "porder") == 0) {
+        return porder_test();
+    }
     if (strcmp(sub, "errors") == 0 || strcmp(sub, "fatal") == 0) {
         MPI_Comm c;
         int      buf[16] = {0}, rc, cls = -1, len;
@@ -1237,7 +1342,8 @@ int main(int argc, char **argv)
     }
     if (argc < 3) {
         fprintf(stderr,
-                "usage: %s colls OUT | compare A B N | errors | fatal | idup | fast | threads\n",
+                "usage: %s colls OUT | compare A B N | errors | fatal | idup | fast | porder | "
+                "threads\n",
                 argv[0]);
         return 2;
     }

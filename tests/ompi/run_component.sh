@@ -11,7 +11,8 @@
 #     same results;
 #   - coll_amcoll_colls: what it excludes stays with Open MPI;
 #   - test_mixed_nb (self-checking) at N=2,3,4; test_mpi_shim's fast,
-#     errors, idup and fatal sub-tests (errors reach the handler with
+#     errors, idup, porder (persistent collectives started in orders that
+#     differ per rank) and fatal sub-tests (errors reach the handler with
 #     amcoll's message);
 #   - tests/ompi/test_component: 10,000 MPI_Comm_dup/free without a leak,
 #     MPI_IN_PLACE, what must fall back (MINLOC, MAXLOC, long double) and a
@@ -147,7 +148,7 @@ for np in 2 3 4; do
         showlog "mixed$np"
     fi
 done
-for sub in fast errors idup; do
+for sub in fast errors idup porder; do
     np=3
     [ "$sub" = errors ] && np=2
     if mpi "$sub" "$np" "${ON[@]}" -- $SHIM "$sub" && grep -q "^ok $sub N=$np" "$WORK/$sub.log" &&
