@@ -59,7 +59,7 @@ tally build/test-suite.log
 [ -f build/tests/integration/run_integration.sh.log ] && cat build/tests/integration/run_integration.sh.log | grep -E "^(PASS|FAIL):|integration:" || true
 [ $rc -eq 0 ] || { echo "---- failing test logs"; grep -l -E "^(FAIL|ERROR)" build/tests/*/*.trs 2>/dev/null | sed 's/\.trs$/.log/' | xargs -r tail -n 40; }
 
-step "across hosts: an emulated two-node cluster (Slurm's srun, mpirun --hostfile)"
+step "across hosts: an emulated two-node cluster (Slurm's srun, mpirun --hostfile, MPICH's Hydra)"
 # tests/cluster/: namespaces for nodes, Slurm and munge from Debian, the
 # programs the step above built
 script_step cluster tests/cluster/run_cluster.sh

@@ -6,8 +6,9 @@
 # takes "same boot id" for "same host, use shared memory"; without one of
 # its own a node would reach the others through shared memory and prove
 # nothing). Slurm (slurmctld on a controller node, one slurmd per node,
-# munge for authentication) launches across them, and so does Open MPI's
-# mpirun through a hostfile and an rsh agent that enters a node.
+# munge for authentication) launches across them, and so do Open MPI's
+# mpirun through a hostfile and MPICH's Hydra, both through an rsh agent
+# that enters a node.
 #
 #   cluster.sh up K        bring up nodes n1..nK (installs what it needs)
 #   cluster.sh down        stop what `up` started, by its pids, and remove
@@ -18,6 +19,8 @@
 #   cluster.sh hostfile    print the path of the hostfile (one line per node)
 #   cluster.sh agent       print the path of the rsh agent, for
 #                          mpirun --mca plm_rsh_agent AGENT --hostfile FILE
+#                          or mpiexec.mpich -launcher rsh -launcher-exec AGENT
+#                          -hosts n1,n2
 #   cluster.sh status      say whether it is up and what Slurm sees
 #
 # Root only (namespaces, a bridge, slurmd). AMC_CLUSTER_ID (0-9, default
@@ -181,7 +184,7 @@ $(for ((n = 1; n <= k; n++)); do echo "n$n slots=16"; done)
 EOF
     cat >"$STATE/agent" <<EOF
 #!/bin/sh
-# mpirun's rsh agent: "agent [options] HOST COMMAND..." runs COMMAND on HOST
+# mpirun's and Hydra's rsh agent: "agent [options] HOST COMMAND..." runs COMMAND on HOST
 while [ \$# -gt 0 ]; do
     case "\$1" in
     -*) shift ;;

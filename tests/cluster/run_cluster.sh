@@ -11,9 +11,20 @@
 #     results compared with the same program without the library;
 #   - a node lost: every rank of one node SIGKILLed in a loop of
 #     collectives; the others get AMC_ERR_PEER within 5 s, their node's
-#     communicator keeps working, finalize ends in its bound.
+#     communicator keeps working, finalize ends in its bound;
+#   - an unmodified MPICH program under libamcoll_mpich, launched by Hydra
+#     (mpiexec.mpich through the rsh agent) at 2, 3 and 4 ranks and by
+#     `srun --mpi=pmi2`: its results compared with the same program without
+#     the library, its collectives routed, amcoll started by MPI's exchange
+#     (no PMIx server there) and every rank finding 2 nodes in it; and a
+#     node lost under both, the survivors' MPI_Allreduce returning
+#     MPIX_ERR_PROC_FAILED under MPI_ERRORS_RETURN.
 # Run from the build directory (as `make check` does); needs root. Ends
-# with "cluster: N passed, N failed".
+# with "cluster: N passed, N failed". Knobs: AMC_CLUSTER_ID (default 1),
+# AMCTEST_CLUSTER_LIMIT (seconds a job, default 120),
+# AMCTEST_CLUSTER_NPROCS (default 2 3 4), AMCTEST_CLUSTER_MPICH_NPROCS
+# (Hydra, default 2 3 4), AMCTEST_CLUSTER_FINALIZE_GRACE (seconds an MPICH
+# job may stay in MPI_Finalize after its results, default 3), MPIEXEC_MPICH.
 set -u
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -197,5 +208,203 @@ for lost in "4 n2 --ntasks-per-node=2" "3 n1"; do
         tail -n 8 "$res.log" | sed 's/^/    | /'
     fi
 done
+
+
+# ---------------------------------------------------------------- MPICH's launchers
+# An MPICH program (tests/mpi's test_mpi_shim built with mpicc.mpich, never
+# linked with amcoll) under libamcoll_mpich across the hosts, launched as
+# MPICH users do: by Hydra (mpiexec.mpich) through the rsh agent mpirun
+# uses (-launcher rsh -launcher-exec AGENT -hosts n1,n2: ranks round robin,
+# -ppn 2 in blocks), and by srun --mpi=pmi2 (Debian's MPICH is built with
+# Slurm support; its PMI client speaks the PMI-1 wire protocol, which
+# Slurm's pmi2 plugin serves). Neither runs a PMIx server: amcoll starts by
+# MPI's exchange, and every rank must find 2 nodes in it. As run_mpich.sh,
+# MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE=0 and the plain runs' persistent
+# calls as non-blocking (MPICH 4.0.2's own bugs, named there).
+#
+# MPICH 4.0.2's MPI_Finalize across hosts can wait for ever, with or
+# without the library (about one job in three here): its UCX netmod closes
+# every endpoint in flush mode, waits for the closes, then waits in a PMI
+# barrier that makes no UCX progress. UCX 1.13's TCP transport flushes an
+# endpoint that has sent anything by a zero-length PUT the peer must
+# acknowledge; a peer already in the barrier never reads it (seen: the
+# 25-byte PUT request unread in its socket, the last rank spinning in
+# ucp_worker_progress under MPI_Finalize). pmodels/mpich#6596 (July 2023,
+# after 4.1.2) drops that barrier. So the programs say when their results
+# are all written (test_mpi_shim colls: "done colls" after its last
+# barrier; lost: each survivor's file), a job still running GRACE s later
+# is ended here (SIGTERM to the launcher) and the PASS line says so; the
+# results are checked as from any job. A node lost, MPI_Finalize cannot
+# end anyway: the dead ranks never reach its barrier.
+MPICH_BIN=tests/mpi/test_mpi_shim_mpich
+MPICH_LIB=$(pwd)/.libs/libamcoll_mpich.so
+MPIEXEC=${MPIEXEC_MPICH:-mpiexec.mpich}
+GRACE=${AMCTEST_CLUSTER_FINALIZE_GRACE:-3}
+MPICH_NPROCS=${AMCTEST_CLUSTER_MPICH_NPROCS:-"2 3 4"}
+mpich_jobs=0
+mpich_ended=0
+
+# mpich_job HOW NP LOG DONE ENV... -- PROGRAM ARGS...: HOW hydra or pmi2
+# (MPIEXEC_ARGS, SRUN_ARGS: more options). DONE: a command that succeeds
+# once the job's results are all in. Sets job_end: "exit" (the job ended by
+# itself, job_rc its status), "ended" (GRACE s after DONE) or "timeout".
+mpich_job() {
+    local how=$1 np=$2 log=$3 done=$4 limit=${MPICH_LIMIT:-$LIMIT} envs=() genv=() pid e
+    local t=0 done_at=-1
+
+    shift 4
+    while [ "$1" != "--" ]; do
+        envs+=("$1")
+        shift
+    done
+    shift
+    if [ "$how" = hydra ]; then
+        for e in "${envs[@]}"; do
+            genv+=(-genv "${e%%=*}" "${e#*=}")
+        done
+        bash "$CLUSTER" run "$MPIEXEC" -launcher rsh -launcher-exec "$AGENT" -hosts n1,n2 \
+            ${MPIEXEC_ARGS:-} "${genv[@]}" -n "$np" "$@" </dev/null >"$log" 2>&1 &
+    else
+        env "${envs[@]}" bash "$CLUSTER" run srun --mpi=pmi2 -N 2 -n "$np" --kill-on-bad-exit=0 \
+            ${SRUN_ARGS:-} "$@" </dev/null >"$log" 2>&1 &
+    fi
+    pid=$! # cluster.sh execs nsenter, which execs the launcher: its pid
+    job_end=exit
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 0.2
+        t=$((t + 1))
+        if [ "$done_at" -lt 0 ] && $done; then
+            done_at=$t
+        fi
+        if [ "$done_at" -ge 0 ] && [ $((t - done_at)) -ge $((GRACE * 5)) ]; then
+            job_end=ended
+            break
+        fi
+        if [ "$t" -ge $((limit * 5)) ]; then
+            job_end=timeout
+            break
+        fi
+    done
+    if [ "$job_end" != exit ]; then
+        # the launcher ends its ranks on SIGTERM (Hydra through its proxies, srun by Slurm)
+        kill -TERM "$pid" 2>/dev/null
+        for ((t = 0; t < 75; t++)); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.2
+        done
+        kill -KILL "$pid" 2>/dev/null
+    fi
+    wait "$pid"
+    job_rc=$?
+}
+colls_done() { grep -q "^done colls N=$2\$" "$1"; }
+files_done() { [ "$(ls "$1"/rank.* 2>/dev/null | wc -l)" -ge "$2" ]; }
+# JOBS ENDED: for a PASS line, how many of its jobs were ended after their results
+job_said() {
+    [ "$2" -gt 0 ] && echo "; MPI_Finalize did not return in $2 of $1 jobs, ended after the results"
+}
+
+# mpich_colls LABEL HOW NP [REF]: test_mpi_shim colls without the library
+# (or REF, a run without it with the same ranks on the same hosts: the
+# launcher is not in the results) and with it, compared; routed, started
+# by MPI's exchange, 2 nodes on every rank
+mpich_colls() {
+    local label=$1 how=$2 np=$3 ref=${4:-"$WORK/$2.ref.$3"} out="$WORK/$2.amc.$3" jobs=1 ended=0
+    local st boots nodes
+
+    if [ -z "${4:-}" ]; then
+        mpich_job "$how" "$np" "$ref.log" "colls_done $ref.log $np" MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE=0 \
+            AMCTEST_PERSISTENT_AS_NB=1 -- "$MPICH_BIN" colls "$ref"
+        mpich_jobs=$((mpich_jobs + 1))
+        if [ "$job_end" = timeout ] || ! colls_done "$ref.log" "$np"; then
+            fail "$label -n $np: MPICH program without the library (exit $job_rc, $job_end)"
+            grep -v "^\[amcoll" "$ref.log" | tail -n 8 | cut -c1-240 | sed 's/^/    | /'
+            return
+        fi
+        [ "$job_end" = ended ] && ended=1
+        jobs=2
+    fi
+    mpich_job "$how" "$np" "$out.log" "colls_done $out.log $np" MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE=0 \
+        LD_PRELOAD="$MPICH_LIB" AMCOLL_MPI_STATS=1 AMC_TIMEOUT=60 AMC_LOG_LEVEL=debug -- \
+        "$MPICH_BIN" colls "$out"
+    mpich_jobs=$((mpich_jobs + 1))
+    if [ "$job_end" = timeout ] || ! colls_done "$out.log" "$np"; then
+        fail "$label -n $np: MPICH program under libamcoll_mpich (exit $job_rc, $job_end)"
+        grep -v "^\[amcoll" "$out.log" | tail -n 8 | cut -c1-240 | sed 's/^/    | /'
+        return
+    fi
+    [ "$job_end" = ended ] && ended=$((ended + 1))
+    mpich_ended=$((mpich_ended + ended))
+    if "$MPICH_BIN" compare "$ref" "$out" "$np" >"$out.cmp" 2>&1; then
+        pass "$label -n $np: MPICH program under libamcoll_mpich, results as without it" \
+             "${4:+under Hydra, the same ranks on each host }($(awk '{s += $3} END {print s}' \
+             "$out.cmp") identical$(job_said "$jobs" "$ended"))"
+    else
+        fail "$label -n $np: MPICH program under libamcoll_mpich, results differ"
+        head -n 12 "$out.cmp" | sed 's/^/    | /'
+    fi
+    st=$(sed -n 's/^amcoll_mpich stats rank 0: on; routed \([0-9]*\), fell through \([0-9]*\);.*/\1/p' "$out.log")
+    boots=$(grep -c "initialized: rank [0-9]* of $np over ucx, started by the caller's exchange" "$out.log")
+    nodes=$(grep -c "nodes from the caller's exchange: 2 nodes" "$out.log")
+    if [ "${st:-0}" -gt 1000 ] && [ "$boots" = "$np" ] && [ "$nodes" = "$np" ] &&
+       nodes_seen "$out.log" "$np" &&
+       grep -q "^amcoll_mpich: amcoll started by MPI's exchange .*(no PMIx server in the environment)" \
+           "$out.log"; then
+        pass "$label -n $np: $st collectives routed on rank 0, started by MPI's exchange," \
+             "every rank sees 2 nodes"
+    else
+        fail "$label -n $np: routed ${st:-none}, $boots of $np started by MPI's exchange," \
+             "$nodes of $np found 2 nodes in it"
+        grep -E "nodes from|ranks on|started by|stats rank 0" "$out.log" | head -n 8 | cut -c1-200 |
+            sed 's/^/    | /'
+    fi
+}
+
+# mpich_lost LABEL HOW NP HOST SURVIVORS: every rank on HOST SIGKILLed in a
+# loop of MPI_Allreduce under the library; the survivors' errors
+mpich_lost() {
+    local label=$1 how=$2 np=$3 host=$4 expect=$5 res="$WORK/$2.lost.$3.$4" ok victims cls worst
+
+    mkdir -p "$res"
+    MPICH_LIMIT=90 mpich_job "$how" "$np" "$res.log" "files_done $res $expect" \
+        LD_PRELOAD="$MPICH_LIB" AMCTEST_KILL_HOST="$host" -- "$MPICH_BIN" lost "$res"
+    ok=$(grep -l "^ok lost" "$res"/rank.* 2>/dev/null | wc -l)
+    victims=$(sed -n "s/.*loss of $host (\\([0-9]*\\) ranks.*/\\1/p" "$res"/rank.* 2>/dev/null | head -n 1)
+    # "host n1: loop ended at 200, 0.003 s after the loss of n2 (2 ranks): error class 101 MPIX_ERR_PROC_FAILED (...)"
+    cls=$(sed -n 's/.*: error class \([0-9]*\) \([A-Z_]*\) .*/\2 (class \1)/p' "$res"/rank.* | sort -u | tr '\n' ' ')
+    worst=$(sed -n 's/.*, \([0-9.]*\) s after the loss.*/\1/p' "$res"/rank.* | sort -n | tail -n 1)
+    if [ "$ok" = "$expect" ] && [ "$((np - ${victims:-0}))" = "$expect" ]; then
+        pass "$label -n $np: $host lost ($victims ranks), $ok survivor$([ "$ok" = 1 ] || echo s) got ${cls}within" \
+             "${worst:-?} s, their host's communicator works"
+    else
+        fail "$label -n $np: $host lost ($ok of $expect survivors passed; exit $job_rc, $job_end)"
+        cat "$res"/rank.* 2>/dev/null | head -n 8 | sed 's/^/    | /'
+        grep -v "^\[amcoll" "$res.log" | tail -n 8 | cut -c1-240 | sed 's/^/    | /'
+    fi
+}
+
+if [ -x "$MPICH_BIN" ] && [ -e "$MPICH_LIB" ] && command -v "$MPIEXEC" >/dev/null; then
+    # 2 and 3 ranks round robin (1+1; 0,2 on n1 and 1 on n2), 4 in blocks
+    # (0,1 on n1), as srun --ntasks-per-node=2 places them: its reference
+    for np in $MPICH_NPROCS; do
+        if [ "$np" = 4 ]; then
+            MPIEXEC_ARGS="-ppn 2" mpich_colls "hydra -ppn 2" hydra 4
+        else
+            mpich_colls "hydra -hosts n1,n2" hydra "$np"
+        fi
+    done
+    if [ -e "$WORK/hydra.ref.4.0" ]; then
+        SRUN_ARGS=--ntasks-per-node=2 mpich_colls "srun --mpi=pmi2 -N 2" pmi2 4 "$WORK/hydra.ref.4"
+    else
+        SRUN_ARGS=--ntasks-per-node=2 mpich_colls "srun --mpi=pmi2 -N 2" pmi2 4
+    fi
+    # Hydra ends the whole job when a rank dies unless -disable-auto-cleanup
+    MPIEXEC_ARGS="-disable-auto-cleanup -ppn 2" mpich_lost "hydra -ppn 2" hydra 4 n2 2
+    MPIEXEC_ARGS="-disable-auto-cleanup" mpich_lost "hydra -hosts n1,n2" hydra 3 n1 1
+    SRUN_ARGS=--ntasks-per-node=2 mpich_lost "srun --mpi=pmi2 -N 2" pmi2 4 n2 2
+    echo "note: MPI_Finalize did not return in $mpich_ended of $mpich_jobs MPICH jobs across hosts (ended after their results)"
+else
+    fail "$MPICH_BIN, libamcoll_mpich.so or $MPIEXEC not found (configure found no mpicc.mpich?)"
+fi
 
 finish

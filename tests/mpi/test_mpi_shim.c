@@ -38,13 +38,22 @@
  *                             parent completed in rank-dependent orders, an
  *                             idup of an idup'd communicator completed in a
  *                             mixed Waitall; then collectives on all of them
+ *   test_mpi_shim lost DIR    under the library: every rank of one host
+ *                             (AMCTEST_KILL_HOST) SIGKILLed in a loop of
+ *                             MPI_Allreduce; the others get an error under
+ *                             MPI_ERRORS_RETURN (MPIX_ERR_PROC_FAILED under
+ *                             MPICH) within 5 s, their host's communicator
+ *                             keeps working; each writes DIR/rank.<rank>
  */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "mpi_pcoll.h"
 
@@ -1193,6 +1202,150 @@ static int threads_test(void)
     return sub_end("threads", bad);
 }
 
+/* ------------------------------------------------------------------ a node lost */
+
+/* Every rank on one host (AMCTEST_KILL_HOST, default the last rank's) dies
+ * by SIGKILL after AMCTEST_DEATH_ITER allreduces (default 200); the others
+ * loop MPI_Allreduce on a duplicate of the world under MPI_ERRORS_RETURN
+ * and must get an error, of the process-failure class where MPI has one
+ * (MPICH: MPIX_ERR_PROC_FAILED, what the library makes of amcoll's
+ * AMC_ERR_PEER), within LOST_LATENCY_MAX of the death; their host's
+ * communicator, split before, keeps working. Each survivor writes
+ * DIR/rank.<rank> ("ok lost" first if it passed, then what it saw) before
+ * MPI_Finalize, which may not return where the launcher waits for the dead
+ * ranks: the harness reads the files and ends the job. Run under the
+ * library only: plain MPI waits for ever in the first allreduce after the
+ * loss (nothing in it detects a failed process by default). */
+#define LOST_HOST_LEN    64
+#define LOST_LATENCY_MAX 5.0  /* seconds from the death to the error */
+#define LOST_LOOP_MAX    60.0 /* seconds a survivor loops before it gives up */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* one clock for every namespace of the machine */
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The victim's death time, written aside and renamed into place: several
+ * ranks die at once, and none may leave the file empty for a survivor. */
+static void lost_die(const char *dir)
+{
+    char  path[600], tmp[700];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/death", dir);
+    snprintf(tmp, sizeof(tmp), "%s.%d.%ld", path, rank, (long)getpid());
+    f = fopen(tmp, "w");
+    if (f != NULL) {
+        fprintf(f, "%.9f\n", now_s());
+        if ((fclose(f) != 0) || (rename(tmp, path) != 0)) {
+            unlink(tmp);
+        }
+    }
+    raise(SIGKILL);
+    _exit(99); /* not reached */
+}
+
+static int lost_test(const char *dir)
+{
+    const char *env = getenv("AMCTEST_DEATH_ITER"), *victim;
+    int         die_at = (env != NULL) ? atoi(env) : 200;
+    char        host[LOST_HOST_LEN] = "", (*hosts)[LOST_HOST_LEN], path[600], msg[MPI_MAX_ERROR_STRING] = "";
+    char        log[2048] = "";
+    int         victims = 0, color = -1, i, rc = MPI_SUCCESS, cls = -1, len = 0, one = 1, sum = 0, nsz = 0;
+    int         want = -1, bad = 0;
+    double      t0, t_err, t_death = 0.0;
+    MPI_Comm    c, node;
+    FILE       *f;
+
+#if defined(MPICH_VERSION) && defined(MPIX_ERR_PROC_FAILED)
+    want = MPIX_ERR_PROC_FAILED;
+#endif
+    gethostname(host, sizeof(host) - 1);
+    hosts = calloc((size_t)size, sizeof(*hosts));
+    if (hosts == NULL) die("calloc", 0);
+    CHK(MPI_Allgather(host, LOST_HOST_LEN, MPI_CHAR, hosts, LOST_HOST_LEN, MPI_CHAR, MPI_COMM_WORLD));
+    env    = getenv("AMCTEST_KILL_HOST");
+    victim = ((env != NULL) && (*env != '\0')) ? env : hosts[size - 1];
+    for (i = 0; i < size; i++) {
+        if ((color < 0) && (strcmp(hosts[i], host) == 0)) color = i; /* the host's first rank names it */
+        victims += (strcmp(hosts[i], victim) == 0);
+    }
+    if ((victims == 0) || (victims == size)) {
+        if (rank == 0) printf("FAIL lost: %d of %d ranks on host %s: the test needs ranks on it and elsewhere\n",
+                              victims, size, victim);
+        MPI_Finalize();
+        return 1;
+    }
+    CHK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    CHK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
+    CHK(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &node));
+    CHK(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN));
+    CHK(MPI_Comm_size(node, &nsz));
+    for (i = 0; i < 5; i++) {
+        CHK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c));
+        if (sum != size) die("warm-up allreduce's sum", sum);
+    }
+    if (strcmp(host, victim) == 0) {
+        for (i = 0; i < die_at; i++) {
+            (void)MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c);
+        }
+        lost_die(dir);
+    }
+    t0 = now_s();
+    for (i = 0;; i++) {
+        rc = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c);
+        if ((rc != MPI_SUCCESS) || (now_s() - t0 > LOST_LOOP_MAX)) break;
+    }
+    t_err = now_s();
+    snprintf(path, sizeof(path), "%s/death", dir);
+    f = fopen(path, "r");
+    if ((f == NULL) || (fscanf(f, "%lf", &t_death) != 1)) t_death = 0.0;
+    if (f != NULL) fclose(f);
+    if (rc != MPI_SUCCESS) {
+        MPI_Error_class(rc, &cls);
+        MPI_Error_string(rc, msg, &len);
+    }
+#define LOST_SAY(...) snprintf(log + strlen(log), sizeof(log) - strlen(log), __VA_ARGS__)
+    if (rc == MPI_SUCCESS) {
+        LOST_SAY("FAIL rank %d: no error in %.0f s of allreduces after the loss of %s\n", rank,
+                 LOST_LOOP_MAX, victim);
+        bad++;
+    } else if ((want >= 0) && (cls != want)) {
+        LOST_SAY("FAIL rank %d: error class %d (%s), want %d\n", rank, cls, msg, want);
+        bad++;
+    }
+    if (t_death <= 0.0) {
+        LOST_SAY("FAIL rank %d: no death time in %s\n", rank, path);
+        bad++;
+    } else if (t_err - t_death > LOST_LATENCY_MAX) {
+        LOST_SAY("FAIL rank %d: the error came %.3f s after the death\n", rank, t_err - t_death);
+        bad++;
+    }
+    /* the host's communicator has no dead rank: it keeps working */
+    sum = 0;
+    rc  = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, node);
+    if ((rc != MPI_SUCCESS) || (sum != nsz)) {
+        LOST_SAY("FAIL rank %d: allreduce on its host's communicator after the loss: rc %d, sum %d of %d\n",
+                 rank, rc, sum, nsz);
+        bad++;
+    }
+    LOST_SAY("host %s: loop ended at %d, %.3f s after the loss of %s (%d ranks): error class %d%s (%s)\n",
+             host, i, t_err - t_death, victim, victims, cls,
+             (want >= 0) && (cls == want) ? " MPIX_ERR_PROC_FAILED" : "", msg);
+#undef LOST_SAY
+    snprintf(path, sizeof(path), "%s/rank.%d", dir, rank);
+    f = fopen(path, "w");
+    if (f != NULL) {
+        fprintf(f, "%s%s", bad ? "" : "ok lost\n", log);
+        fclose(f);
+    }
+    free(hosts);
+    MPI_Finalize();
+    return bad != 0;
+}
+
 /* ------------------------------------------------------------------ main */
 
 static const tinfo_t types[] = {
@@ -1340,10 +1493,14 @@ int main(int argc, char **argv)
         if (rank == 0 && !nfail) printf("ok %s N=%d\n", sub, size);
         return nfail != 0;
     }
+    if (strcmp(sub, "lost") == 0) {
+        if (argc < 3) MPI_Abort(MPI_COMM_WORLD, 2);
+        return lost_test(argv[2]);
+    }
     if (argc < 3) {
         fprintf(stderr,
                 "usage: %s colls OUT | compare A B N | errors | fatal | idup | fast | porder | "
-                "threads\n",
+                "threads | lost DIR\n",
                 argv[0]);
         return 2;
     }
@@ -1434,6 +1591,12 @@ int main(int argc, char **argv)
     MPI_Op_free(&op_pair);
     fclose(out);
     MPI_Barrier(MPI_COMM_WORLD);
+    /* every rank's results are written: a harness that must end a job whose
+     * MPI_Finalize hangs (MPICH 4.0.2 across hosts, tests/cluster) can */
+    if (rank == 0) {
+        printf("done colls N=%d\n", size);
+        fflush(stdout);
+    }
     MPI_Finalize();
     if (rank == 0) printf("ok colls N=%d\n", size);
     return 0;
