@@ -80,8 +80,12 @@ launch() {
     done
     shift
     if [ "$how" = srun ]; then
-        # srun passes the caller's environment on; SRUN_ARGS: a layout
-        env "${envs[@]}" timeout -k 10 "$LIMIT" bash "$CLUSTER" run \
+        # srun passes the caller's environment on; SRUN_ARGS: a layout.
+        # mpirun --oversubscribe makes Open MPI yield while it waits; srun
+        # cannot say the node's 16 slots share 2 cores, and 3 ranks
+        # spinning on 2 cores (and busy neighbours) made the plain -n 4
+        # run outlast LIMIT
+        env OMPI_MCA_mpi_yield_when_idle=1 "${envs[@]}" timeout -k 10 "$LIMIT" bash "$CLUSTER" run \
             srun --mpi=pmix -N 2 -n "$np" --kill-on-bad-exit=0 ${SRUN_ARGS:-} "$@" \
             </dev/null >"$log" 2>&1
     else
