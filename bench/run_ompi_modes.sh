@@ -16,7 +16,8 @@
 #
 # AMC_MODES_NP (default "2 4 8"), AMC_MODES_COLLS (default the blocking
 # collectives), AMC_MODES_SIZES (default "8 64 1024"), AMC_MODES_ITERS
-# (default 2000), AMC_MODES_COMP_PATH (the folder holding
+# (default 2000), AMC_MODES_WARMUP (default 200; plain MPICH spins where
+# ranks share cores, so oversubscribed runs want fewer), AMC_MODES_COMP_PATH (the folder holding
 # mca_coll_amcoll.so; default BUILD_DIR's, empty when the component is
 # installed into Open MPI's own component folder).
 set -uo pipefail
@@ -27,6 +28,7 @@ nps=${AMC_MODES_NP:-"2 4 8"}
 colls=${AMC_MODES_COLLS:-"barrier bcast reduce allreduce gather scatter allgather alltoall reduce_scatter"}
 sizes=${AMC_MODES_SIZES:-"8 64 1024"}
 iters=${AMC_MODES_ITERS:-2000}
+warmup=${AMC_MODES_WARMUP:-200}
 mpi=${AMC_MODES_MPI:-ompi}
 if [ "$mpi" = mpich ]; then
     preload=$build/.libs/libamcoll_mpich.so
@@ -68,10 +70,10 @@ for ((r = 0; r < runs; r++)); do
                 m=${modes[$(((k + r) % nmodes))]}
                 mapfile -t margs < <(mode_args "$m")
                 if [ "$c" = barrier ]; then
-                    opts=(-i "$iters" -x 200)
+                    opts=(-i "$iters" -x "$warmup")
                 else
                     lo=${sizes%% *}; hi=${sizes##* }
-                    opts=(-m "$lo:$hi" -i "$iters" -x 200)
+                    opts=(-m "$lo:$hi" -i "$iters" -x "$warmup")
                 fi
                 timeout 300 "${launcher[@]}" "${args[@]}" "${margs[@]}" -np "$np" \
                     "$osu/blocking/osu_$c" "${opts[@]}" 2>/dev/null |
@@ -85,7 +87,7 @@ for ((r = 0; r < runs; r++)); do
     done
 done
 
-awk '
+awk -v hascomp="$([ "$mpi" = mpich ] && echo 0 || echo 1)" '
 function med(s,   n, a, i, j, t) { n = split(s, a, " "); if (!n) return -1
     for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
     return (n % 2) ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
@@ -94,18 +96,32 @@ function hi(s,   n, a, i, x) { n = split(s, a, " "); x = a[1]; for (i = 2; i <= 
 { key = $3 " " $4 " " $5; if (!(key in seen)) { seen[key] = 1; order[++n] = key }
   us[$1, key] = us[$1, key] " " $6; v[$1, $2, key] = $6 }
 END {
-  printf "| N | collective | bytes | default us | comp us | preload us | comp/default | preload/default |\n"
-  printf "|---|---|---|---|---|---|---|---|\n"
+  if (hascomp) {
+    printf "| N | collective | bytes | default us | comp us | preload us | comp/default | preload/default |\n"
+    printf "|---|---|---|---|---|---|---|---|\n"
+  } else {
+    printf "| N | collective | bytes | default us | preload us | preload/default |\n"
+    printf "|---|---|---|---|---|---|\n"
+  }
   for (i = 1; i <= n; i++) { key = order[i]; rc = ""; rp = ""
     for (r = 0; r < '"$runs"'; r++) {
       if ((("default", r, key) in v) && (("comp", r, key) in v)) rc = rc " " v["comp", r, key] / v["default", r, key]
       if ((("default", r, key) in v) && (("preload", r, key) in v)) rp = rp " " v["preload", r, key] / v["default", r, key] }
     split(key, kb, " ")
     mc = med(rc); mp = med(rp)
-    printf "| %s | %s | %s | %.2f | %.2f | %.2f | %.2f [%.2f-%.2f] | %.2f [%.2f-%.2f] |\n", kb[1], kb[2], kb[2] == "barrier" ? "-" : kb[3],
-      med(us["default", key]), med(us["comp", key]), med(us["preload", key]), mc, lo(rc), hi(rc), mp, lo(rp), hi(rp)
+    if (hascomp)
+      printf "| %s | %s | %s | %.2f | %.2f | %.2f | %.2f [%.2f-%.2f] | %.2f [%.2f-%.2f] |\n", kb[1], kb[2], kb[2] == "barrier" ? "-" : kb[3],
+        med(us["default", key]), med(us["comp", key]), med(us["preload", key]), mc, lo(rc), hi(rc), mp, lo(rp), hi(rp)
+    else
+      printf "| %s | %s | %s | %.2f | %.2f | %.2f [%.2f-%.2f] |\n", kb[1], kb[2], kb[2] == "barrier" ? "-" : kb[3],
+        med(us["default", key]), med(us["preload", key]), mp, lo(rp), hi(rp)
     if (mc > 0) { lc[kb[1]] += log(mc); nc[kb[1]]++ }
-    if (mp > 0) { lp[kb[1]] += log(mp); np_[kb[1]]++ } }
-  for (k in np_) printf "N=%s geometric mean: comp/default %.3f, preload/default %.3f (%d cells, %d runs)\n", k, (k in nc) ? exp(lc[k] / nc[k]) : -1, exp(lp[k] / np_[k]), np_[k], '"$runs"'
+    if (mp > 0) { lp[kb[1]] += log(mp); np_[kb[1]]++
+      if (mp > worst[kb[1]]) { worst[kb[1]] = mp; wcell[kb[1]] = kb[2] (kb[2] == "barrier" ? "" : " " kb[3] " B") } } }
+  for (k in np_) {
+    printf "N=%s geometric mean:", k
+    if (hascomp) printf " comp/default %.3f,", (k in nc) ? exp(lc[k] / nc[k]) : -1
+    printf " preload/default %.3f (%d cells, %d runs), its highest cell %.2f (%s)\n", exp(lp[k] / np_[k]), np_[k],
+      '"$runs"', worst[k], wcell[k] }
 }' "$out"
 rm -f "$out"
