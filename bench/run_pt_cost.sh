@@ -4,16 +4,19 @@
 # with AMC_PROGRESS_THREAD=0 and =1, alternating, several rounds per N, and
 # the table shows the median latency of each and their ratio (on / off) with
 # its spread over the rounds. The goal is no measurable slowdown.
-# It builds nothing: run `make bench/barrier_bench bench/coll_bench` first.
+# It builds nothing: ./build.sh (or make in build_dir) first.
 #
-#   bash bench/run_pt_cost.sh [build_dir]
+#   bash bench/run_pt_cost.sh [build_dir]      (default: build/ of this checkout)
 #
 # Environment: AMC_BENCH_NP (default "2 4 8"), AMC_BENCH_ROUNDS (default 3),
 # AMC_BENCH_TIMEOUT (s per mpirun, default 300), MPIRUN (default mpirun).
 set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-build=${1:-$(cd "$here/.." && pwd)}
+build=${1:-$(cd "$here/.." && pwd)/build}
+for b in barrier_bench coll_bench; do
+    [ -x "$build/bench/$b" ] || { echo "run_pt_cost: no $build/bench/$b (build first)" >&2; exit 1; }
+done
 nps=${AMC_BENCH_NP:-"2 4 8"}
 rounds=${AMC_BENCH_ROUNDS:-3}
 timeout_s=${AMC_BENCH_TIMEOUT:-300}

@@ -51,7 +51,7 @@ static long probe_maps(void)
     return n;
 }
 
-/* AMC_PROBE_SMAPS=1: the resident KiB after the barrier by what holds it
+/* AMC_BENCH_PROBE_SMAPS=1: the resident KiB after the barrier by what holds it
  * (a mapping's file's base name, [heap], [anon], a memfd), one line per kind:
  * "smaps N n rank r KIND rss_kib private_dirty_kib". What grows with N shows
  * where the memory that follows the job's size sits; the private dirty
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
            "eps_init %lld rss_barrier_kib %ld maps_barrier %ld eps_barrier %lld rc %d\n",
            size, rank, (t1 - t0) * 1e3, (t2 - t1) * 1e3, rss0, maps0, eps0, rss1, maps1, eps1,
            rc);
-    if (getenv("AMC_PROBE_SMAPS") != NULL) {
+    if (getenv("AMC_BENCH_PROBE_SMAPS") != NULL) {
         probe_smaps(size, rank);
     }
     fflush(stdout);

@@ -141,6 +141,9 @@ static int amc_config_parse_path(const amc_config_entry_t *entry, const char *te
 _Static_assert(sizeof(((amc_config_t *)0)->tuning_file) == sizeof(((amc_config_t *)0)->timeline),
                "amc_config_parse_path bounds every path by timeline's size");
 
+/* The prefix of the benchmarks' own variables (not the library's, not warned about). */
+#define AMC_CONFIG_BENCH_PREFIX "AMC_BENCH_"
+
 /* A row's last four members: where its value goes and how it is read and
  * printed (the kind), one macro a kind, so a row names its field once. */
 #define AMC_CONFIG_KIND(_field, _parse, _format) \
@@ -470,7 +473,10 @@ int amc_config_read(amc_config_t *cfg, const amc_log_t *log)
     for (env = environ; (env != NULL) && (*env != NULL); env++) {
         const char *eq = strchr(*env, '=');
 
-        if ((strncmp(*env, "AMC_", 4) != 0) || (eq == NULL)) {
+        /* AMC_BENCH_* belong to the programs of bench/, which run amcoll
+         * and read their own settings from the same environment */
+        if ((strncmp(*env, "AMC_", 4) != 0) || (eq == NULL) ||
+            (strncmp(*env, AMC_CONFIG_BENCH_PREFIX, sizeof(AMC_CONFIG_BENCH_PREFIX) - 1) == 0)) {
             continue;
         }
         if (amc_config_find(*env, (size_t)(eq - *env)) == NULL) {

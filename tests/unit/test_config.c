@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The AMC_* table: defaults parse, values are read, bad values are rejected
- * with a message naming the variable, unknown AMC_* variables draw a warning,
- * and the printed table lists every variable.
+ * with a message naming the variable, unknown AMC_* variables draw a warning
+ * (the benchmarks' AMC_BENCH_* none), and the printed table lists every
+ * variable.
  */
 #include "tests/unit/harness.h"
 #include "am_coll/api/config_read.h"
@@ -84,6 +85,12 @@ static void test_values(void)
     CHECK(r.status == AMC_SUCCESS, "an unknown variable is not fatal");
     CHECK(strstr(err, "AMC_TYPO_VARIABLE") != NULL, "but draws a warning: '%s'", err);
     unsetenv("AMC_TYPO_VARIABLE");
+
+    setenv("AMC_BENCH_SIZES", "8,64", 1);
+    amc_test_capture_stderr(do_read, &r, err, sizeof(err));
+    CHECK(r.status == AMC_SUCCESS, "a benchmark's variable is read");
+    CHECK(strstr(err, "AMC_BENCH_SIZES") == NULL, "without a warning: '%s'", err);
+    unsetenv("AMC_BENCH_SIZES");
 }
 
 static void test_print(void)
