@@ -21,6 +21,14 @@ static void amc_dispatch_to_comm(struct amc_comm *comm, const amc_wire_hdr_t *hd
             len  = (len != 0) ? SIZE_MAX : 0;
         }
         comm->ctx->engines.barrier_arrival(comm, hdr, data, len);
+    } else if (hdr->kind == AMC_WIRE_FT) {
+        if (desc != NULL) {
+            /* never sent by rendezvous: read as a message too long */
+            amc_context_release_desc(comm->ctx, desc);
+            data = NULL;
+            len  = SIZE_MAX;
+        }
+        comm->ctx->engines.ft_arrival(comm, hdr, data, len);
     } else {
         comm->ctx->engines.coll_arrival(comm, hdr, data, len, desc);
     }
@@ -58,6 +66,14 @@ static void amc_dispatch_comm_msg(void *arg, const amc_wire_hdr_t *hdr, const vo
         return;
     }
     if (amc_context_cid_is_dead(ctx, hdr->cid)) {
+        if (hdr->kind == AMC_WIRE_FT) {
+            /* a revoke's or an agreement's echo after this rank freed the
+             * communicator it left behind: nothing waits for it here */
+            if (desc != NULL) {
+                amc_context_release_desc(ctx, desc);
+            }
+            return;
+        }
         amc_dispatch_reject(ctx, "communicator already freed", hdr, desc);
         return;
     }
@@ -119,6 +135,7 @@ void amc_dispatch_init(amc_context_t *ctx)
     amc_am_table_init(&ctx->am, amc_dispatch_reject, amc_dispatch_flush, ctx);
     amc_am_register(&ctx->am, AMC_WIRE_BARRIER, amc_dispatch_comm_msg, ctx);
     amc_am_register(&ctx->am, AMC_WIRE_COLL, amc_dispatch_comm_msg, ctx);
+    amc_am_register(&ctx->am, AMC_WIRE_FT, amc_dispatch_comm_msg, ctx);
     amc_am_register(&ctx->am, AMC_WIRE_CREDIT, amc_dispatch_credit, ctx);
     amc_am_register(&ctx->am, AMC_WIRE_DEAD, amc_dispatch_dead, ctx);
 }

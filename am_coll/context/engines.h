@@ -28,6 +28,10 @@ typedef struct amc_engines {
     /* A message of kind AMC_WIRE_COLL (desc: rendezvous data at the sender). */
     void (*coll_arrival)(struct amc_comm *comm, const amc_wire_hdr_t *hdr, const void *data,
                          size_t len, void *desc);
+    /* A message of kind AMC_WIRE_FT: revoke and agreement
+     * (am_coll/coll/coll_ft.h); eager only (no descriptor). */
+    void (*ft_arrival)(struct amc_comm *comm, const amc_wire_hdr_t *hdr, const void *data,
+                       size_t len);
     /* Rank dead (transport rank) was found dead: the instances that wait
      * for it fail, and the job is told. */
     void (*peer_dead)(struct amc_context *ctx, int dead);
