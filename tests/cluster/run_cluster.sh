@@ -11,7 +11,10 @@
 #     results compared with the same program without the library;
 #   - a node lost: every rank of one node SIGKILLed in a loop of
 #     collectives; the others get AMC_ERR_PEER within 5 s, their node's
-#     communicator keeps working, finalize ends in its bound.
+#     communicator keeps working, finalize ends in its bound;
+#   - going on after it (test_shrink_mpi): a rank of the other node killed
+#     in an allreduce loop (and a second in the shrink), or a whole node
+#     lost; the survivors revoke, shrink and finish the loop, sums checked.
 # Run from the build directory (as `make check` does); needs root. Ends
 # with "cluster: N passed, N failed".
 set -u
@@ -44,7 +47,7 @@ if [ "$(id -u)" != 0 ]; then
     finish
 fi
 for f in tests/integration/test_coll_mpi tests/integration/test_comm_mpi \
-         tests/integration/test_peer_mpi; do
+         tests/integration/test_peer_mpi tests/integration/test_shrink_mpi; do
     [ -x "$f" ] || { fail "$f not found (run from the build directory after make check)"; finish; }
 done
 
@@ -193,6 +196,28 @@ for lost in "4 n2 --ntasks-per-node=2" "3 n1"; do
              "AMC_ERR_PEER ($(grep -h "loss of" "$res"/rank.* | sed 's/.*ended at [0-9]*, //' | head -n 1))"
     else
         fail "srun -N 2 -n $np: $host lost ($survivors of $expect survivors passed)"
+        cat "$res"/rank.* 2>/dev/null | head -n 12 | sed 's/^/    | /'
+        tail -n 8 "$res.log" | sed 's/^/    | /'
+    fi
+done
+
+# Going on after a failure across hosts: srun keeps the survivors
+# (--kill-on-bad-exit=0). The last rank (on n2 in srun's blocks) killed,
+# then also rank 1 during the shrink; then node n2 lost whole.
+for case in "4 loop" "4 loop AMCTEST_SHRINK_VICTIM=1" "4 node AMCTEST_KILL_HOST=n2"; do
+    read -r np mode extra <<<"$case"
+    res="$WORK/shrink.$np.$mode.${extra:+x}"
+    mkdir -p "$res"
+    SRUN_ARGS=--ntasks-per-node=2 launch srun "$np" "$res.log" ${extra:+"$extra"} \
+        -- tests/integration/test_shrink_mpi "$mode" "$res"
+    survivors=$(grep -l "^ok " "$res"/rank.* 2>/dev/null | wc -l)
+    killed=$(sed -n 's/.*killed=\([0-9]*\).*/\1/p' "$res"/rank.* 2>/dev/null | head -n 1)
+    expect=$((np - ${killed:-$np}))
+    if [ "$expect" -gt 0 ] && [ "$survivors" = "$expect" ]; then
+        pass "srun -N 2 -n $np: test_shrink_mpi $mode ${extra:-}: $survivors survivors shrank and" \
+             "finished ($(head -n 1 "$(ls "$res"/rank.* | head -n 1)" | cut -c4-))"
+    else
+        fail "srun -N 2 -n $np: test_shrink_mpi $mode ${extra:-} ($survivors of $expect survivors passed)"
         cat "$res"/rank.* 2>/dev/null | head -n 12 | sed 's/^/    | /'
         tail -n 8 "$res.log" | sed 's/^/    | /'
     fi

@@ -293,8 +293,8 @@ static void ts_run(const char *mode, const char *dir)
         f = fopen(path, "w");
         if (f != NULL) {
             if (ts_failures == 0) {
-                fprintf(f, "ok latency=%.4f s shrinks=%d size=%d death_iter=%ld\n", latency,
-                        shrinks, m, died_at);
+                fprintf(f, "ok latency=%.4f s shrinks=%d size=%d death_iter=%ld killed=%d\n",
+                        latency, shrinks, m, died_at, killed_expected);
             } else {
                 fprintf(f, "failed\n%s", ts_msg);
             }
