@@ -837,8 +837,8 @@ fi
 # mpirun --mca orte_enable_recovery 1 without AMC_TIMEOUT. Every survivor
 # must get an error within 1 s of the death, revoke, shrink, go on from the
 # iteration all reached, with right sums on the shrunk communicator, and end
-# on N minus the dead; "shrink victim": a second rank dies 0-3 ms into the
-# first shrink (in or out of it on every rank alike). Each configuration
+# on N minus the dead; "shrink victim": a second rank dies 0-1 ms into the
+# first shrink (in or out of it on every rank alike; it does not go on). Each configuration
 # runs AMCTEST_SHRINK_RUNS times (default 5; each run a new death point).
 #   AMCTEST_SHRINK_BIN     program (default: ./tests/integration/test_shrink_mpi)
 #   AMCTEST_SHRINK_NPROCS  rank counts (default: 3 5)

@@ -14,7 +14,8 @@
  *                              random in [20, 220)); AMCTEST_SHRINK_VICTIM
  *                              (world rank, default none) dies in its first
  *                              shrink, AMCTEST_SHRINK_DELAY_US (default:
- *                              random below 3000) after entering it
+ *                              random below 1000) after entering it (or,
+ *                              if the shrink ended first, waits for it)
  *   test_shrink_mpi node DIR   every rank on host AMCTEST_KILL_HOST (default:
  *                              the last rank's) dies at the iteration: a
  *                              node lost (tests/cluster/)
@@ -243,13 +244,18 @@ static void ts_run(const char *mode, const char *dir)
         if ((ts_rank == shrink_victim) && (shrinks == 1)) {
             delay_us = atol(ts_env("AMCTEST_SHRINK_DELAY_US", "-1"));
             if (delay_us < 0) {
-                delay_us = rand() % 3000;
+                delay_us = rand() % 1000;
             }
             if (pthread_create(&th, NULL, ts_killer, (void *)(intptr_t)delay_us) != 0) {
                 raise(SIGKILL);
             }
         }
         rc = amc_comm_shrink(comm, &newcomm);
+        if ((ts_rank == shrink_victim) && (shrinks == 1)) {
+            for (;;) {
+                pause(); /* dies in the shrink or right after: never goes on */
+            }
+        }
         if (rc != AMC_SUCCESS) {
             ts_fail("shrink %d: %s", shrinks, amc_strerror(rc));
             break;

@@ -155,6 +155,9 @@ static unsigned long run_agree(int n, int victim, long k, int order, int shrink,
                 (void)live;
                 (void)m;
                 if (amc_fake_killed(w.fabric, r)) {
+                    if (started[r]) {
+                        amc_request_free(&req[r]); /* a dead rank's, never to end */
+                    }
                     amc_comm_free(&ar->shrunk[r]);
                     continue;
                 }
@@ -475,7 +478,10 @@ static unsigned long run_loop(int n, int victim, long k, int order)
     }
     sent = amc_fake_sent(w.fabric, victim);
     for (r = 0; r < n; r++) {
-        if (!amc_fake_killed(w.fabric, r) && rk[r].comm != amc_test_world_comm(&w, r)) {
+        if (rk[r].active) {
+            amc_request_free(&rk[r].req); /* the dead rank's, never to end */
+        }
+        if (rk[r].comm != amc_test_world_comm(&w, r)) {
             amc_comm_free(&rk[r].comm);
         }
     }
