@@ -10,7 +10,7 @@
  *   own bit, so the result shows who did); a victim dead before it sent
  *   anything is in the failed set;
  * - a loop of collectives (allreduce, bcast, allgather, barrier, alltoall,
- *   reduce), each result checked, that ends in an agreement: on an error a
+ *   reduce, gather, scatter, scan, reduce_scatter_block), each result checked, that ends in an agreement: on an error a
  *   rank revokes, and every survivor agrees and shrinks, and runs the loop
  *   again on the new communicator until an agreement finds nobody failed;
  *   the survivors end on the same communicator (id, size, membership) after
@@ -22,10 +22,11 @@
 #include "am_coll/api/api_ft.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_N   6
-#define ITERS   6
+#define ITERS   10
 #define LIMIT   200000
 
 static int nrun; /* scenarios run */
@@ -281,7 +282,7 @@ static int coll_start(rank_t *rk)
         rk->in[j]  = q * 100 + j + i;
         rk->out[j] = -1;
     }
-    switch (i % 6) {
+    switch (i % ITERS) {
     case 0:
         return amc_iallreduce(rk->in, rk->out, 1, AMC_INT32, AMC_SUM, rk->comm, &rk->req);
     case 1:
@@ -293,43 +294,59 @@ static int coll_start(rank_t *rk)
         return amc_ibarrier(rk->comm, &rk->req);
     case 4:
         return amc_ialltoall(rk->in, rk->out, 1, AMC_INT32, rk->comm, &rk->req);
-    default:
+    case 5:
         return amc_ireduce(rk->in, rk->out, 1, AMC_INT32, AMC_SUM, i % m, rk->comm, &rk->req);
+    case 6:
+        return amc_igather(rk->in, rk->out, 1, AMC_INT32, i % m, rk->comm, &rk->req);
+    case 7:
+        return amc_iscatter(rk->in, rk->out, 1, AMC_INT32, i % m, rk->comm, &rk->req);
+    case 8:
+        return amc_iscan(rk->in, rk->out, 1, AMC_INT32, AMC_SUM, rk->comm, &rk->req);
+    default:
+        return amc_ireduce_scatter_block(rk->in, rk->out, 1, AMC_INT32, AMC_SUM, rk->comm,
+                                         &rk->req);
     }
 }
 
 static int coll_right(const rank_t *rk)
 {
-    int q, m, j, i = rk->it, sum = 0;
+    int q, m, j, i = rk->it, root, sum = 0;
 
     amc_comm_rank(rk->comm, &q);
     amc_comm_size(rk->comm, &m);
-    switch (i % 6) {
+    root = i % m;
+    switch (i % ITERS) {
     case 0:
     case 5:
-        if ((i % 6 == 5) && (q != i % m)) {
+    case 8:
+        if ((i % ITERS == 5) && (q != root)) {
             return 1;
         }
-        for (j = 0; j < m; j++) {
+        for (j = 0; j < ((i % ITERS == 8) ? q + 1 : m); j++) {
             sum += j * 100 + i;
         }
         return rk->out[0] == sum;
     case 1:
         return rk->out[0] == 1000 * i + 7;
     case 2:
-        for (j = 0; j < m; j++) {
-            if (rk->out[j] != j * 100 + i) {
-                return 0;
-            }
-        }
-        return 1;
     case 4:
+    case 6:
+        if ((i % ITERS == 6) && (q != root)) {
+            return 1;
+        }
         for (j = 0; j < m; j++) {
-            if (rk->out[j] != j * 100 + q + i) {
+            if (rk->out[j] != j * 100 + i + ((i % ITERS == 4) ? q : 0)) {
                 return 0;
             }
         }
         return 1;
+    case 7:
+        return rk->out[0] == root * 100 + q + i;
+    case 9:
+        for (j = 0; j < m; j++) {
+            sum += j * 100 + q + i;
+        }
+        return rk->out[0] == sum;
     default:
         return 1;
     }
@@ -337,10 +354,10 @@ static int coll_right(const rank_t *rk)
 
 static const char *coll_name(int i)
 {
-    static const char *names[] = {"allreduce", "bcast", "allgather", "barrier", "alltoall",
-                                  "reduce"};
+    static const char *names[] = {"allreduce", "bcast",  "allgather", "barrier", "alltoall",
+                                  "reduce",    "gather", "scatter",   "scan",    "reduce_scatter_block"};
 
-    return names[i % 6];
+    return names[i % ITERS];
 }
 
 /* The survivors' recovery: on an error revoke, then (error or not, at the
@@ -499,6 +516,9 @@ static void test_loop_exhaustive(void)
     for (n = 2; n <= MAX_N; n++) {
         for (victim = 0; victim < n; victim++) {
             total = run_loop(n, victim, -1, 0);
+            if (getenv("AMCTEST_VERBOSE") != NULL) {
+                printf("loop n=%d victim=%d: %lu failure points\n", n, victim, total + 1);
+            }
             for (k = 0; k <= (long)total; k++) {
                 for (order = 0; order < orders; order++) {
                     (void)run_loop(n, victim, k, order);
