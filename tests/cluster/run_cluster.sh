@@ -201,23 +201,25 @@ for lost in "4 n2 --ntasks-per-node=2" "3 n1"; do
     fi
 done
 
-# Going on after a failure across hosts: srun keeps the survivors
-# (--kill-on-bad-exit=0). The last rank (on n2 in srun's blocks) killed,
-# then also rank 1 during the shrink; then node n2 lost whole.
-for case in "4 loop" "4 loop AMCTEST_SHRINK_VICTIM=1" "4 node AMCTEST_KILL_HOST=n2"; do
-    read -r np mode extra <<<"$case"
-    res="$WORK/shrink.$np.$mode.${extra:+x}"
+# Going on after a failure across hosts. A rank killed in the loop (the
+# last, on n2 with --map-by node), and also rank 1 during the shrink, under
+# mpirun with orte_enable_recovery (srun aborts the step when a task is
+# killed by a signal, at times before the survivors finish); node n2 lost
+# whole under srun (--kill-on-bad-exit=0), as above.
+for case in "mpirun 4 loop" "mpirun 4 loop AMCTEST_SHRINK_VICTIM=1" "srun 4 node AMCTEST_KILL_HOST=n2"; do
+    read -r how np mode extra <<<"$case"
+    res="$WORK/shrink.$how.$np.$mode${extra:+.2}"
     mkdir -p "$res"
-    SRUN_ARGS=--ntasks-per-node=2 launch srun "$np" "$res.log" ${extra:+"$extra"} \
-        -- tests/integration/test_shrink_mpi "$mode" "$res"
+    OMPI_MCA_orte_enable_recovery=1 SRUN_ARGS=--ntasks-per-node=2 launch "$how" "$np" "$res.log" \
+        ${extra:+"$extra"} -- tests/integration/test_shrink_mpi "$mode" "$res"
     survivors=$(grep -l "^ok " "$res"/rank.* 2>/dev/null | wc -l)
     killed=$(sed -n 's/.*killed=\([0-9]*\).*/\1/p' "$res"/rank.* 2>/dev/null | head -n 1)
     expect=$((np - ${killed:-$np}))
     if [ "$expect" -gt 0 ] && [ "$survivors" = "$expect" ]; then
-        pass "srun -N 2 -n $np: test_shrink_mpi $mode ${extra:-}: $survivors survivors shrank and" \
+        pass "$how -N 2 -n $np: test_shrink_mpi $mode ${extra:-}: $survivors survivors shrank and" \
              "finished ($(head -n 1 "$(ls "$res"/rank.* | head -n 1)" | cut -c4-))"
     else
-        fail "srun -N 2 -n $np: test_shrink_mpi $mode ${extra:-} ($survivors of $expect survivors passed)"
+        fail "$how -N 2 -n $np: test_shrink_mpi $mode ${extra:-} ($survivors of $expect survivors passed)"
         cat "$res"/rank.* 2>/dev/null | head -n 12 | sed 's/^/    | /'
         tail -n 8 "$res.log" | sed 's/^/    | /'
     fi
