@@ -52,11 +52,12 @@ struct amc_comm {
                                     * it has one (am_coll/barrier/round_hdr.h) */
     uint64_t         choice[AMC_COLL_LAST]; /* the last call's algorithm per collective
                                     * (am_coll/api/coll_start.c); 0: none yet */
-    struct amc_ft   *ft;           /* revoke and agreement state, made at first use
-                                    * (am_coll/coll/coll_ft.c), freed with it */
     void            *api_memo;     /* the last blocking call on the barrier's rounds, as
                                     * checked (am_coll/api/api_memo.h): the API's,
                                     * malloc'd there, freed with the communicator */
+    struct amc_ft   *ft;           /* revoke and agreement state, made at first use
+                                    * (am_coll/coll/coll_ft.c), freed with it; last, so
+                                    * that the fields above keep their places */
 };
 
 #define AMC_COMM_BROKEN_PEER    1
