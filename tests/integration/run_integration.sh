@@ -903,6 +903,20 @@ else
     run_shrink "shrink N=4: rank 0 (the agreement's leader) killed in the loop" 4 loop AMCTEST_VICTIM=0
     run_shrink "shrink N=4: rank 0 killed, then rank 1 (the next leader) in the shrink" 4 loop \
         AMCTEST_VICTIM=0 AMCTEST_SHRINK_VICTIM=1
+    # the README's example: the last rank dies half way, the rest end on N-1
+    if [ -x ./bench/ft_sum ]; then
+        out=$(env -u AMC_TIMEOUT timeout -k 10 60 "$MPIRUN" "${MPIRUN_ARGS[@]}" \
+              --mca orte_enable_recovery 1 -np 4 ./bench/ft_sum 400 </dev/null 2>&1)
+        if echo "$out" | grep -q "^ft_sum: 400 iterations, 3 ranks left after 1 recoveries, 0 wrong sums"; then
+            echo "PASS: bench/ft_sum N=4: a rank killed half way, 3 go on"
+            passed=$((passed + 1))
+        else
+            echo "FAIL: bench/ft_sum N=4"
+            echo "$out" | tail -n 12 | sed 's/^/    | /'
+            failed=$((failed + 1))
+            failed_list="$failed_list\n  bench/ft_sum N=4"
+        fi
+    fi
     echo "integration: shrink took $(($(date +%s) - shrink_start)) s"
 fi
 
