@@ -900,6 +900,31 @@ else
                 "$np" loop AMCTEST_SHRINK_VICTIM=1
         done
     done
+    run_shrink_revoke() {
+        local dir rc bad="" n=0 f
+        dir=$(mktemp -d "$WORK/revoke.XXXXXX") || return
+        env -u AMC_TIMEOUT timeout -k 10 60 "$MPIRUN" "${MPIRUN_ARGS[@]}" -np 4 "$SHRINK_BIN" \
+            revoke "$dir" </dev/null >"$WORK/revoke.log" 2>&1
+        rc=$?
+        for f in "$dir"/rank.*; do
+            [ -f "$f" ] || continue
+            n=$((n + 1))
+            head -n 1 "$f" | grep -q '^ok .*size=4 ' || bad="$bad ${f##*/}"
+        done
+        if [ "$rc" = 0 ] && [ "$n" = 4 ] && [ -z "$bad" ]; then
+            echo "PASS: revoke N=4 without a failure: every rank's call ends, the shrink keeps all"
+            echo "    $(head -n 1 "$dir/rank.0" | cut -c4-)"
+            passed=$((passed + 1))
+        else
+            echo "FAIL: revoke N=4 without a failure (mpirun status $rc, $n results, bad:$bad)"
+            cat "$dir"/rank.* "$WORK/revoke.log" 2>/dev/null | tail -n 20 | sed 's/^/    | /'
+            failed=$((failed + 1))
+            failed_list="$failed_list\n  revoke N=4"
+        fi
+        rm -rf "$dir"
+    }
+    run_shrink_revoke
+    run_shrink "shrink N=2: the other rank killed, one goes on alone" 2 loop
     run_shrink "shrink N=4: rank 0 (the agreement's leader) killed in the loop" 4 loop AMCTEST_VICTIM=0
     run_shrink "shrink N=4: rank 0 killed, then rank 1 (the next leader) in the shrink" 4 loop \
         AMCTEST_VICTIM=0 AMCTEST_SHRINK_VICTIM=1

@@ -16,6 +16,10 @@
  *                              shrink, AMCTEST_SHRINK_DELAY_US (default:
  *                              random below 1000) after entering it (or,
  *                              if the shrink ended first, waits for it)
+ *   test_shrink_mpi revoke DIR AMCTEST_VICTIM revokes the world at the
+ *                              iteration instead of calling it, nobody dies:
+ *                              the others' calls end with AMC_ERR_REVOKED
+ *                              within the bound, the shrink keeps everyone
  *   test_shrink_mpi node DIR   every rank on host AMCTEST_KILL_HOST (default:
  *                              the last rank's) dies at the iteration: a
  *                              node lost (tests/cluster/)
@@ -76,8 +80,9 @@ static const char *ts_env(const char *name, const char *dflt)
     return ((v != NULL) && (v[0] != '\0')) ? v : dflt;
 }
 
-/* The death time first, written aside and renamed into place, then the death. */
-static void ts_die(const char *dir, long iter)
+/* The time of the death (or the revoke), written aside and renamed into
+ * place, where the others read it. */
+static void ts_mark(const char *dir, long iter)
 {
     char   path[4096], tmp[4200];
     FILE  *f;
@@ -91,6 +96,11 @@ static void ts_die(const char *dir, long iter)
             (void)unlink(tmp);
         }
     }
+}
+
+static void ts_die(const char *dir, long iter)
+{
+    ts_mark(dir, iter);
     raise(SIGKILL);
     _exit(99);
 }
@@ -156,7 +166,7 @@ static void ts_run(const char *mode, const char *dir)
     int        victim = atoi(ts_env("AMCTEST_VICTIM", "-1"));
     int        shrink_victim = atoi(ts_env("AMCTEST_SHRINK_VICTIM", "-1"));
     int        die_at = atoi(ts_env("AMCTEST_DEATH_ITER", "-1"));
-    int        dies_here = 0, killed_expected = 0, recovering = 0;
+    int        dies_here = 0, revokes_here = 0, killed_expected = 0, recovering = 0;
     long       delay_us, died_at = -1;
     double     t_err = 0.0, latency = -1.0, t_death;
     int64_t    v, sum, expect, iter;
@@ -197,6 +207,13 @@ static void ts_run(const char *mode, const char *dir)
         }
         die_at = (int)iter;
         shrink_victim = -1;
+    } else if (strcmp(mode, "revoke") == 0) {
+        /* nobody dies: the victim revokes where the others wait for it */
+        revokes_here  = (ts_rank == victim);
+        shrink_victim = -1;
+        if (die_at < 0) {
+            die_at = 20 + rand() % 200;
+        }
     } else {
         dies_here       = (ts_rank == victim);
         killed_expected = 1 + ((shrink_victim >= 0) && (shrink_victim != victim));
@@ -208,6 +225,10 @@ static void ts_run(const char *mode, const char *dir)
     for (iter = 0; iter < TS_ITERS;) {
         if (dies_here && (iter == die_at)) {
             ts_die(dir, (long)iter);
+        }
+        if (revokes_here && (iter == die_at) && (shrinks == 0)) {
+            ts_mark(dir, (long)iter);
+            recovering = 1; /* straight to the revoke */
         }
         v = (int64_t)(ts_rank + 1) * 1000 + iter;
         rc = recovering ? AMC_ERR_REVOKED
@@ -232,7 +253,8 @@ static void ts_run(const char *mode, const char *dir)
             latency = (t_death > 0.0) ? t_err - t_death : -1.0;
         }
         errors++;
-        if ((rc != AMC_ERR_PEER) && (rc != AMC_ERR_REVOKED)) {
+        if (((rc != AMC_ERR_PEER) && (rc != AMC_ERR_REVOKED)) ||
+            ((rc == AMC_ERR_PEER) && (strcmp(mode, "revoke") == 0))) {
             ts_fail("iteration %lld: %s", (long long)iter, amc_strerror(rc));
             break;
         }
@@ -316,7 +338,7 @@ static void ts_run(const char *mode, const char *dir)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s loop|node RESULT_DIR\n", argv[0]);
+        fprintf(stderr, "usage: %s loop|revoke|node RESULT_DIR\n", argv[0]);
         return 2;
     }
     if (amc_init(&argc, &argv) != AMC_SUCCESS) {
