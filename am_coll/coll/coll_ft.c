@@ -145,7 +145,7 @@ static int amc_ft_send(struct amc_comm *comm, int type, uint64_t epoch, int root
     hdr.round = (uint32_t)type;
     hdr.root  = root;
     status    = amc_coll_notice_to(comm->ctx, &hdr, value,
-                                     (value != NULL) ? amc_ft_value_len(comm) : 0, dest, n);
+                                   (value != NULL) ? amc_ft_value_len(comm) : 0, dest, n);
     if (status != AMC_SUCCESS) {
         amc_error(&comm->ctx->log, "out of memory for an agreement message on communicator "
                   "0x%llx: it may not end", (unsigned long long)comm->cid);
