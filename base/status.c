@@ -15,6 +15,7 @@ const char *amc_strerror(int code)
     case AMC_ERR_TRANSPORT:       return "transport (UCX) error";
     case AMC_ERR_NOT_INITIALIZED: return "amcoll is not initialized (or already finalized)";
     case AMC_ERR_UNSUPPORTED:     return "operation not supported by this build";
+    case AMC_ERR_REVOKED:         return "the communicator was revoked (amc_comm_revoke)";
     default:                      return "unknown amcoll status code";
     }
 }

@@ -22,6 +22,8 @@ enum {
     AMC_WIRE_CREDIT  = 3,  /* eager tokens given back (am_coll/context/flow.h); src is the transport rank */
     AMC_WIRE_DEAD    = 4,  /* transport rank root is dead, says transport rank src
                             * (am_coll/coll/coll_notice.c) */
+    AMC_WIRE_FT      = 5,  /* revoke, agree, shrink: round says which message
+                            * (am_coll/coll/coll_ft.h), seq the agreement */
     AMC_WIRE_KINDS         /* the dispatch table's size (handlers/am_handler.h) */
 };
 

@@ -32,6 +32,7 @@ enum {
     AMC_ERR_TRANSPORT,
     AMC_ERR_NOT_INITIALIZED,
     AMC_ERR_UNSUPPORTED,
+    AMC_ERR_REVOKED,    /* the communicator was revoked (amc_comm_revoke) */
     AMC_ERR_LAST /* one past the last code; not a status */
 };
 
@@ -195,6 +196,43 @@ int amc_comm_split(amc_comm_t comm, int color, int key, amc_comm_t *newcomm);
  * last one has. AMC_ERR_ARG for a NULL comm, AMC_ERR_COMM for the world or
  * a handle that is no live communicator. */
 int amc_comm_free(amc_comm_t *comm);
+
+/* Going on after a failure (doc/design.md, "Revoke, agree and shrink"), as
+ * MPI's fault tolerance proposal (MPIX_Comm_revoke/agree/shrink) does. */
+/* Marks comm revoked on every live rank: this rank's and every other
+ * rank's pending and later collectives, dups, splits and persistent starts
+ * on it end with AMC_ERR_REVOKED (a revoked communicator takes that code
+ * before AMC_ERR_PEER), whether or not a rank saw a failure itself; only
+ * amc_comm_agree, amc_comm_shrink, amc_comm_failed and amc_comm_free still
+ * work on it. Local and non-blocking: the notice spreads by the handlers.
+ * Revoking twice is no error. */
+int amc_comm_revoke(amc_comm_t comm);
+/* A fault-tolerant agreement over comm, revoked or not: every rank of comm
+ * calls it (agreements on comm are matched by their order, apart from its
+ * collectives), and every rank that returns gets the same *flag, the
+ * bitwise AND of the flags of the ranks that took part, and the same code:
+ * AMC_SUCCESS, or AMC_ERR_PEER when ranks of comm failed before or during
+ * it (the same failed set everywhere, included in amc_comm_failed from
+ * then on). Returns even if ranks die while it runs (a death known to the
+ * transport ends the wait for that rank at once, no timeout). AMC_ERR_ARG
+ * for a NULL flag; AMC_ERR_UNSUPPORTED for a communicator of more than
+ * 1024 ranks; AMC_ERR_TIMEOUT past AMC_TIMEOUT, if set. */
+int amc_comm_agree(amc_comm_t comm, int *flag);
+/* A new communicator of the ranks of comm (revoked or not) still alive, in
+ * comm's order, agreed on by them all as amc_comm_agree agrees: a rank that
+ * dies during the shrink is a member on every rank or on none (a member
+ * that died makes the new one fail with AMC_ERR_PEER: shrink it again).
+ * Every rank of comm alive calls it. The new communicator is like any
+ * other (collectives, dup, split, persistent requests; free it with
+ * amc_comm_free). Returns AMC_SUCCESS even when ranks failed; AMC_ERR_ARG
+ * for a NULL newcomm; otherwise as amc_comm_agree, with *newcomm
+ * AMC_COMM_NULL. */
+int amc_comm_shrink(amc_comm_t comm, amc_comm_t *newcomm);
+/* Local: the ranks of comm that this rank knows have failed, in increasing
+ * order, at most max of them written to ranks; *count: how many there are
+ * (may be more than max). AMC_ERR_ARG for a NULL count, or NULL ranks with
+ * max > 0. */
+int amc_comm_failed(amc_comm_t comm, int *ranks, int max, int *count);
 /* For a host library that agrees on its communicators itself (the Open MPI
  * component): amc_comm_id_reserve gives, on one rank (the leader), an id no
  * other creation in the job uses; the host passes it to the other members by

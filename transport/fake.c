@@ -49,6 +49,13 @@ typedef struct {
     uint32_t  n, cap;
 } amc_fake_nic_cal_t;
 
+/* A rank killed after a number of its sends (amc_fake_kill_after). */
+typedef struct amc_fake_fate {
+    unsigned long sent;
+    long          die_after;  /* -1: lives */
+    int           killed;     /* sends nothing more, receives nothing more */
+} amc_fake_fate_t;
+
 struct amc_fake_fabric {
     int                    nranks;
     amc_fake_completion_t  completion;
@@ -63,6 +70,7 @@ struct amc_fake_fabric {
     struct amc_fake_rndv  *rndv_live;     /* their descriptors: freed with the fabric */
     unsigned long         *eager_data;    /* per destination: eager messages with data */
     unsigned long         *serials;       /* per rank: events its steps queued so far */
+    amc_fake_fate_t       *fate;          /* per rank: sends so far, when it dies */
     /* Threaded mode: each rank's progress delivers its own messages, and a
      * send completes in the sender's progress, as with UCX. A recursive
      * mutex per rank stands for the UCX worker lock of THREAD_MODE_MULTI: it
@@ -324,6 +332,22 @@ static int amc_fake_send_locked(amc_fake_transport_t *self, int dest, const void
                                 size_t hdr_len, const void *data, size_t len, unsigned mode,
                                 amc_completion_t *comp);
 
+/* Whether rank is dead, or dies now instead of making its next send. */
+static int amc_fake_fated(amc_fake_fabric_t *fabric, int rank)
+{
+    amc_fake_fate_t *fate = &fabric->fate[rank];
+
+    if (fate->killed) {
+        return 1;
+    }
+    if ((fate->die_after >= 0) && (fate->sent >= (unsigned long)fate->die_after)) {
+        amc_fake_kill(fabric, rank);
+        return 1;
+    }
+    fate->sent++;
+    return 0;
+}
+
 static int amc_fake_send(amc_transport_t *tp, int dest, const void *hdr, size_t hdr_len,
                          const void *data, size_t len, unsigned mode, amc_completion_t *comp)
 {
@@ -334,7 +358,7 @@ static int amc_fake_send(amc_transport_t *tp, int dest, const void *hdr, size_t 
     if ((dest < 0) || (dest >= fabric->nranks) || (hdr_len > AMC_FAKE_HDR_MAX)) {
         return AMC_ERR_TRANSPORT;
     }
-    if (amc_peer_set_test(&tp->dead, dest)) {
+    if (amc_peer_set_test(&tp->dead, dest) || amc_fake_fated(fabric, tp->rank)) {
         return AMC_SUCCESS; /* dropped, as the UCX transport does */
     }
     if (amc_peer_set_mark(&self->contacted, dest)) {
@@ -657,6 +681,7 @@ int amc_fake_fabric_create(int nranks, amc_fake_completion_t completion,
                            amc_fake_fabric_t **fabric_p)
 {
     amc_fake_fabric_t *fabric;
+    int                i;
 
     if (nranks < 1) {
         return AMC_ERR_ARG;
@@ -675,11 +700,16 @@ int amc_fake_fabric_create(int nranks, amc_fake_completion_t completion,
     }
     fabric->eager_data = calloc((size_t)nranks, sizeof(*fabric->eager_data));
     fabric->serials    = calloc((size_t)nranks, sizeof(*fabric->serials));
-    if ((fabric->eager_data == NULL) || (fabric->serials == NULL)) {
+    fabric->fate       = calloc((size_t)nranks, sizeof(*fabric->fate));
+    if ((fabric->eager_data == NULL) || (fabric->serials == NULL) || (fabric->fate == NULL)) {
         free(fabric->eager_data);
         free(fabric->serials);
+        free(fabric->fate);
         free(fabric->held);
         goto err_free_ranks;
+    }
+    for (i = 0; i < nranks; i++) {
+        fabric->fate[i].die_after = -1;
     }
     fabric->nranks     = nranks;
     fabric->completion = completion;
@@ -759,6 +789,7 @@ void amc_fake_fabric_destroy(amc_fake_fabric_t *fabric)
     free(fabric->node_recv);
     free(fabric->eager_data);
     free(fabric->serials);
+    free(fabric->fate);
     free(fabric->held);
     free(fabric->ranks);
     free(fabric);
@@ -908,6 +939,16 @@ static int amc_fake_run(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
         amc_fake_pull(fabric, msg);
         return 1;
     }
+    if (fabric->fate[msg->dst].killed) {
+        /* a dead process reads nothing; its sender's send ends as dropped */
+        if (msg->mode != AMC_SEND_RNDV) {
+            free(msg->data);
+        }
+        if (msg->comp != NULL) {
+            msg->comp->fn(msg->comp, AMC_SUCCESS);
+        }
+        return 1;
+    }
     amc_fake_lock(fabric);
     if ((msg->hdr_ptr != NULL) && (memcmp(msg->hdr_ptr, msg->hdr_copy, msg->hdr_len) != 0)) {
         fabric->violations++;
@@ -1024,6 +1065,21 @@ unsigned long amc_fake_rndv_pending(const amc_fake_fabric_t *fabric)
     return fabric->rndv_pending;
 }
 
+void amc_fake_kill_after(amc_fake_fabric_t *fabric, int rank, long sends)
+{
+    fabric->fate[rank].die_after = (sends < 0) ? -1 : (long)fabric->fate[rank].sent + sends;
+}
+
+unsigned long amc_fake_sent(const amc_fake_fabric_t *fabric, int rank)
+{
+    return fabric->fate[rank].sent;
+}
+
+int amc_fake_killed(const amc_fake_fabric_t *fabric, int rank)
+{
+    return fabric->fate[rank].killed;
+}
+
 unsigned long amc_fake_delivered(const amc_fake_fabric_t *fabric)
 {
     return fabric->delivered;
@@ -1033,6 +1089,7 @@ void amc_fake_kill(amc_fake_fabric_t *fabric, int rank)
 {
     int i;
 
+    fabric->fate[rank].killed = 1;
     for (i = 0; i < fabric->nranks; i++) {
         if ((i != rank) && (fabric->ranks[i] != NULL)) {
             (void)amc_peer_set_mark(&fabric->ranks[i]->super.dead, rank);

@@ -77,6 +77,14 @@ void amc_fake_hold(amc_fake_fabric_t *fabric, int rank, int hold);
  * still arrive. */
 void amc_fake_kill(amc_fake_fabric_t *fabric, int rank);
 
+/* rank dies instead of making its sends-th send from now (0: its next;
+ * -1: it lives): a failure between any two messages, also in the middle
+ * of one step's messages. A killed rank sends and receives nothing more.
+ * amc_fake_sent: the sends rank made so far. */
+void          amc_fake_kill_after(amc_fake_fabric_t *fabric, int rank, long sends);
+unsigned long amc_fake_sent(const amc_fake_fabric_t *fabric, int rank);
+int           amc_fake_killed(const amc_fake_fabric_t *fabric, int rank);
+
 /* Queues raw bytes as a message from src to dst, as a broken peer would. */
 int  amc_fake_inject(amc_fake_fabric_t *fabric, int src, int dst,
                      const void *hdr, size_t hdr_len);

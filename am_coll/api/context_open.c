@@ -5,6 +5,7 @@
 #include "am_coll/alg/tuning.h"
 #include "am_coll/barrier/barrier.h"
 #include "am_coll/coll/coll.h"
+#include "am_coll/coll/coll_ft.h"
 #include "am_coll/context/comm_life.h"
 #include "am_coll/context/comm_table.h"
 #include "am_coll/context/request.h"
@@ -48,6 +49,7 @@ static void amc_context_engines_set(amc_engines_t *engines)
 {
     engines->barrier_arrival  = amc_barrier_on_arrival;
     engines->coll_arrival     = amc_coll_on_arrival;
+    engines->ft_arrival       = amc_ft_on_arrival;
     engines->peer_dead        = amc_coll_notify_dead;
     engines->inst_discard     = amc_coll_inst_discard;
     engines->sched_release    = amc_coll_sched_release;

@@ -207,6 +207,12 @@ void amc_coll_notify_abort(struct amc_comm *comm, uint64_t seq, uint8_t coll, in
  * (AMC_WIRE_DEAD): for deaths this rank found itself (am_coll/context/peer_watch.c). */
 void amc_coll_notify_dead(struct amc_context *ctx, int dead);
 
+/* hdr with len bytes of data (copied) to the ndest transport ranks of dest,
+ * eager, from the next amc_context_flush, kept until sent (lost only with
+ * the transport). AMC_ERR_NO_MEMORY: nothing sent. */
+int  amc_coll_notice_to(struct amc_context *ctx, const amc_wire_hdr_t *hdr, const void *data,
+                          size_t len, const int *dest, int ndest);
+
 /* At the context's destruction, after the transport's: notices whose sends
  * never completed (a transport that dropped them) are freed. */
 void amc_coll_notices_free(struct amc_context *ctx);

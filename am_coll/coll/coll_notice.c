@@ -37,6 +37,8 @@ typedef struct amc_coll_notice {
     amc_wire_packed_t        wire;     /* one header for all: alive until the last send
                                         * completes */
     size_t                   wire_len;
+    const void              *data;     /* after dest[], or NULL */
+    size_t                   len;
     uint32_t                 left;     /* sends not complete, plus one while they are posted */
     int                      ndest;
     int                      dest[];   /* transport ranks: the communicator may be gone by
@@ -88,8 +90,8 @@ static void amc_coll_notice_send(amc_defer_op_t *op, amc_transport_t *tp)
     for (i = 0; i < notice->ndest; i++) {
         status = (tp == NULL) ? AMC_ERR_TRANSPORT
                               : tp->ops->send(tp, notice->dest[i], &notice->wire,
-                                              notice->wire_len, NULL, 0, AMC_SEND_EAGER,
-                                              &notice->comp);
+                                              notice->wire_len, notice->data, notice->len,
+                                              AMC_SEND_EAGER, &notice->comp);
         done += (status != AMC_INPROGRESS);
     }
     amc_coll_notice_put(notice, done + 1);
@@ -118,10 +120,45 @@ static void amc_coll_notice_post(amc_context_t *ctx, amc_coll_notice_t *notice,
     }
 }
 
+static amc_coll_notice_t *amc_coll_notice_new_data(int ndest, const void *data, size_t len)
+{
+    size_t             off = sizeof(amc_coll_notice_t) + (size_t)ndest * sizeof(int);
+    amc_coll_notice_t *notice;
+
+    off = (off + 7) & ~(size_t)7;
+    /* off the common path: a malloc under the lock is acceptable here */
+    notice = malloc(off + len);
+    if (notice != NULL) {
+        notice->data = (len > 0) ? (char *)notice + off : NULL;
+        notice->len  = len;
+        if (len > 0) {
+            memcpy((char *)notice + off, data, len);
+        }
+    }
+    return notice;
+}
+
 static amc_coll_notice_t *amc_coll_notice_new(int ndest)
 {
-    /* off the common path: a malloc under the lock is acceptable here */
-    return malloc(sizeof(amc_coll_notice_t) + (size_t)ndest * sizeof(int));
+    return amc_coll_notice_new_data(ndest, NULL, 0);
+}
+
+int amc_coll_notice_to(amc_context_t *ctx, const amc_wire_hdr_t *hdr, const void *data,
+                         size_t len, const int *dest, int ndest)
+{
+    amc_coll_notice_t *notice;
+
+    if (ndest <= 0) {
+        return AMC_SUCCESS;
+    }
+    notice = amc_coll_notice_new_data(ndest, data, len);
+    if (notice == NULL) {
+        return AMC_ERR_NO_MEMORY;
+    }
+    memcpy(notice->dest, dest, (size_t)ndest * sizeof(int));
+    notice->ndest = ndest;
+    amc_coll_notice_post(ctx, notice, hdr);
+    return AMC_SUCCESS;
 }
 
 void amc_coll_notify_abort(amc_comm_t comm, uint64_t seq, uint8_t coll, int32_t root,

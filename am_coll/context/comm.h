@@ -40,7 +40,9 @@ struct amc_comm {
     struct amc_comm *next;         /* context hash chain */
     struct amc_comm *list_next;    /* zombie or tombstone list */
     uint32_t         in_handlers;  /* arrivals being dispatched to it (context.h) */
-    int              broken;       /* a member died: AMC_ERR_PEER for good (peer_watch.h) */
+    int              broken;       /* AMC_COMM_BROKEN_* bits, for good: a member died
+                                    * (peer_watch.h), the communicator was revoked
+                                    * (am_coll/coll/coll_ft.h) */
     int              dead_rank;    /* that member's rank here, once broken */
     int              never_now;    /* the transport never sends to its peer now (2
                                     * ranks, AMC_SEND_NEVER): the sends at the entry
@@ -53,7 +55,21 @@ struct amc_comm {
     void            *api_memo;     /* the last blocking call on the barrier's rounds, as
                                     * checked (am_coll/api/api_memo.h): the API's,
                                     * malloc'd there, freed with the communicator */
+    struct amc_ft   *ft;           /* revoke and agreement state, made at first use
+                                    * (am_coll/coll/coll_ft.c), freed with it; last, so
+                                    * that the fields above keep their places */
 };
+
+#define AMC_COMM_BROKEN_PEER    1
+#define AMC_COMM_BROKEN_REVOKED 2
+
+/* What a broken communicator's calls end with: a revoked one says so first. */
+static inline int amc_comm_broken_status(const struct amc_comm *comm)
+{
+    return (__atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) & AMC_COMM_BROKEN_REVOKED)
+               ? AMC_ERR_REVOKED
+               : AMC_ERR_PEER;
+}
 
 /* The transport rank of communicator rank i. */
 static inline int amc_comm_peer(const struct amc_comm *comm, int i)

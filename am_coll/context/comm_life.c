@@ -84,6 +84,7 @@ void amc_comm_setup(amc_comm_t comm, int rank, int size, uint64_t cid)
                                                    comm->ctx->cfg.eager_tokens);
     comm->broken    = 0;
     comm->dead_rank = -1;
+    comm->ft        = NULL;
     amc_peer_watch_comm_new(comm);
 }
 
@@ -97,6 +98,8 @@ static void amc_comm_bury(amc_context_t *ctx, amc_comm_t comm)
     comm->topo  = NULL;
     free(comm->api_memo);
     comm->api_memo = NULL;
+    free(comm->ft); /* one block (am_coll/coll/coll_ft.c) */
+    comm->ft       = NULL;
     comm->magic    = AMC_COMM_MAGIC_DEAD;
     amc_context_tomb_push(ctx, comm);
 }
@@ -194,6 +197,11 @@ int amc_comm_enter(amc_comm_t comm, struct amc_request *req, const char *what,
     if (__atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE)) {
         /* nothing started, no sequence number taken: the peers that are
          * left fail the same call the same way */
+        if (amc_comm_broken_status(comm) == AMC_ERR_REVOKED) {
+            amc_debug(&comm->ctx->log, "%s on communicator 0x%llx: revoked", what,
+                      (unsigned long long)comm->cid);
+            return AMC_ERR_REVOKED;
+        }
         amc_error(&comm->ctx->log, "%s on communicator 0x%llx: rank %d (job rank %d) died; "
                   "AMC_ERR_PEER", what, (unsigned long long)comm->cid, comm->dead_rank,
                   amc_comm_peer(comm, comm->dead_rank));

@@ -74,6 +74,53 @@ static void amc_dispatch_comm_msg(void *arg, const amc_wire_hdr_t *hdr, const vo
     }
 }
 
+/* Revoke and agreement (AMC_WIRE_FT): a handler of their own, so that the
+ * collectives' messages pay no test for them. */
+static void amc_dispatch_ft_to_comm(struct amc_comm *comm, const amc_wire_hdr_t *hdr,
+                                    const void *data, size_t len, void *desc)
+{
+    if (desc != NULL) {
+        /* never sent by rendezvous: read as a message too long */
+        amc_context_release_desc(comm->ctx, desc);
+        data = NULL;
+        len  = SIZE_MAX;
+    }
+    comm->ctx->engines.ft_arrival(comm, hdr, data, len);
+}
+
+static void amc_dispatch_ft_msg(void *arg, const amc_wire_hdr_t *hdr, const void *data,
+                                size_t len, void *desc)
+{
+    amc_context_t   *ctx = arg;
+    struct amc_comm *comm;
+    int              status;
+
+    comm = amc_context_lookup(ctx, hdr->cid);
+    if (comm == NULL) {
+        if (amc_context_cid_is_dead(ctx, hdr->cid)) {
+            /* a revoke's or an agreement's echo after this rank freed the
+             * communicator it left behind: nothing waits for it here */
+            if (desc != NULL) {
+                amc_context_release_desc(ctx, desc);
+            }
+            return;
+        }
+        /* a revoke may come before this rank made the communicator */
+        status = amc_context_hold_orphan(ctx, hdr->cid, hdr, sizeof(*hdr), data, len, desc,
+                                         &comm);
+        if (status != AMC_SUCCESS) {
+            amc_dispatch_reject(ctx, "unknown communicator and no room to hold its messages "
+                                "(AMC_ORPHAN_MAX)", hdr, desc);
+            return;
+        }
+        if (comm == NULL) {
+            return;
+        }
+    }
+    amc_dispatch_ft_to_comm(comm, hdr, data, len, desc);
+    amc_context_unlookup(ctx, comm);
+}
+
 static void amc_dispatch_credit(void *arg, const amc_wire_hdr_t *hdr, const void *data,
                                 size_t len, void *desc)
 {
@@ -119,6 +166,7 @@ void amc_dispatch_init(amc_context_t *ctx)
     amc_am_table_init(&ctx->am, amc_dispatch_reject, amc_dispatch_flush, ctx);
     amc_am_register(&ctx->am, AMC_WIRE_BARRIER, amc_dispatch_comm_msg, ctx);
     amc_am_register(&ctx->am, AMC_WIRE_COLL, amc_dispatch_comm_msg, ctx);
+    amc_am_register(&ctx->am, AMC_WIRE_FT, amc_dispatch_ft_msg, ctx);
     amc_am_register(&ctx->am, AMC_WIRE_CREDIT, amc_dispatch_credit, ctx);
     amc_am_register(&ctx->am, AMC_WIRE_DEAD, amc_dispatch_dead, ctx);
 }
@@ -129,6 +177,10 @@ void amc_dispatch_replay(amc_context_t *ctx, struct amc_comm *comm, const void *
     amc_wire_hdr_t hdr;
 
     amc_am_decode(hdr_bytes, &hdr);
-    amc_dispatch_to_comm(comm, &hdr, data, len, desc);
+    if (hdr.kind == AMC_WIRE_FT) {
+        amc_dispatch_ft_to_comm(comm, &hdr, data, len, desc);
+    } else {
+        amc_dispatch_to_comm(comm, &hdr, data, len, desc);
+    }
     amc_context_flush(ctx);
 }

@@ -44,6 +44,11 @@ typedef struct amc_engines {
     /* With ctrl->lock held: what a barrier's slot waits for, in words. */
     void (*barrier_describe)(struct amc_comm *comm, const amc_coll_slot_t *slot, char *buf,
                              size_t len);
+    /* A message of kind AMC_WIRE_FT: revoke and agreement
+     * (am_coll/coll/coll_ft.h); eager only (no descriptor). Last: the
+     * fields above keep their places. */
+    void (*ft_arrival)(struct amc_comm *comm, const amc_wire_hdr_t *hdr, const void *data,
+                       size_t len);
 } amc_engines_t;
 
 #endif

@@ -26,7 +26,7 @@ static int amc_peer_watch_break(struct amc_comm *comm)
         return 0;
     }
     comm->dead_rank = dead;
-    __atomic_store_n(&comm->broken, 1, __ATOMIC_RELEASE);
+    __atomic_or_fetch(&comm->broken, AMC_COMM_BROKEN_PEER, __ATOMIC_RELEASE);
     return 1;
 }
 
@@ -66,7 +66,7 @@ void amc_peer_watch_apply(amc_context_t *ctx)
     seen = amc_peer_set_count(&ctx->tp->dead);
     for (i = 0; i < AMC_CID_BUCKETS; i++) {
         for (comm = ctx->table[i]; comm != NULL; comm = comm->next) {
-            if (__atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) ||
+            if ((__atomic_load_n(&comm->broken, __ATOMIC_ACQUIRE) & AMC_COMM_BROKEN_PEER) ||
                 !amc_peer_watch_break(comm)) {
                 continue;
             }

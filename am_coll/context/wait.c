@@ -104,7 +104,7 @@ static int amc_request_check(struct amc_request *req)
     if (__atomic_load_n(&req->comm->broken, __ATOMIC_ACQUIRE)) {
         /* every request of a broken communicator, not only the first
          * (a pending error is taken once) */
-        amc_request_fail(req, AMC_ERR_PEER, 0);
+        amc_request_fail(req, amc_comm_broken_status(req->comm), 0);
         return amc_request_is_complete(req) ? req->status : AMC_INPROGRESS;
     }
 

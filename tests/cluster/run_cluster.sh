@@ -18,7 +18,10 @@
 #     the library, its collectives routed, amcoll started by MPI's exchange
 #     (no PMIx server there) and every rank finding 2 nodes in it; and a
 #     node lost under both, the survivors' MPI_Allreduce returning
-#     MPIX_ERR_PROC_FAILED under MPI_ERRORS_RETURN.
+#     MPIX_ERR_PROC_FAILED under MPI_ERRORS_RETURN;
+#   - going on after it (test_shrink_mpi): a rank of the other node killed
+#     in an allreduce loop (and a second in the shrink), or a whole node
+#     lost; the survivors revoke, shrink and finish the loop, sums checked.
 # Run from the build directory (as `make check` does); needs root. Ends
 # with "cluster: N passed, N failed". Knobs: AMC_CLUSTER_ID (default 1),
 # AMCTEST_CLUSTER_LIMIT (seconds a job, default 120),
@@ -55,7 +58,7 @@ if [ "$(id -u)" != 0 ]; then
     finish
 fi
 for f in tests/integration/test_coll_mpi tests/integration/test_comm_mpi \
-         tests/integration/test_peer_mpi; do
+         tests/integration/test_peer_mpi tests/integration/test_shrink_mpi; do
     [ -x "$f" ] || { fail "$f not found (run from the build directory after make check)"; finish; }
 done
 
@@ -410,5 +413,29 @@ if [ -x "$MPICH_BIN" ] && [ -e "$MPICH_LIB" ] && command -v "$MPIEXEC" >/dev/nul
 else
     fail "$MPICH_BIN, libamcoll_mpich.so or $MPIEXEC not found (configure found no mpicc.mpich?)"
 fi
+
+# Going on after a failure across hosts. A rank killed in the loop (the
+# last, on n2 with --map-by node), and also rank 1 during the shrink, under
+# mpirun with orte_enable_recovery (srun aborts the step when a task is
+# killed by a signal, at times before the survivors finish); node n2 lost
+# whole under srun (--kill-on-bad-exit=0), as above.
+for case in "mpirun 4 loop" "mpirun 4 loop AMCTEST_SHRINK_VICTIM=1" "srun 4 node AMCTEST_KILL_HOST=n2"; do
+    read -r how np mode extra <<<"$case"
+    res="$WORK/shrink.$how.$np.$mode${extra:+.2}"
+    mkdir -p "$res"
+    OMPI_MCA_orte_enable_recovery=1 SRUN_ARGS=--ntasks-per-node=2 launch "$how" "$np" "$res.log" \
+        ${extra:+"$extra"} -- tests/integration/test_shrink_mpi "$mode" "$res"
+    survivors=$(grep -l "^ok " "$res"/rank.* 2>/dev/null | wc -l)
+    killed=$(sed -n 's/.*killed=\([0-9]*\).*/\1/p' "$res"/rank.* 2>/dev/null | head -n 1)
+    expect=$((np - ${killed:-$np}))
+    if [ "$expect" -gt 0 ] && [ "$survivors" = "$expect" ]; then
+        pass "$how -N 2 -n $np: test_shrink_mpi $mode ${extra:-}: $survivors survivors shrank and" \
+             "finished ($(head -n 1 "$(ls "$res"/rank.* | head -n 1)" | cut -c4-))"
+    else
+        fail "$how -N 2 -n $np: test_shrink_mpi $mode ${extra:-} ($survivors of $expect survivors passed)"
+        cat "$res"/rank.* 2>/dev/null | head -n 12 | sed 's/^/    | /'
+        tail -n 8 "$res.log" | sed 's/^/    | /'
+    fi
+done
 
 finish

@@ -831,6 +831,120 @@ else
     echo "integration: dead peers took $(($(date +%s) - peer_start)) s"
 fi
 
+# ------------------------------------------------- revoke, agree, shrink
+# tests/integration/test_shrink_mpi: a rank SIGKILLed at a random iteration
+# of a loop of 300 allreduces (an iterative sum, each result checked), under
+# mpirun --mca orte_enable_recovery 1 without AMC_TIMEOUT. Every survivor
+# must get an error within 1 s of the death, revoke, shrink, go on from the
+# iteration all reached, with right sums on the shrunk communicator, and end
+# on N minus the dead; "shrink victim": a second rank dies 0-1 ms into the
+# first shrink (in or out of it on every rank alike; it does not go on). Each configuration
+# runs AMCTEST_SHRINK_RUNS times (default 5; each run a new death point).
+#   AMCTEST_SHRINK_BIN     program (default: ./tests/integration/test_shrink_mpi)
+#   AMCTEST_SHRINK_NPROCS  rank counts (default: 3 5)
+SHRINK_NPROCS=${AMCTEST_SHRINK_NPROCS-"3 5"}
+SHRINK_RUNS=${AMCTEST_SHRINK_RUNS:-5}
+SHRINK_BIN=$(locate_program test_shrink_mpi "${AMCTEST_SHRINK_BIN:-}")
+
+# run_shrink DESC NPROCS MODE [VAR=VALUE ...]: the survivors' files decide
+run_shrink() {
+    local desc=$1 np=$2 mode=$3 dir log="$WORK/shrink.log" rc bad="" notes="" f n=0 xs=()
+    local want=$((np - 1))
+    shift 3
+    for f in "$@"; do
+        xs+=(-x "$f")
+        case $f in AMCTEST_SHRINK_VICTIM=*) want=$((np - 2)) ;; esac
+    done
+    dir=$(mktemp -d "$WORK/shrink.XXXXXX") || return
+    env -u AMC_TIMEOUT "$@" timeout -k 10 60 "$MPIRUN" "${MPIRUN_ARGS[@]}" \
+        --mca orte_enable_recovery 1 "${xs[@]}" -np "$np" "$SHRINK_BIN" "$mode" "$dir" \
+        </dev/null >"$log" 2>&1
+    rc=$?
+    pgrep -f -- "$SHRINK_BIN $mode $dir" | xargs -r kill -9 2>/dev/null
+    for f in "$dir"/rank.*; do
+        [ -f "$f" ] || continue
+        n=$((n + 1))
+        if head -n 1 "$f" | grep -q '^ok '; then
+            notes="$notes; ${f##*/}: $(head -n 1 "$f" | cut -c4-)"
+        else
+            bad="$bad ${f##*/}"
+        fi
+    done
+    if [ -z "$bad" ] && [ "$n" = "$want" ] && [ "$rc" != 124 ] && [ "$rc" != 137 ]; then
+        echo "PASS: $desc"
+        echo "    ${notes#; }"
+        passed=$((passed + 1))
+    else
+        echo "FAIL: $desc (results from $n ranks of $want, failed:$bad; mpirun status $rc" \
+             "$([ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "(killed after 60 s: hang)"))"
+        for f in "$dir"/rank.*; do
+            [ -f "$f" ] && sed "s/^/    | ${f##*/}: /" "$f"
+        done
+        tail -n 30 "$log" | sed 's/^/    | /'
+        failed=$((failed + 1))
+        failed_list="$failed_list\n  $desc"
+    fi
+    rm -rf "$dir"
+}
+
+if [ -z "$SHRINK_BIN" ] || [ ! -x "$SHRINK_BIN" ]; then
+    echo "FAIL: test_shrink_mpi not found (build it with 'make tests/integration/test_shrink_mpi')"
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  test_shrink_mpi not found"
+else
+    shrink_start=$(date +%s)
+    for np in $SHRINK_NPROCS; do
+        for ((run = 1; run <= SHRINK_RUNS; run++)); do
+            run_shrink "shrink N=$np: SIGKILL in an allreduce loop (run $run)" "$np" loop
+            [ "$np" -ge 3 ] && run_shrink "shrink N=$np: SIGKILL in the loop, rank 1 killed in the shrink (run $run)" \
+                "$np" loop AMCTEST_SHRINK_VICTIM=1
+        done
+    done
+    run_shrink_revoke() {
+        local dir rc bad="" n=0 f
+        dir=$(mktemp -d "$WORK/revoke.XXXXXX") || return
+        env -u AMC_TIMEOUT timeout -k 10 60 "$MPIRUN" "${MPIRUN_ARGS[@]}" -np 4 "$SHRINK_BIN" \
+            revoke "$dir" </dev/null >"$WORK/revoke.log" 2>&1
+        rc=$?
+        for f in "$dir"/rank.*; do
+            [ -f "$f" ] || continue
+            n=$((n + 1))
+            head -n 1 "$f" | grep -q '^ok .*size=4 ' || bad="$bad ${f##*/}"
+        done
+        if [ "$rc" = 0 ] && [ "$n" = 4 ] && [ -z "$bad" ]; then
+            echo "PASS: revoke N=4 without a failure: every rank's call ends, the shrink keeps all"
+            echo "    $(head -n 1 "$dir/rank.0" | cut -c4-)"
+            passed=$((passed + 1))
+        else
+            echo "FAIL: revoke N=4 without a failure (mpirun status $rc, $n results, bad:$bad)"
+            cat "$dir"/rank.* "$WORK/revoke.log" 2>/dev/null | tail -n 20 | sed 's/^/    | /'
+            failed=$((failed + 1))
+            failed_list="$failed_list\n  revoke N=4"
+        fi
+        rm -rf "$dir"
+    }
+    run_shrink_revoke
+    run_shrink "shrink N=2: the other rank killed, one goes on alone" 2 loop
+    run_shrink "shrink N=4: rank 0 (the agreement's leader) killed in the loop" 4 loop AMCTEST_VICTIM=0
+    run_shrink "shrink N=4: rank 0 killed, then rank 1 (the next leader) in the shrink" 4 loop \
+        AMCTEST_VICTIM=0 AMCTEST_SHRINK_VICTIM=1
+    # the README's example: the last rank dies half way, the rest end on N-1
+    if [ -x ./bench/ft_sum ]; then
+        out=$(env -u AMC_TIMEOUT timeout -k 10 60 "$MPIRUN" "${MPIRUN_ARGS[@]}" \
+              --mca orte_enable_recovery 1 -np 4 ./bench/ft_sum 400 </dev/null 2>&1)
+        if echo "$out" | grep -q "^ft_sum: 400 iterations, 3 ranks left after 1 recoveries, 0 wrong sums"; then
+            echo "PASS: bench/ft_sum N=4: a rank killed half way, 3 go on"
+            passed=$((passed + 1))
+        else
+            echo "FAIL: bench/ft_sum N=4"
+            echo "$out" | tail -n 12 | sed 's/^/    | /'
+            failed=$((failed + 1))
+            failed_list="$failed_list\n  bench/ft_sum N=4"
+        fi
+    fi
+    echo "integration: shrink took $(($(date +%s) - shrink_start)) s"
+fi
+
 end=$(date +%s)
 if [ "$failed" -gt 0 ]; then
     printf "failed runs:%b\n" "$failed_list"

@@ -115,7 +115,8 @@ static const char *amc_test_code_name(int rc)
     static const char *names[] = {
         "AMC_SUCCESS", "AMC_ERR_ARG", "AMC_ERR_COMM", "AMC_ERR_NO_MEMORY",
         "AMC_ERR_TRUNCATE", "AMC_ERR_PROTOCOL", "AMC_ERR_PEER", "AMC_ERR_TIMEOUT",
-        "AMC_ERR_TRANSPORT", "AMC_ERR_NOT_INITIALIZED", "AMC_ERR_UNSUPPORTED"
+        "AMC_ERR_TRANSPORT", "AMC_ERR_NOT_INITIALIZED", "AMC_ERR_UNSUPPORTED",
+        "AMC_ERR_REVOKED"
     };
     _Static_assert(sizeof(names) / sizeof(names[0]) == AMC_ERR_LAST,
                    "code name table out of date with amcoll.h");
