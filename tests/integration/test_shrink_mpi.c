@@ -7,7 +7,9 @@
  * TS_LATENCY_MAX of the death, revoke, shrink, learn the new membership (an
  * allgather of world ranks: the old order, without the dead), agree on the
  * iteration to go on from (an allreduce, min, on the new communicator) and
- * complete the loop with right sums on it, then finalize.
+ * complete the loop with right sums on it; then the communicator it ended
+ * on is used as any other (dup, split, a persistent allreduce, exscan,
+ * allgatherv, each checked), then finalize.
  *
  *   test_shrink_mpi loop DIR   AMCTEST_VICTIM (world rank, default the
  *                              last) dies at AMCTEST_DEATH_ITER (default:
@@ -159,6 +161,96 @@ static int ts_members(amc_comm_t comm, int *members, int *m_p)
     return AMC_SUCCESS;
 }
 
+/* The communicator the loop ended on is a communicator like any other: a
+ * dup, a split by parity, a persistent allreduce started twice, exscan and
+ * allgatherv on it, each result checked. members[] are its world ranks in
+ * its order. */
+static void ts_usable(amc_comm_t comm, const int *members, int m)
+{
+    amc_comm_t    dup = AMC_COMM_NULL, half = AMC_COMM_NULL;
+    amc_request_t req = AMC_REQUEST_NULL;
+    size_t        counts[1024], displs[1024];
+    int64_t       v, sum, want, all[1024];
+    int           me = -1, j, k, rc;
+
+    if ((amc_comm_rank(comm, &me) != AMC_SUCCESS) || (me < 0) || (me >= m)) {
+        ts_fail("rank in the shrunk communicator: %d of %d", me, m);
+        return;
+    }
+    v = members[me] + 1;
+    for (want = 0, j = 0; j < m; j++) {
+        want += members[j] + 1;
+    }
+    if (((rc = amc_comm_dup(comm, &dup)) != AMC_SUCCESS) ||
+        ((rc = amc_allreduce(&v, &sum, 1, AMC_INT64, AMC_SUM, dup)) != AMC_SUCCESS) || (sum != want)) {
+        ts_fail("dup of the shrunk communicator: %s, sum %lld of %lld", amc_strerror(rc),
+                (long long)sum, (long long)want);
+        goto out;
+    }
+    if (((rc = amc_comm_split(comm, me % 2, -me, &half)) != AMC_SUCCESS) ||
+        ((rc = amc_allreduce(&v, &sum, 1, AMC_INT64, AMC_SUM, half)) != AMC_SUCCESS)) {
+        ts_fail("split of the shrunk communicator: %s", amc_strerror(rc));
+        goto out;
+    }
+    for (want = 0, j = me % 2; j < m; j += 2) {
+        want += members[j] + 1;
+    }
+    if (sum != want) {
+        ts_fail("split half's sum %lld, want %lld", (long long)sum, (long long)want);
+        goto out;
+    }
+    for (want = 0, j = 0; j < m; j++) {
+        want += members[j] + 1;
+    }
+    if ((rc = amc_allreduce_init(&v, &sum, 1, AMC_INT64, AMC_SUM, comm, &req)) != AMC_SUCCESS) {
+        ts_fail("persistent allreduce on the shrunk communicator: %s", amc_strerror(rc));
+        goto out;
+    }
+    for (k = 0; k < 2; k++) {
+        sum = -1;
+        if (((rc = amc_start(&req)) != AMC_SUCCESS) || ((rc = amc_wait(&req)) != AMC_SUCCESS) ||
+            (sum != want)) {
+            ts_fail("persistent allreduce start %d: %s, sum %lld of %lld", k, amc_strerror(rc),
+                    (long long)sum, (long long)want);
+            goto out;
+        }
+    }
+    for (want = 0, j = 0; j < me; j++) {
+        want += members[j] + 1;
+    }
+    if (((rc = amc_exscan(&v, &sum, 1, AMC_INT64, AMC_SUM, comm)) != AMC_SUCCESS) ||
+        ((me > 0) && (sum != want))) {
+        ts_fail("exscan on the shrunk communicator: %s, %lld of %lld", amc_strerror(rc),
+                (long long)sum, (long long)want);
+        goto out;
+    }
+    for (j = 0; j < m; j++) {
+        counts[j] = 1;
+        displs[j] = (size_t)(m - 1 - j); /* reversed: the displacements count */
+    }
+    rc = amc_allgatherv(&v, 1, all, counts, displs, AMC_INT64, comm);
+    for (j = 0; (rc == AMC_SUCCESS) && (j < m); j++) {
+        if (all[m - 1 - j] != members[j] + 1) {
+            ts_fail("allgatherv on the shrunk communicator: slot %d holds %lld, want %d", m - 1 - j,
+                    (long long)all[m - 1 - j], members[j] + 1);
+            goto out;
+        }
+    }
+    if (rc != AMC_SUCCESS) {
+        ts_fail("allgatherv on the shrunk communicator: %s", amc_strerror(rc));
+    }
+out:
+    if (req != AMC_REQUEST_NULL) {
+        (void)amc_request_free(&req);
+    }
+    if (half != AMC_COMM_NULL) {
+        (void)amc_comm_free(&half);
+    }
+    if (dup != AMC_COMM_NULL) {
+        (void)amc_comm_free(&dup);
+    }
+}
+
 static void ts_run(const char *mode, const char *dir)
 {
     amc_comm_t comm = amc_comm_world(), newcomm;
@@ -304,6 +396,9 @@ static void ts_run(const char *mode, const char *dir)
         }
         if (m != ts_size - killed_expected) {
             ts_fail("ended on %d ranks, want %d", m, ts_size - killed_expected);
+        }
+        if ((ts_failures == 0) && (comm != amc_comm_world())) {
+            ts_usable(comm, members, m);
         }
         if (errors == 0) {
             ts_fail("no error seen though a rank died");
