@@ -10,7 +10,10 @@
  *   own bit, so the result shows who did); a victim dead before it sent
  *   anything is in the failed set;
  * - a loop of collectives (allreduce, bcast, allgather, barrier, alltoall,
- *   reduce, gather, scatter, scan, reduce_scatter_block), each result checked, that ends in an agreement: on an error a
+ *   reduce, gather, scatter, scan, reduce_scatter_block, and the vector
+ *   forms gatherv, scatterv, allgatherv, alltoallv with reversed
+ *   displacements, reduce_scatter, exscan), each result checked, that ends
+ *   in an agreement: on an error a
  *   rank revokes, and every survivor agrees and shrinks, and runs the loop
  *   again on the new communicator until an agreement finds nobody failed;
  *   the survivors end on the same communicator (id, size, membership) after
@@ -26,7 +29,7 @@
 #include <string.h>
 
 #define MAX_N   6
-#define ITERS   10
+#define ITERS   16
 #define LIMIT   200000
 
 static int nrun; /* scenarios run */
@@ -270,6 +273,7 @@ typedef struct {
     amc_request_t  req;
     amc_ft_agree_t op;
     int32_t        in[MAX_N], out[MAX_N];
+    size_t         ones[MAX_N], rev[MAX_N]; /* counts of 1, displacements m-1-j */
 } rank_t;
 
 static int coll_start(rank_t *rk)
@@ -279,8 +283,10 @@ static int coll_start(rank_t *rk)
     amc_comm_rank(rk->comm, &q);
     amc_comm_size(rk->comm, &m);
     for (int j = 0; j < MAX_N; j++) {
-        rk->in[j]  = q * 100 + j + i;
-        rk->out[j] = -1;
+        rk->in[j]   = q * 100 + j + i;
+        rk->out[j]  = -1;
+        rk->ones[j] = 1;
+        rk->rev[j]  = (j < m) ? (size_t)(m - 1 - j) : 0;
     }
     switch (i % ITERS) {
     case 0:
@@ -302,9 +308,26 @@ static int coll_start(rank_t *rk)
         return amc_iscatter(rk->in, rk->out, 1, AMC_INT32, i % m, rk->comm, &rk->req);
     case 8:
         return amc_iscan(rk->in, rk->out, 1, AMC_INT32, AMC_SUM, rk->comm, &rk->req);
-    default:
+    case 9:
         return amc_ireduce_scatter_block(rk->in, rk->out, 1, AMC_INT32, AMC_SUM, rk->comm,
                                          &rk->req);
+    case 10:
+        return amc_igatherv(rk->in, 1, rk->out, rk->ones, rk->rev, AMC_INT32, i % m, rk->comm,
+                            &rk->req);
+    case 11:
+        return amc_iscatterv(rk->in, rk->ones, rk->rev, rk->out, 1, AMC_INT32, i % m, rk->comm,
+                             &rk->req);
+    case 12:
+        return amc_iallgatherv(rk->in, 1, rk->out, rk->ones, rk->rev, AMC_INT32, rk->comm,
+                               &rk->req);
+    case 13:
+        return amc_ialltoallv(rk->in, rk->ones, rk->rev, rk->out, rk->ones, rk->rev, AMC_INT32,
+                              rk->comm, &rk->req);
+    case 14:
+        return amc_ireduce_scatter(rk->in, rk->out, rk->ones, AMC_INT32, AMC_SUM, rk->comm,
+                                   &rk->req);
+    default:
+        return amc_iexscan(rk->in, rk->out, 1, AMC_INT32, AMC_SUM, rk->comm, &rk->req);
     }
 }
 
@@ -343,8 +366,37 @@ static int coll_right(const rank_t *rk)
     case 7:
         return rk->out[0] == root * 100 + q + i;
     case 9:
+    case 14:
         for (j = 0; j < m; j++) {
             sum += j * 100 + q + i;
+        }
+        return rk->out[0] == sum;
+    case 10:
+    case 12:
+        if ((i % ITERS == 10) && (q != root)) {
+            return 1;
+        }
+        for (j = 0; j < m; j++) {
+            if (rk->out[m - 1 - j] != j * 100 + i) {
+                return 0;
+            }
+        }
+        return 1;
+    case 11:
+        return rk->out[0] == root * 100 + (m - 1 - q) + i;
+    case 13:
+        for (j = 0; j < m; j++) {
+            if (rk->out[m - 1 - j] != j * 100 + (m - 1 - q) + i) {
+                return 0;
+            }
+        }
+        return 1;
+    case 15:
+        if (q == 0) {
+            return 1; /* exscan leaves rank 0's result undefined */
+        }
+        for (j = 0; j < q; j++) {
+            sum += j * 100 + i;
         }
         return rk->out[0] == sum;
     default:
@@ -354,8 +406,11 @@ static int coll_right(const rank_t *rk)
 
 static const char *coll_name(int i)
 {
-    static const char *names[] = {"allreduce", "bcast",  "allgather", "barrier", "alltoall",
-                                  "reduce",    "gather", "scatter",   "scan",    "reduce_scatter_block"};
+    static const char *names[] = {"allreduce", "bcast",      "allgather",  "barrier",
+                                  "alltoall",  "reduce",     "gather",     "scatter",
+                                  "scan",      "reduce_scatter_block",     "gatherv",
+                                  "scatterv",  "allgatherv", "alltoallv",  "reduce_scatter",
+                                  "exscan"};
 
     return names[i % ITERS];
 }
