@@ -332,19 +332,23 @@ static int amc_fake_send_locked(amc_fake_transport_t *self, int dest, const void
                                 size_t hdr_len, const void *data, size_t len, unsigned mode,
                                 amc_completion_t *comp);
 
-/* Whether rank is dead, or dies now instead of making its next send. */
+/* Whether rank is dead, or dies now instead of making its next send. A
+ * rank's threads and its progress thread send at once (threaded mode),
+ * outside its worker lock: the counts are atomic. */
 static int amc_fake_fated(amc_fake_fabric_t *fabric, int rank)
 {
-    amc_fake_fate_t *fate = &fabric->fate[rank];
+    amc_fake_fate_t *fate      = &fabric->fate[rank];
+    long             die_after = __atomic_load_n(&fate->die_after, __ATOMIC_RELAXED);
 
-    if (fate->killed) {
+    if (__atomic_load_n(&fate->killed, __ATOMIC_ACQUIRE)) {
         return 1;
     }
-    if ((fate->die_after >= 0) && (fate->sent >= (unsigned long)fate->die_after)) {
+    if ((die_after >= 0) &&
+        (__atomic_load_n(&fate->sent, __ATOMIC_RELAXED) >= (unsigned long)die_after)) {
         amc_fake_kill(fabric, rank);
         return 1;
     }
-    fate->sent++;
+    __atomic_add_fetch(&fate->sent, 1, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -939,7 +943,7 @@ static int amc_fake_run(amc_fake_fabric_t *fabric, amc_fake_msg_t *msg)
         amc_fake_pull(fabric, msg);
         return 1;
     }
-    if (fabric->fate[msg->dst].killed) {
+    if (__atomic_load_n(&fabric->fate[msg->dst].killed, __ATOMIC_ACQUIRE)) {
         /* a dead process reads nothing; its sender's send ends as dropped */
         if (msg->mode != AMC_SEND_RNDV) {
             free(msg->data);
@@ -1067,17 +1071,19 @@ unsigned long amc_fake_rndv_pending(const amc_fake_fabric_t *fabric)
 
 void amc_fake_kill_after(amc_fake_fabric_t *fabric, int rank, long sends)
 {
-    fabric->fate[rank].die_after = (sends < 0) ? -1 : (long)fabric->fate[rank].sent + sends;
+    __atomic_store_n(&fabric->fate[rank].die_after,
+                     (sends < 0) ? -1 : (long)amc_fake_sent(fabric, rank) + sends,
+                     __ATOMIC_RELAXED);
 }
 
 unsigned long amc_fake_sent(const amc_fake_fabric_t *fabric, int rank)
 {
-    return fabric->fate[rank].sent;
+    return __atomic_load_n(&fabric->fate[rank].sent, __ATOMIC_RELAXED);
 }
 
 int amc_fake_killed(const amc_fake_fabric_t *fabric, int rank)
 {
-    return fabric->fate[rank].killed;
+    return __atomic_load_n(&fabric->fate[rank].killed, __ATOMIC_ACQUIRE);
 }
 
 unsigned long amc_fake_delivered(const amc_fake_fabric_t *fabric)
@@ -1089,7 +1095,7 @@ void amc_fake_kill(amc_fake_fabric_t *fabric, int rank)
 {
     int i;
 
-    fabric->fate[rank].killed = 1;
+    __atomic_store_n(&fabric->fate[rank].killed, 1, __ATOMIC_RELEASE);
     for (i = 0; i < fabric->nranks; i++) {
         if ((i != rank) && (fabric->ranks[i] != NULL)) {
             (void)amc_peer_set_mark(&fabric->ranks[i]->super.dead, rank);
