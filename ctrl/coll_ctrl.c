@@ -16,7 +16,7 @@ void amc_coll_ctrl_init(amc_coll_ctrl_t *ctrl, unsigned early_max, const int *lo
     ctrl->drop_arg  = drop_arg;
     ctrl->early_max = early_max;
     ctrl->nhdr      = (nhdr < AMC_CTRL_MAX_ROUNDS) ? nhdr : AMC_CTRL_MAX_ROUNDS;
-    ctrl->pay_max   = !payload ? 0 : (ctrl->nhdr == 1) ? AMC_CTRL_PAY_PAIR : AMC_CTRL_PAY_MAX;
+    ctrl->pay_max   = !payload ? 0 : AMC_CTRL_PAY_MAX;
     ctrl->pay       = payload ? AMC_CTRL_SMALL_BYTES + (ctrl->nhdr + 1) * 2 * ctrl->pay_max : 0;
     ctrl->pay_off   = (sizeof(amc_coll_slot_t) + ctrl->nhdr * sizeof(amc_wire_packed_t) + 15) &
                       ~(size_t)15;

@@ -34,17 +34,14 @@
 #define AMC_CTRL_MAX_ROUNDS 32  /* ceil(log2 N) for any int N */
 #define AMC_CTRL_ABORTED    16  /* abandoned instances remembered (amc_coll_ctrl_note_aborted) */
 
-/* The most bytes a round message of a small collective carries: with the
- * 20-byte header (24 with an error status) it stays on UCX's shared-memory
- * short path (92 bytes here, doc/design.md). */
-#define AMC_CTRL_PAY_MAX    64
-
-/* The same on 2 ranks, whose one round a mailbox carries whole (a 1 KiB
- * message with its header is well inside AMC_SHM_MAX_BYTES): a call of up
- * to this many bytes runs within the call there (pair_now.c) instead of on
- * the engine, which costs ~1,000 instructions more a call. Larger slots
- * (4 KiB of payload each) only on 2-rank communicators. */
-#define AMC_CTRL_PAY_PAIR   1024
+/* The most bytes a round message of a small collective carries, at every
+ * N: a mailbox carries it whole (with its header well inside
+ * AMC_SHM_MAX_BYTES), and a call of up to this many bytes runs on the
+ * rounds, and within the call (am_coll/barrier/rounds_now.c), instead of
+ * on the engine, whose selection, schedule and instance cost 700-1,900
+ * instructions a call more (doc/design.md, "Up to 1 KiB at every N"). A
+ * slot then carries 2 (log2 N + 1) KiB of payload. */
+#define AMC_CTRL_PAY_MAX    1024
 
 struct amc_request;
 struct amc_comm;
@@ -150,8 +147,8 @@ typedef struct amc_coll_ctrl {
                                     * arrived and what was sent (pay_max each), then an
                                     * alltoall's blocks (twice that); 0 where the small
                                     * collectives cannot run */
-    unsigned         pay_max;      /* the most a round message carries: AMC_CTRL_PAY_MAX, or
-                                    * AMC_CTRL_PAY_PAIR on 2 ranks; 0 with pay */
+    unsigned         pay_max;      /* the most a round message carries: AMC_CTRL_PAY_MAX;
+                                    * 0 with pay */
     size_t           pay_off;      /* where it starts in a slot: aligned for any datatype */
 } amc_coll_ctrl_t;
 

@@ -144,11 +144,12 @@ int         amc_set_idle_hook(void (*fn)(void *arg), void *arg);
  * per peer on its node it has sent to, and reads from; AMC_SHM),
  * "flow_peers" (peers this rank keeps
  * flow-control state for: those it exchanged data with), "flow_bytes" (the
- * memory of that state), "pair_done" (blocking barriers and small
- * exchanges on 2 ranks that ran within their call, reading the peer's
- * message straight from its mailbox) and "pair_sent" (those that sent so
- * but finished the usual way: something else came first, or the peer was
- * late), "api_memo" (blocking calls that repeated their communicator's
+ * memory of that state), "within_done" (blocking barriers and small
+ * collectives on the barrier's rounds that ran within their call, reading
+ * each round's message straight from the partner's mailbox) and
+ * "within_left" (those that began so but finished on the barrier's
+ * machine: something else came first, a peer was late or a message could
+ * not go at once), "api_memo" (blocking calls that repeated their communicator's
  * last one on those rounds, the same arguments, and skipped its checks).
  * AMC_ERR_ARG for an unknown name or a NULL
  * argument, AMC_ERR_NOT_INITIALIZED outside amc_init .. amc_finalize.

@@ -741,15 +741,17 @@ amc_shm_in_t *amc_shm_in_find(amc_shm_t *shm, int src)
 {
     unsigned i;
 
-    if ((shm->take_at < shm->nin) && (shm->in[shm->take_at].src == src)) {
-        return &shm->in[shm->take_at];
+    unsigned *hint = &shm->take_at[(unsigned)src & (AMC_SHM_TAKE_HINTS - 1)];
+
+    if ((*hint < shm->nin) && (shm->in[*hint].src == src)) {
+        return &shm->in[*hint];
     }
     if (__atomic_load_n(&shm->inbox->gen, __ATOMIC_RELAXED) != shm->gen_seen) {
         amc_shm_adopt(shm);
     }
     for (i = 0; i < shm->nin; i++) {
         if (shm->in[i].src == src) {
-            shm->take_at = i;
+            *hint = i;
             return &shm->in[i];
         }
     }

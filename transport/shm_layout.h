@@ -248,6 +248,9 @@ struct amc_shm_in {
     amc_shm_pull_in_t pulls[AMC_SHM_PULLS]; /* by slot */
 };
 
+/* Rings amc_shm_take_now remembers, by sender (a power of two). */
+#define AMC_SHM_TAKE_HINTS 16
+
 struct amc_shm {
     /* the idle look's and the poll's fields first, as few lines as they fit */
     amc_transport_t *tp;
@@ -265,7 +268,10 @@ struct amc_shm {
     amc_shm_out_t   *outs;       /* (conn_lock of the caller) */
     unsigned         nout;
     unsigned         nqueued;    /* sends waiting for room (atomic) */
-    unsigned         take_at;    /* the ring amc_shm_take_now last read */
+    unsigned         take_at[AMC_SHM_TAKE_HINTS]; /* by the sender's rank modulo
+                                  * AMC_SHM_TAKE_HINTS, the ring amc_shm_take_now last read
+                                  * of it: a call whose rounds take from several peers in
+                                  * turn finds each without a search */
     int              pull_ok;    /* this process offered pulls (cross-memory attach) */
     unsigned         pulls_out;  /* pulls of this rank's data in flight (atomic) */
     unsigned         pulls_in;   /* fetches waiting for the sender's chunks (atomic) */

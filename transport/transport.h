@@ -81,10 +81,11 @@ typedef struct amc_transport_ops {
      * else AMC_TAKE_OTHER). NULL: never. */
     int  (*take_now)(amc_transport_t *tp, int src, amc_take_fn_t take, void *arg);
     /* One peer's send_now and take_now without looking the peer up each
-     * time: chan_get gives a handle for it (NULL: none yet, ask again
-     * later; the first messages both ways make it), valid while the
+     * time: chan_get gives a handle for it (NULL: none, not a peer of
+     * this node's mailboxes, or not now: ask again later), valid while the
      * transport lives, that chan_send and chan_take take in place of the
-     * rank, with send_now's and take_now's answers and rules. They do not
+     * rank, with send_now's and take_now's answers and rules (a direction
+     * not connected yet answers as they do). They do not
      * look whether the peer died (its messages then wait where it never
      * reads them): the caller watches tp->dead. NULL: none. */
     void *(*chan_get)(amc_transport_t *tp, int peer);

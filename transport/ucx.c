@@ -887,40 +887,64 @@ static int amc_ucx_take_now(amc_transport_t *tp, int src, amc_take_fn_t take, vo
     return amc_shm_knows(self->shm, src) ? AMC_TAKE_EMPTY : AMC_TAKE_NEVER;
 }
 
-/* A peer's channel is its record, once both its rings are known. */
+/* A peer's channel is its record (made here if this rank never sent to it:
+ * a round may only take from a peer), for a peer of this node with
+ * mailboxes. A direction whose ring is not there yet goes the way send_now
+ * and take_now go until it is: a first message to the peer connects its
+ * mailbox, and the peer's first message makes its ring here. */
 static void *amc_ucx_chan_get(amc_transport_t *tp, int peer_rank)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
     amc_ucx_peer_t      *peer;
 
     if ((self->shm == NULL) || self->closing || amc_lock_live(tp->lock_live) ||
-        ((peer = amc_sparse_get(&self->peers, peer_rank)) == NULL) ||
-        (__atomic_load_n(&peer->mbox, __ATOMIC_ACQUIRE) == NULL)) {
+        (peer_rank < 0) || (peer_rank >= tp->size) || !amc_shm_knows(self->shm, peer_rank)) {
         return NULL;
+    }
+    peer = amc_sparse_get(&self->peers, peer_rank);
+    if (peer == NULL) {
+        pthread_mutex_lock(&self->conn_lock);
+        peer = amc_ucx_peer_get(self, peer_rank);
+        pthread_mutex_unlock(&self->conn_lock);
+        if (peer == NULL) {
+            return NULL; /* out of memory: each send and take looks the peer up */
+        }
     }
     if (peer->mbox_in == NULL) {
         peer->mbox_in = amc_shm_in_find(self->shm, peer_rank); /* threads cannot meet */
     }
-    return (peer->mbox_in != NULL) ? peer : NULL;
+    return peer;
 }
 
 static int amc_ucx_chan_send(amc_transport_t *tp, void *chan, const void *hdr, size_t hdr_len,
                              const void *data, size_t len)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+    amc_ucx_peer_t      *peer = chan;
+    amc_shm_out_t       *out  = __atomic_load_n(&peer->mbox, __ATOMIC_ACQUIRE);
 
+    if (out == NULL) {
+        return amc_ucx_send_now(tp, peer->rank, hdr, hdr_len, data, len); /* not yet, or never */
+    }
     return self->closing ? AMC_SEND_NOT_NOW
-                         : amc_shm_send_now(self->shm, ((amc_ucx_peer_t *)chan)->mbox, hdr,
-                                            hdr_len, data, len);
+                         : amc_shm_send_now(self->shm, out, hdr, hdr_len, data, len);
 }
 
 static int amc_ucx_chan_take(amc_transport_t *tp, void *chan, amc_take_fn_t take, void *arg)
 {
     amc_ucx_transport_t *self = (amc_ucx_transport_t *)tp;
+    amc_ucx_peer_t      *peer = chan;
 
-    return self->closing ? AMC_TAKE_OTHER
-                         : amc_shm_take_in(self->shm, ((amc_ucx_peer_t *)chan)->mbox_in, take,
-                                           arg);
+    if (self->closing) {
+        return AMC_TAKE_OTHER;
+    }
+    if (peer->mbox_in == NULL) {
+        peer->mbox_in = amc_shm_in_find(self->shm, peer->rank);
+        if (peer->mbox_in == NULL) {
+            return AMC_TAKE_EMPTY; /* nothing from it yet (chan_get: a peer of this node) */
+        }
+    }
+    return amc_shm_take_in(self->shm, peer->mbox_in, take, arg);
 }
 
 static const amc_transport_ops_t amc_ucx_ops = {

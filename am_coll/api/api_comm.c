@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Public communicator and barrier calls: argument checks over the internals. */
 #include "am_coll/api/api.h"
-#include "am_coll/barrier/barrier.h"
+#include "am_coll/barrier/barrier_entry.h"
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"
 #include "am_coll/context/request.h"

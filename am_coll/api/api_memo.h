@@ -26,7 +26,7 @@
 
 #include "am_coll/alg/alg_rounds.h"
 #include "am_coll/api/api.h"
-#include "am_coll/barrier/barrier.h"
+#include "am_coll/barrier/barrier_entry.h"
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"
 #include "am_coll/context/request.h"

@@ -3,7 +3,7 @@
  * need: amc_X_init checks the call once and keeps it; amc_start runs it
  * again, on the communicator's cached schedule; amc_request_free ends it. */
 #include "am_coll/api/api.h"
-#include "am_coll/barrier/barrier.h"
+#include "am_coll/barrier/barrier_entry.h"
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"
 #include "am_coll/context/request.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "am_coll/api/coll_start.h"
 #include "am_coll/alg/alg.h"
-#include "am_coll/barrier/barrier.h"
+#include "am_coll/barrier/barrier_entry.h"
 #include "am_coll/barrier/ctrl_coll.h"
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"
@@ -49,8 +49,8 @@ static inline size_t amc_choice_vcount(amc_comm_t comm, const amc_coll_args_t *a
         return ~(size_t)0;
     }
     amc_ctrl_coll_vlens(comm, a, &sbytes, &rbytes);
-    _Static_assert(AMC_CTRL_PAY_PAIR < (1 << 11), "a length fits the key's 11 bits");
-    return ((sbytes > AMC_CTRL_PAY_PAIR) || (rbytes > AMC_CTRL_PAY_PAIR))
+    _Static_assert(AMC_CTRL_PAY_MAX < (1 << 11), "a length fits the key's 11 bits");
+    return ((sbytes > AMC_CTRL_PAY_MAX) || (rbytes > AMC_CTRL_PAY_MAX))
                ? ~(size_t)0 : ((sbytes << 11) | rbytes);
 }
 

@@ -210,9 +210,8 @@ static const amc_config_entry_t amc_config_table[] = {
       "chosen, run on the barrier's control "
       "structure: each round's message carries the partial result or blocks (N/2 "
       "at most), no schedule is built or walked; on 2 ranks the rooted ones, the "
-      "scans and the v-forms too. At most 64 on more than 2 ranks and 1024 on 2 "
-      "(larger values act as those); 0 turns it off. Every rank must use the "
-      "same.",
+      "scans and the v-forms too. At most 1024 at every N (larger values act as "
+      "that); 0 turns it off. Every rank must use the same.",
       AMC_CONFIG_UNSIGNED(fast_max) },
     { "AMC_ALLGATHER_BRUCK_MAX", "32768",
       "Total bytes (all ranks' blocks) up to which allgather uses Bruck's "

@@ -15,8 +15,6 @@
  */
 #include "am_coll/barrier/barrier.h"
 #include "am_coll/barrier/ctrl_coll.h"
-#include "am_coll/barrier/ctrl_send_now.h"
-#include "am_coll/barrier/pair_now.h"
 #include "am_coll/barrier/round_hdr.h"
 #include "am_coll/alg/alg.h"
 #include "am_coll/context/topo.h"
@@ -193,7 +191,7 @@ static const char *amc_barrier_check_msg(const struct amc_comm *comm, const amc_
                    "bytes, its answer none";
         }
     } else if ((len == 0) || (len > comm->ctrl.pay_max)) {
-        return "a round message of a small collective carries 1 to 64 bytes (1024 on 2 ranks)";
+        return "a round message of a small collective carries 1 to 1024 bytes";
     }
     if (hdr->src != (uint32_t)amc_barrier_from(comm, hdr->coll, hdr->round)) {
         return "sender is not this round's partner";
@@ -470,14 +468,6 @@ static void amc_barrier_refuse(amc_comm_t comm, amc_coll_slot_t *slot, struct am
               (coll != 0) ? amc_coll_name(coll) : "barrier", (unsigned long long)comm->cid, what);
 }
 
-/* Round 0 of 2 ranks' one round went at the entry, complete. */
-static inline void amc_barrier_round0_sent(amc_barrier_slot_t *b)
-{
-    b->rounds_sent   = 1;
-    b->send_posted   = 1;
-    b->send_complete = 1;
-}
-
 /* With ctrl->lock held, at the entry on 2 ranks (one round): round 0 may
  * go at once, and where the transport sends it now (no thread may take the
  * lock meanwhile, so the transport may be called under it) it goes before
@@ -495,23 +485,55 @@ static void amc_barrier_send_now(struct amc_comm *comm, amc_coll_slot_t *slot)
     }
     len = (b->coll != 0) ? amc_ctrl_coll_len(b, 0) : 0;
     if (amc_round_send_now(comm, b->coll, b->oneway, b->root, slot->seq, slot->status,
-                           amc_comm_peer(comm, amc_barrier_to(comm, b->coll, 0)),
+                           amc_barrier_to(comm, b->coll, 0),
                            (len != 0) ? amc_coll_slot_out(&comm->ctrl, slot, 0) : NULL,
                            len) == AMC_SUCCESS) {
-        amc_barrier_round0_sent(b);
+        b->rounds_sent   = 1;
+        b->send_posted   = 1;
+        b->send_complete = 1;
     }
 }
 
-/* amc_barrier_enter on the machine: a slot for the instance (sent: what
- * amc_pair_now sent of it). */
-static __attribute__((noinline)) int amc_barrier_enter_slot(amc_comm_t comm,
-                                                           struct amc_request *req,
-                                                           const amc_coll_args_t *red, int sent)
+/* With ctrl->lock held: the slot as a call within it left the instance
+ * (am_coll/barrier/rounds_now.c): rounds 0 .. k-1 arrived (taken), round
+ * k's message made, and sent, complete, or claimed here (*claim). */
+static void amc_barrier_take_left(struct amc_comm *comm, amc_coll_slot_t *slot,
+                                  const amc_now_left_t *left, int *claim)
+{
+    amc_barrier_slot_t *b = &slot->barrier;
+    int                 k = left->round, round;
+
+    *claim = 0;
+    for (round = 0; round < k; round++) {
+        amc_coll_slot_set_bit(slot, round + 1);
+    }
+    if ((k > 0) && (b->coll != 0)) {
+        amc_ctrl_coll_resume(comm, slot, k, left->out, left->out_len, left->work,
+                             left->work_len);
+    }
+    b->rounds_sent   = k;
+    b->send_posted   = (uint32_t)k;
+    b->send_complete = (uint32_t)k;
+    if (left->sent) {
+        b->rounds_sent++;
+        b->send_posted++;
+        b->send_complete++;
+    } else {
+        /* made, not sent: sent from the slot as the advance sends */
+        amc_barrier_fill_header(comm, slot, k);
+        b->rounds_sent++;
+        b->send_posted++;
+        *claim = 1;
+    }
+}
+
+int amc_barrier_enter_left(amc_comm_t comm, struct amc_request *req,
+                           const amc_coll_args_t *red, const amc_now_left_t *left)
 {
     amc_coll_ctrl_t *ctrl = &comm->ctrl;
     amc_coll_slot_t *slot;
     uint8_t          coll = (red != NULL) ? red->coll : 0;
-    int              first, count, status;
+    int              first, count, claim = 0, status;
 
     status = amc_comm_enter(comm, req, (red != NULL) ? amc_coll_name(coll) : "barrier", &slot);
     if (status != AMC_SUCCESS) {
@@ -568,44 +590,22 @@ static __attribute__((noinline)) int amc_barrier_enter_slot(amc_comm_t comm,
     }
     /* bit 0: the local rank reached the barrier, the first synchronization point */
     amc_coll_slot_set_bit(slot, 0);
-    if (sent == AMC_PAIR_SENT) {
-        amc_barrier_round0_sent(&slot->barrier);
+    if (left != NULL) {
+        amc_barrier_take_left(comm, slot, left, &claim);
     } else {
         amc_barrier_send_now(comm, slot);
     }
     amc_barrier_advance(comm, slot, &first, &count);
     amc_spin_unlock(&ctrl->lock);
 
+    /* the slot cannot finish before the claimed round's send is counted */
+    if (claim) {
+        amc_barrier_send_rounds(comm, slot, left->round, 1);
+    }
     if (count > 0) {
         amc_barrier_send_rounds(comm, slot, first, count);
     }
     return AMC_SUCCESS;
-}
-
-/* The calls that end within it first (a rooted sender's at N=2, the
- * pair's), without the machine's frame, inlined into its callers. */
-AMC_INLINE_ACROSS int amc_barrier_enter(amc_comm_t comm, struct amc_request *req,
-                                        const amc_coll_args_t *red)
-{
-    int sent;
-
-    /* a rooted one's sender at N=2 (its receiver skips the call: ~35
-     * instructions of its gatherv's) */
-    if ((red != NULL) && amc_alg_rounds_rooted(red->coll) && (comm->size == 2) &&
-        amc_alg_rounds_sends(red->coll, comm->rank, amc_alg_rounds_root(red->root)) &&
-        amc_ctrl_coll_send_now(comm, req, red)) {
-        return AMC_SUCCESS;
-    }
-    sent = amc_pair_now(comm, req, red);
-    if (sent == AMC_PAIR_DONE) {
-        return AMC_SUCCESS;
-    }
-    return amc_barrier_enter_slot(comm, req, red, sent);
-}
-
-int amc_barrier_post(amc_comm_t comm, struct amc_request *req)
-{
-    return amc_barrier_enter(comm, req, NULL);
 }
 
 void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *buf, size_t len)
@@ -659,28 +659,4 @@ int amc_barrier_on_engine(amc_comm_t comm, int *engine)
     }
     __atomic_store_n(&comm->barrier_path, *engine ? 2 : 1, __ATOMIC_RELAXED);
     return AMC_SUCCESS;
-}
-
-/* The fast path, or the engine when AMC_BARRIER_ALG or a rule of
- * AMC_TUNING_FILE asks for it, the communicator spans nodes in a layout
- * where the multi-lane barrier pays, or its ranks share too few cores for
- * the dissemination's rounds (the linear barrier; both are schedules). */
-int amc_barrier_start(amc_comm_t comm, struct amc_request *req)
-{
-    amc_coll_args_t args;
-    int             engine, status;
-
-    /* the usual call, the path known: no frame for the engine's arguments */
-    if (__atomic_load_n(&comm->barrier_path, __ATOMIC_RELAXED) == 1) {
-        return amc_barrier_post(comm, req);
-    }
-    status = amc_barrier_on_engine(comm, &engine);
-    if (status != AMC_SUCCESS) {
-        return status;
-    }
-    if (!engine) {
-        return amc_barrier_post(comm, req);
-    }
-    amc_coll_args_barrier(&args);
-    return amc_coll_start_engine(comm, &args, req);
 }

@@ -13,22 +13,31 @@
 struct amc_request;
 struct amc_comm;
 
-/* Starts a barrier: the fast path, or the engine if AMC_BARRIER_ALG says so. */
-int  amc_barrier_start(amc_comm_t comm, struct amc_request *req);
-
-/* Whether amc_barrier_start runs comm's barriers on the engine (*engine = 1)
+/* Whether amc_barrier_start (am_coll/barrier/barrier_entry.h) runs comm's barriers on the engine (*engine = 1)
  * or on the fast path (0): AMC_BARRIER_ALG, a rule, or the layout asks for
  * the engine. AMC_ERR_NO_MEMORY (logged) if the layout cannot be made. */
 int  amc_barrier_on_engine(amc_comm_t comm, int *engine);
 
-/* Enters barrier instance seq_next on comm; req completes when it finishes. */
-int  amc_barrier_post(amc_comm_t comm, struct amc_request *req);
+/* Where a call within it stopped (am_coll/barrier/rounds_now.c), for the
+ * machine to go on from (amc_barrier_enter_left): rounds 0 .. round-1 taken, round's message
+ * made (sent or not); for round > 0 that message and an alltoall's or
+ * reduce_scatter_block's blocks as they are. */
+typedef struct amc_now_left {
+    int            round;
+    int            sent;
+    const void    *out;
+    size_t         out_len;
+    const void    *work;
+    size_t         work_len;
+} amc_now_left_t;
 
-/* The same with red a small collective's call (am_coll/barrier/ctrl_coll.h),
- * NULL for a barrier. */
+/* A barrier (red NULL) or a small collective's call (am_coll/barrier/ctrl_coll.h)
+ * on the machine: a slot for instance seq_next, entered where a call
+ * within it left it (left NULL: from the start); req completes when it
+ * finishes. */
 struct amc_coll_args;
-int  amc_barrier_enter(amc_comm_t comm, struct amc_request *req,
-                       const struct amc_coll_args *red);
+int  amc_barrier_enter_left(amc_comm_t comm, struct amc_request *req,
+                            const struct amc_coll_args *red, const amc_now_left_t *left);
 
 /* With ctrl->lock held: what the instance waits for, for a timeout message. */
 void amc_barrier_describe(amc_comm_t comm, const amc_coll_slot_t *slot, char *buf, size_t len);

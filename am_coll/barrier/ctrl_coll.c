@@ -38,7 +38,7 @@
  * root; a receiver whose call names another fails with AMC_ERR_PROTOCOL.
  *
  * The vector forms at N=2 run here too when each of their messages holds
- * 1 to 1024 bytes (AMC_FAST_MAX, AMC_CTRL_PAY_PAIR): gatherv and scatterv as gather and scatter
+ * 1 to 1024 bytes (AMC_FAST_MAX, AMC_CTRL_PAY_MAX): gatherv and scatterv as gather and scatter
  * (one message, on a token or asking for an answer), allgatherv and
  * alltoallv as one exchange, and reduce_scatter (with a predefined op) as
  * one too: each rank sends the other its block of the input and reduces
@@ -175,59 +175,70 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
     return (bytes <= max) && (amc_op_kernel(args->op, args->dt) != NULL);
 }
 
-/* An alltoall's round r: the blocks of the positions whose bit r differs
- * from this rank's, out of work into out[r] (in) or from in[r] into work. */
-static void amc_ctrl_coll_move(struct amc_comm *comm, amc_coll_slot_t *slot, int round, int in)
+void amc_ctrl_coll_move_blocks(int rank, int size, size_t bytes, int round, uint8_t *work,
+                               void *msg, int in)
 {
-    const amc_barrier_slot_t *b    = &slot->barrier;
-    uint8_t                  *work = amc_coll_slot_work(&comm->ctrl, slot);
-    uint8_t                  *msg  = in ? amc_coll_slot_in(&comm->ctrl, slot, round)
-                                        : amc_coll_slot_out(&comm->ctrl, slot, round);
-    int                       k, bit = 1 << round;
+    uint8_t *m = msg;
+    int      k, bit = 1 << round;
 
-    for (k = 0; k < comm->size; k++) {
-        if ((k & bit) != (comm->rank & bit)) {
+    for (k = 0; k < size; k++) {
+        if ((k & bit) != (rank & bit)) {
             if (in) {
-                memcpy(work + (size_t)k * b->bytes, msg, b->bytes);
+                memcpy(work + (size_t)k * bytes, m, bytes);
             } else {
-                memcpy(msg, work + (size_t)k * b->bytes, b->bytes);
+                memcpy(m, work + (size_t)k * bytes, bytes);
             }
-            msg += b->bytes;
+            m += bytes;
         }
     }
 }
 
-/* A reduce_scatter_block's round r: its live blocks are those whose low r
- * bits are this rank's. Out: those of them whose bit r differs, the
- * partner's half, into out[r]; in: in[r] reduced into the others, the
- * lower rank's operand on the left. */
-static void amc_ctrl_coll_halve(struct amc_comm *comm, amc_coll_slot_t *slot, int round, int in)
+void amc_ctrl_coll_halve_blocks(int rank, int size, size_t bytes, int round, uint8_t *work,
+                                void *msg, int in, amc_ctrl_kernel_t kernel, size_t count)
 {
-    const amc_barrier_slot_t *b    = &slot->barrier;
-    const amc_coll_small_t   *sm   = amc_coll_slot_small(&comm->ctrl, slot);
-    uint8_t                  *work = amc_coll_slot_work(&comm->ctrl, slot);
-    uint8_t                  *msg  = in ? amc_coll_slot_in(&comm->ctrl, slot, round)
-                                        : amc_coll_slot_out(&comm->ctrl, slot, round);
-    uint8_t                   tmp[AMC_CTRL_PAY_PAIR];
-    int                       k, bit = 1 << round, lower = (comm->rank ^ bit) < comm->rank;
+    uint8_t *m = msg;
+    uint8_t  tmp[AMC_CTRL_PAY_MAX];
+    int      k, bit = 1 << round, lower = (rank ^ bit) < rank;
 
-    for (k = 0; k < comm->size; k++) {
-        int differs = ((k ^ comm->rank) & bit) != 0;
+    for (k = 0; k < size; k++) {
+        int differs = ((k ^ rank) & bit) != 0;
 
-        if (((k ^ comm->rank) & (bit - 1)) || (differs == in)) {
+        if (((k ^ rank) & (bit - 1)) || (differs == in)) {
             continue; /* not live, or not this direction's */
         }
         if (!in) {
-            memcpy(msg, work + (size_t)k * b->bytes, b->bytes);
+            memcpy(m, work + (size_t)k * bytes, bytes);
         } else if (lower) {
-            sm->kernel(msg, work + (size_t)k * b->bytes, sm->count);
+            kernel(m, work + (size_t)k * bytes, count);
         } else {
-            memcpy(tmp, msg, b->bytes);
-            sm->kernel(work + (size_t)k * b->bytes, tmp, sm->count);
-            memcpy(work + (size_t)k * b->bytes, tmp, b->bytes);
+            memcpy(tmp, m, bytes);
+            kernel(work + (size_t)k * bytes, tmp, count);
+            memcpy(work + (size_t)k * bytes, tmp, bytes);
         }
-        msg += b->bytes;
+        m += bytes;
     }
+}
+
+/* An alltoall's round r on the slot: amc_ctrl_coll_move_blocks between work
+ * and out[r] (in: in[r]). */
+static void amc_ctrl_coll_move(struct amc_comm *comm, amc_coll_slot_t *slot, int round, int in)
+{
+    amc_ctrl_coll_move_blocks(comm->rank, comm->size, slot->barrier.bytes, round,
+                              amc_coll_slot_work(&comm->ctrl, slot),
+                              in ? amc_coll_slot_in(&comm->ctrl, slot, round)
+                                 : amc_coll_slot_out(&comm->ctrl, slot, round), in);
+}
+
+/* A reduce_scatter_block's round r on the slot (amc_ctrl_coll_halve_blocks). */
+static void amc_ctrl_coll_halve(struct amc_comm *comm, amc_coll_slot_t *slot, int round, int in)
+{
+    const amc_coll_small_t *sm = amc_coll_slot_small(&comm->ctrl, slot);
+
+    amc_ctrl_coll_halve_blocks(comm->rank, comm->size, slot->barrier.bytes, round,
+                               amc_coll_slot_work(&comm->ctrl, slot),
+                               in ? amc_coll_slot_in(&comm->ctrl, slot, round)
+                                  : amc_coll_slot_out(&comm->ctrl, slot, round), in,
+                               sm->kernel, sm->count);
 }
 
 /* A rooted one's sender: on an eager token its call ends once the message
@@ -390,7 +401,7 @@ static void amc_ctrl_coll_finish_rooted(struct amc_comm *comm, amc_coll_slot_t *
     amc_coll_small_t   *sm      = amc_coll_slot_small(&comm->ctrl, slot);
     const uint8_t      *theirs  = amc_coll_slot_in(&comm->ctrl, slot, 0);
     uint8_t            *recv    = sm->recvbuf;
-    uint8_t             tmp[AMC_CTRL_PAY_PAIR];
+    uint8_t             tmp[AMC_CTRL_PAY_MAX];
     int                 partner = comm->rank ^ 1;
 
     if ((sm->in_len[0] != b->rbytes) || (sm->in_root != b->root) ||
@@ -595,5 +606,14 @@ void amc_ctrl_coll_finish(struct amc_comm *comm, amc_coll_slot_t *slot)
     } else if (b->oneway == AMC_CTRL_BOTH) {
         amc_ctrl_coll_join(comm, slot, comm->nrounds - 1,
                            amc_coll_slot_small(&comm->ctrl, slot)->recvbuf);
+    }
+}
+
+void amc_ctrl_coll_resume(struct amc_comm *comm, amc_coll_slot_t *slot, int round,
+                          const void *out, size_t out_len, const void *work, size_t work_len)
+{
+    memcpy(amc_coll_slot_out(&comm->ctrl, slot, round), out, out_len);
+    if (work_len > 0) {
+        memcpy(amc_coll_slot_work(&comm->ctrl, slot), work, work_len);
     }
 }

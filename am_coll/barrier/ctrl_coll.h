@@ -69,6 +69,27 @@ const uint8_t *amc_ctrl_coll_rooted_out(const amc_coll_args_t *args, size_t *byt
 void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
                         const amc_coll_args_t *args);
 
+/* An alltoall's round r (the hypercube exchange): the blocks of work's N
+ * whose position's bit r differs from rank's, in position order, out of
+ * work into msg (in 0) or from msg into work (in 1): after the last round
+ * work holds the blocks by source, the receive buffer's order. */
+void amc_ctrl_coll_move_blocks(int rank, int size, size_t bytes, int round, uint8_t *work,
+                               void *msg, int in);
+
+/* A reduce_scatter_block's round r (recursive halving): its live blocks
+ * are those whose low r bits are rank's. Out (in 0): the live ones whose
+ * bit r differs, the partner's half, into msg; in (1): msg reduced into
+ * the others, the lower rank's operand on the left. */
+void amc_ctrl_coll_halve_blocks(int rank, int size, size_t bytes, int round, uint8_t *work,
+                                void *msg, int in, amc_ctrl_kernel_t kernel, size_t count);
+
+/* With ctrl->lock held, at an entry that a call within it handed on
+ * (am_coll/barrier/rounds_now.c) after round > 0's message was made: that
+ * message into out[round] and an alltoall's or reduce_scatter_block's
+ * blocks into work, as the machine's rounds would have left them. */
+void amc_ctrl_coll_resume(struct amc_comm *comm, amc_coll_slot_t *slot, int round,
+                          const void *out, size_t out_len, const void *work, size_t work_len);
+
 /* With ctrl->lock held, before round r > 0 is sent: out[r] = what the
  * rounds before it gathered (out[r-1] with in[r-1], in rank order). */
 void amc_ctrl_coll_step(struct amc_comm *comm, amc_coll_slot_t *slot, int round);

@@ -51,7 +51,7 @@ int amc_ctrl_coll_send_now(struct amc_comm *comm, struct amc_request *req,
     }
     data = amc_ctrl_coll_rooted_out(args, &bytes);
     if (amc_round_send_now(comm, args->coll, AMC_CTRL_SENDS, root, ctrl->seq_next, AMC_SUCCESS,
-                           dest, data, bytes) != AMC_SUCCESS) {
+                           comm->rank ^ 1, data, bytes) != AMC_SUCCESS) {
         amc_flow_give(&ctx->flow, dest, 1); /* the token, unused */
         return 0;
     }

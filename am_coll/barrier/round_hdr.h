@@ -23,9 +23,10 @@ amc_round_hdr_pack(const struct amc_comm *comm, uint8_t coll, uint8_t oneway, in
 {
     amc_wire_hdr_t hdr;
 
-    if ((status == AMC_SUCCESS) && (round == 0) && (((comm->cid | seq) >> 32) == 0)) {
-        /* the usual one (round 0 at N=2, no error, short numbers): what
-         * amc_wire_pack makes of it, its five core words and a rooted
+    if ((status == AMC_SUCCESS) && (((comm->cid | seq) >> 32) == 0) &&
+        (((uint32_t)round >> 16) == 0)) {
+        /* the usual one (no error, short numbers, a round in 16 bits):
+         * what amc_wire_pack makes of it, its five core words and a rooted
          * one's root, without its tests */
         uint32_t alg    = (oneway == AMC_CTRL_BOTH)    ? 0
                           : (oneway == AMC_CTRL_SENDS) ? AMC_CTRL_MSG_EAGER
@@ -35,7 +36,7 @@ amc_round_hdr_pack(const struct amc_comm *comm, uint8_t coll, uint8_t oneway, in
 
         out->w[0] = AMC_WIRE_MAGIC | (AMC_WIRE_VERSION << 8) | ((uint32_t)AMC_WIRE_BARRIER << 16) |
                     (rooted ? (AMC_WIRE_X_ROOT << 24) : 0);
-        out->w[1] = coll | (alg << 8);
+        out->w[1] = coll | (alg << 8) | ((uint32_t)round << 16);
         out->w[2] = (uint32_t)comm->rank;
         out->w[3] = (uint32_t)seq;
         out->w[4] = (uint32_t)comm->cid;
@@ -80,18 +81,18 @@ static inline int amc_round_may_send_now(const struct amc_comm *comm)
            !amc_lock_live(comm->ctx->lock_live_p);
 }
 
-/* comm's channel to its peer (dest) at 2 ranks, or NULL where the
- * transport has none (yet): every message between the two goes to the
- * other, so one channel serves them all. Only while threads cannot meet,
- * as send_now. */
-static inline void *amc_round_chan(struct amc_comm *comm, int dest)
-{
-    amc_transport_t *tp = comm->ctx->tp;
+/* The transport's channel to comm's member rank (at transport rank
+ * dest), or NULL where the transport has none (yet): every message between
+ * the two goes by it. Kept per member once made (comm->now_chans, made at
+ * the first ask; NULL if that fails: then each send looks the peer up).
+ * Only while threads cannot meet, as send_now. */
+void *amc_round_chan_make(struct amc_comm *comm, int rank, int dest);
 
-    if ((comm->now_chan == NULL) && (comm->size == 2) && (tp->ops->chan_get != NULL)) {
-        comm->now_chan = tp->ops->chan_get(tp, dest);
-    }
-    return comm->now_chan;
+static inline void *amc_round_chan(struct amc_comm *comm, int rank, int dest)
+{
+    void *chan = (comm->now_chans != NULL) ? comm->now_chans[rank] : NULL;
+
+    return (chan != NULL) ? chan : amc_round_chan_make(comm, rank, dest);
 }
 
 /* A packed round to dest by send_now, or by chan (amc_round_chan's) where
@@ -115,24 +116,18 @@ static inline int amc_round_send_chan(struct amc_comm *comm, void *chan, int des
     return rc;
 }
 
-/* amc_round_send_chan by comm's channel where it has one. */
-static inline int amc_round_send_packed(struct amc_comm *comm, int dest,
-                                        const amc_wire_packed_t *hdr, size_t hdr_len,
-                                        const void *data, size_t len)
-{
-    return amc_round_send_chan(comm, amc_round_chan(comm, dest), dest, hdr, hdr_len, data, len);
-}
-
-/* Round 0 of instance seq, its header on the stack, to dest by send_now
- * (amc_round_send_packed's answers). */
+/* Round 0 of instance seq, its header on the stack, to comm's member to
+ * by send_now (amc_round_send_chan's answers). */
 static inline int amc_round_send_now(struct amc_comm *comm, uint8_t coll, uint8_t oneway,
-                                     int root, uint64_t seq, int status, int dest,
+                                     int root, uint64_t seq, int status, int to,
                                      const void *data, size_t len)
 {
     amc_wire_packed_t hdr;
     size_t            hdr_len = amc_round_hdr_pack(comm, coll, oneway, root, seq, status, 0, &hdr);
+    int               dest    = amc_comm_peer(comm, to);
 
-    return amc_round_send_packed(comm, dest, &hdr, hdr_len, data, len);
+    return amc_round_send_chan(comm, amc_round_chan(comm, to, dest), dest, &hdr, hdr_len, data,
+                               len);
 }
 
 #endif

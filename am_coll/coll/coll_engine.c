@@ -249,17 +249,17 @@ static void amc_coll_abort(amc_coll_inst_t *inst, int status, int notify)
     }
 }
 
-/* A message of another length than act expects (the caller logged it): an
- * exact receive aborts the instance and tells the others (amc_sb_exact),
- * any other fails it and runs on. 1 if it was aborted. */
+/* A message of another length than act expects (the caller logged it):
+ * the instance is aborted and the others are told, so that every rank
+ * whose result depends on it fails too instead of returning what this
+ * rank's data made of it (an allreduce at N=3 whose last rank sent 3
+ * elements to the others' 2: rank 0 got the fold's result with success).
+ * Returns 1 (aborted). */
 static int amc_coll_wrong_length(amc_coll_inst_t *inst, const amc_sched_act_t *act)
 {
-    if (act->exact) {
-        amc_coll_abort(inst, AMC_ERR_TRUNCATE, 1);
-        return 1;
-    }
-    amc_coll_set_status(inst, AMC_ERR_TRUNCATE);
-    return 0;
+    (void)act;
+    amc_coll_abort(inst, AMC_ERR_TRUNCATE, 1);
+    return 1;
 }
 
 /* Why a rank that sent an abort notice with status gave up. */

@@ -44,12 +44,14 @@ struct amc_comm {
                                     * (peer_watch.h), the communicator was revoked
                                     * (am_coll/coll/coll_ft.h) */
     int              dead_rank;    /* that member's rank here, once broken */
-    int              never_now;    /* the transport never sends to its peer now (2
-                                    * ranks, AMC_SEND_NEVER): the sends at the entry
-                                    * are not tried (am_coll/barrier/ctrl_send_now.c) */
-    void            *now_chan;     /* at 2 ranks, the transport's channel to the peer
-                                    * for those sends and the takes (chan_get), once
-                                    * it has one (am_coll/barrier/round_hdr.h) */
+    int              never_now;    /* the transport never sends to a member now
+                                    * (AMC_SEND_NEVER, AMC_TAKE_NEVER: its messages go
+                                    * by UCX): the calls within them are not tried
+                                    * (am_coll/barrier/rounds_now.c) */
+    void           **now_chans;    /* per member, the transport's channel to it for
+                                    * those sends and the takes (chan_get), once it
+                                    * has one (am_coll/barrier/round_hdr.h); made at
+                                    * the first ask, freed with the communicator */
     uint64_t         choice[AMC_COLL_LAST]; /* the last call's algorithm per collective
                                     * (am_coll/api/coll_start.c); 0: none yet */
     void            *api_memo;     /* the last blocking call on the barrier's rounds, as

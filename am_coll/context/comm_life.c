@@ -98,6 +98,8 @@ static void amc_comm_bury(amc_context_t *ctx, amc_comm_t comm)
     comm->topo  = NULL;
     free(comm->api_memo);
     comm->api_memo = NULL;
+    free(comm->now_chans);
+    comm->now_chans = NULL;
     free(comm->ft); /* one block (am_coll/coll/coll_ft.c) */
     comm->ft       = NULL;
     comm->magic    = AMC_COMM_MAGIC_DEAD;

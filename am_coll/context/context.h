@@ -54,7 +54,7 @@ typedef struct amc_context {
     /* N=2 exchanges that ended within their call with no slot, and those
      * that sent there and went on the machine (am_coll/barrier/pair_now.c;
      * written only while threads cannot meet) */
-    unsigned long long pair_done, pair_sent;
+    unsigned long long within_done, within_left;
     /* blocking calls that were their communicator's last one again, run
      * without its checks (am_coll/api/api_memo.h; the same rule) */
     unsigned long long api_memo;
@@ -124,7 +124,7 @@ void amc_context_release_desc(void *ctx, void *desc);
 void amc_context_flush_slow(amc_context_t *ctx);
 
 /* Counts one on a counter of the context that only this thread writes
- * now (threads cannot meet: pair_done, pair_sent, api_memo): no locked add. */
+ * now (threads cannot meet: within_done, within_left, api_memo): no locked add. */
 static inline void amc_context_count(unsigned long long *n)
 {
     __atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- predefined ops */
@@ -30,6 +31,19 @@
 #define amc_op_elem_bxor(_W, _x, _y) ((_x) ^ (_y))
 
 /*
+ * A float's min and max must not depend on the operands' order: the
+ * engine's algorithms put a commutative op's operands either way round,
+ * and with max(-0.0, +0.0) = the right one ranks of one allreduce got
+ * zeros of different signs (recursive doubling at N = 3, in place). So
+ * -0.0 is below +0.0 (IEEE 754-2019's minimum and maximum) and a NaN wins
+ * whichever side it is on; equal values otherwise have the same bits.
+ */
+#define amc_op_elem_fmin(_W, _x, _y) \
+    ((((_x) != (_x)) || ((_x) < (_y)) || (((_x) == (_y)) && signbit(_x))) ? (_x) : (_y))
+#define amc_op_elem_fmax(_W, _x, _y) \
+    ((((_x) != (_x)) || ((_x) > (_y)) || (((_x) == (_y)) && signbit(_y))) ? (_x) : (_y))
+
+/*
  * The aligned loop runs in blocks of a fixed 64 bytes (the widest vector
  * there is) and a tail: GCC 12 at -O2 uses the "very cheap" vectorizer cost
  * model, which refuses a loop of unknown trip count that would need a
@@ -44,7 +58,10 @@ static inline int amc_op_aligned(const void *p, size_t align)
     return ((uintptr_t)p % align) == 0;
 }
 
-#define AMC_OP_KERNEL(_tname, _T, _W, _op) \
+#define AMC_OP_KERNEL(_tname, _T, _W, _op) AMC_OP_KERNEL_AS(_tname, _T, _W, _op, _op)
+
+/* The kernel of op _op for type _tname, by element function _elem. */
+#define AMC_OP_KERNEL_AS(_tname, _T, _W, _op, _elem) \
     static void amc_op_##_op##_##_tname(const void *restrict in_v, void *restrict inout_v, \
                                         size_t count) \
     { \
@@ -56,7 +73,7 @@ static inline int amc_op_aligned(const void *p, size_t align)
             \
             memcpy(&x, in_v, sizeof(_T)); \
             memcpy(&y, inout_v, sizeof(_T)); \
-            y = (_T)amc_op_elem_##_op(_W, x, y); \
+            y = (_T)amc_op_elem_##_elem(_W, x, y); \
             memcpy(inout_v, &y, sizeof(_T)); \
             return; \
         } \
@@ -66,11 +83,11 @@ static inline int amc_op_aligned(const void *p, size_t align)
             \
             for (; count - i >= block; i += block) { \
                 for (j = 0; j < block; j++) { \
-                    inout[i + j] = (_T)amc_op_elem_##_op(_W, in[i + j], inout[i + j]); \
+                    inout[i + j] = (_T)amc_op_elem_##_elem(_W, in[i + j], inout[i + j]); \
                 } \
             } \
             for (; i < count; i++) { \
-                inout[i] = (_T)amc_op_elem_##_op(_W, in[i], inout[i]); \
+                inout[i] = (_T)amc_op_elem_##_elem(_W, in[i], inout[i]); \
             } \
         } else { \
             const unsigned char *src = in_v; \
@@ -80,7 +97,7 @@ static inline int amc_op_aligned(const void *p, size_t align)
             for (; i < count; i++) { \
                 memcpy(&x, src + i * sizeof(_T), sizeof(_T)); \
                 memcpy(&y, dst + i * sizeof(_T), sizeof(_T)); \
-                y = (_T)amc_op_elem_##_op(_W, x, y); \
+                y = (_T)amc_op_elem_##_elem(_W, x, y); \
                 memcpy(dst + i * sizeof(_T), &y, sizeof(_T)); \
             } \
         } \
@@ -101,8 +118,8 @@ static inline int amc_op_aligned(const void *p, size_t align)
 #define AMC_OP_FLOAT_KERNELS(_tname, _T) \
     AMC_OP_KERNEL(_tname, _T, _T, sum) \
     AMC_OP_KERNEL(_tname, _T, _T, prod) \
-    AMC_OP_KERNEL(_tname, _T, _T, min) \
-    AMC_OP_KERNEL(_tname, _T, _T, max)
+    AMC_OP_KERNEL_AS(_tname, _T, _T, min, fmin) \
+    AMC_OP_KERNEL_AS(_tname, _T, _T, max, fmax)
 
 /* Types narrower than int compute in unsigned int: uint16_t * uint16_t would
  * promote to (signed) int and could overflow. */

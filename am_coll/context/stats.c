@@ -35,14 +35,14 @@ static unsigned long long amc_stat_flow_bytes(amc_context_t *ctx)
     return amc_flow_bytes(&ctx->flow);
 }
 
-static unsigned long long amc_stat_pair_done(amc_context_t *ctx)
+static unsigned long long amc_stat_within_done(amc_context_t *ctx)
 {
-    return __atomic_load_n(&ctx->pair_done, __ATOMIC_RELAXED);
+    return __atomic_load_n(&ctx->within_done, __ATOMIC_RELAXED);
 }
 
-static unsigned long long amc_stat_pair_sent(amc_context_t *ctx)
+static unsigned long long amc_stat_within_left(amc_context_t *ctx)
 {
-    return __atomic_load_n(&ctx->pair_sent, __ATOMIC_RELAXED);
+    return __atomic_load_n(&ctx->within_left, __ATOMIC_RELAXED);
 }
 
 static unsigned long long amc_stat_api_memo(amc_context_t *ctx)
@@ -63,8 +63,8 @@ static const amc_stat_entry_t amc_stat_table[] = {
     { "mailboxes_in",  amc_stat_mailboxes_in },
     { "flow_peers", amc_stat_flow_peers },
     { "flow_bytes", amc_stat_flow_bytes },
-    { "pair_done",  amc_stat_pair_done },
-    { "pair_sent",  amc_stat_pair_sent },
+    { "within_done", amc_stat_within_done },
+    { "within_left", amc_stat_within_left },
     { "api_memo",   amc_stat_api_memo },
 };
 

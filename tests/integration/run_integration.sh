@@ -712,6 +712,39 @@ else
     BIN=$SAVED_BIN
 fi
 
+# ---------------------------------------------------------------- every N within the call
+# tests/integration/test_within_mpi: blocking barriers and small collectives
+# on the barrier's rounds that run within their call at every N
+# (am_coll/barrier/rounds_now.c), with the algorithms of a node with a core
+# per rank (AMC_OVERSUB_LINEAR_MAX_RANKS=0): every form's results against
+# their values, the engine's and the machine's, bit for bit, at N = 1..8;
+# the path taken (barriers at every N, the data calls on powers of two; none
+# with AMC_SHM=0); a late rank (its partner goes on on the machine, it ends
+# within its call); another communicator's message first and a non-blocking
+# call outstanding; counts and collectives that differ (the same error on
+# every rank). Knob: AMCTEST_WITHIN_BIN program (default:
+# ./tests/integration/test_within_mpi).
+WITHIN_BIN=$(locate_program test_within_mpi "${AMCTEST_WITHIN_BIN:-}")
+if [ -z "$WITHIN_BIN" ] || [ ! -x "$WITHIN_BIN" ]; then
+    echo "FAIL: within-the-call test program not found (looked for" \
+         "./tests/integration/test_within_mpi; build it with" \
+         "'make tests/integration/test_within_mpi' or set AMCTEST_WITHIN_BIN)"
+    failed=$((failed + 1))
+    failed_list="$failed_list\n  test_within_mpi not found"
+else
+    SAVED_BIN=$BIN
+    BIN=$WITHIN_BIN
+    for np in 1 2 3 4 5 6 7 8; do
+        run_one "within the call N=$np" "$np" "$DEFAULT_TIMEOUT" within \
+            AMC_OVERSUB_LINEAR_MAX_RANKS=0
+    done
+    for np in 2 5; do
+        run_one "within the call N=$np AMC_SHM=0 (none)" "$np" "$DEFAULT_TIMEOUT" within \
+            AMC_OVERSUB_LINEAR_MAX_RANKS=0 AMC_SHM=0
+    done
+    BIN=$SAVED_BIN
+fi
+
 # ---------------------------------------------------------------- a call that repeats the last
 # tests/integration/test_memo_mpi: a blocking call that repeats its
 # communicator's last one on the barrier's rounds skips its checks

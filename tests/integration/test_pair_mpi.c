@@ -11,14 +11,14 @@
  *     ints), allgather, alltoall and reduce_scatter_block, 1 to 8 elements,
  *     in place and not, each checked against its value; and the path taken:
  *     with a mailbox to the peer most calls end there (the counter
- *     "pair_done" grows), with AMC_SHM=0 none does (both counters stay 0);
+ *     "within_done" grows), with AMC_SHM=0 none does (both counters stay 0);
  *   - every form with blocks of 17 to 256 ints (68 B to 1 KiB) and of 257
  *     and 512: results right; the former end within the call (with
  *     mailboxes), the latter never do (they run on the engine);
  *   - a late peer: rank 1 enters 30 ms after rank 0, whose call sends,
- *     stops looking and finishes on the barrier's machine ("pair_sent"
+ *     stops looking and finishes on the barrier's machine ("within_left"
  *     grows by one) while rank 1 finds rank 0's message there and ends
- *     within its call ("pair_done" by one);
+ *     within its call ("within_done" by one);
  *   - another communicator's message first in the mailbox (an ibarrier on a
  *     dup), and a non-blocking allreduce outstanding on the same
  *     communicator: results right, requests complete;
@@ -349,7 +349,7 @@ static unsigned tp_results(amc_comm_t comm)
 }
 
 /* Messages of 68 B to 1 KiB (17 to 256 ints a block) run within the call
- * too (AMC_CTRL_PAY_PAIR), one int more takes the engine: every form's
+ * too (AMC_CTRL_PAY_MAX), one int more takes the engine: every form's
  * results, and the path taken where the mailboxes are on. */
 #define TP_KIB_MAX 512
 
@@ -452,13 +452,13 @@ static void tp_kib(amc_comm_t comm, int pair)
 
     for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         tp_must(amc_barrier(comm), "barrier before the 1 KiB calls");
-        done = tp_stat("pair_done");
-        sent = tp_stat("pair_sent");
+        done = tp_stat("within_done");
+        sent = tp_stat("within_left");
         for (rep = 0; rep < 20; rep++) {
             tp_kib_call(comm, sizes[i], rep % 2);
         }
-        done = tp_stat("pair_done") - done;
-        sent = tp_stat("pair_sent") - sent;
+        done = tp_stat("within_done") - done;
+        sent = tp_stat("within_left") - sent;
         if (sizes[i] > 256) {
             TP_CHECK((done == 0) && (sent == 0), "%d ints: past 1 KiB, yet %llu calls ended "
                      "within the call and %llu sent there", sizes[i], done, sent);
@@ -474,8 +474,8 @@ static void tp_late_peer(amc_comm_t comm, int pair)
     unsigned long long done, sent;
 
     tp_must(amc_barrier(comm), "barrier before the late peer");
-    done = tp_stat("pair_done");
-    sent = tp_stat("pair_sent");
+    done = tp_stat("within_done");
+    sent = tp_stat("within_left");
     if (g_rank == 1) {
         tp_sleep_ms(30);
     }
@@ -484,11 +484,11 @@ static void tp_late_peer(amc_comm_t comm, int pair)
         return;
     }
     if (g_rank == 0) {
-        TP_CHECK(tp_stat("pair_sent") == sent + 1, "late peer: rank 0 sent %llu times, "
-                 "expected once", tp_stat("pair_sent") - sent);
+        TP_CHECK(tp_stat("within_left") == sent + 1, "late peer: rank 0 sent %llu times, "
+                 "expected once", tp_stat("within_left") - sent);
     } else {
-        TP_CHECK(tp_stat("pair_done") == done + 1, "late peer: rank 1 ended within %llu calls, "
-                 "expected one", tp_stat("pair_done") - done);
+        TP_CHECK(tp_stat("within_done") == done + 1, "late peer: rank 1 ended within %llu calls, "
+                 "expected one", tp_stat("within_done") - done);
     }
 }
 
@@ -553,12 +553,12 @@ int main(int argc, char **argv)
     tp_must(amc_barrier(world), "first barrier");
     /* the mailbox to the peer is made by the first message */
     pair  = (tp_stat("mailboxes_out") > 0);
-    done0 = tp_stat("pair_done");
-    sent0 = tp_stat("pair_sent");
+    done0 = tp_stat("within_done");
+    sent0 = tp_stat("within_left");
 
     calls = tp_results(world);
-    done  = tp_stat("pair_done") - done0;
-    sent  = tp_stat("pair_sent") - sent0;
+    done  = tp_stat("within_done") - done0;
+    sent  = tp_stat("within_left") - sent0;
     if (pair) {
         TP_CHECK((done > 0) && (done + sent <= calls), "mailboxes: %llu of %u calls ended "
                  "within the call, %llu went on the machine", done, calls, sent);

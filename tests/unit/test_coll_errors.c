@@ -350,7 +350,7 @@ static void late_bcasts_finish(amc_test_world_t *w, amc_test_rng_t *rng, uint64_
  * calls. E ints a call: 2 (8 bytes) runs on the control structure at N=2,
  * whose messages live in the receiver's slot, and there the bound is that
  * the root finishes at most T calls before the late rank's: the others
- * asked for an answer. 264 (1,056 bytes, past AMC_CTRL_PAY_PAIR) runs on
+ * asked for an answer. 264 (1,056 bytes, past AMC_CTRL_PAY_MAX) runs on
  * the engine. */
 static void test_tokens_bound_early_memory(uint64_t seed, int ctrl)
 {

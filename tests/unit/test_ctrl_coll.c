@@ -31,10 +31,10 @@
  *    receiver fails and nothing hangs; a block of 65 bytes or of none
  *    takes the engine on both ranks, results right;
  *  - AMC_FAST_MAX=0, 65 bytes, a user op and N = 3 take the engine;
- *  - at N=2 all of the above again with AMC_FAST_MAX at 1024 (what a round
- *    message carries on 2 ranks, AMC_CTRL_PAY_PAIR): 1 to 1024 bytes on the
- *    rounds, 1025 on the engine, a forged message of 1025 bytes refused
- *    (65 at N = 4);
+ *  - at N=2, 4 and 8 all of the above again with AMC_FAST_MAX at 1024
+ *    (what a round message carries, AMC_CTRL_PAY_MAX): 1 to 1024 bytes on
+ *    the rounds, 1025 on the engine, a forged message of 1025 bytes
+ *    refused at N = 2 and 4;
  *  - up to 12 instances outstanding at once, completed out of order;
  *  - ranks whose counts differ, a rank on the engine, a rank in a barrier
  *    or in the other collective, a freed request, forged messages: every
@@ -57,9 +57,9 @@
 #define MAX_BYTES 64
 
 /* The most bytes a round message carries in this pass: AMC_FAST_MAX of the
- * worlds made; MAX_BYTES first, then AMC_CTRL_PAY_PAIR at N=2 (main). */
+ * worlds made; MAX_BYTES first, then AMC_CTRL_PAY_MAX (main). */
 static size_t max_bytes = MAX_BYTES;
-#define ROW       4352 /* a rank's buffer: room for blocks past AMC_CTRL_PAY_PAIR, the engine's too */
+#define ROW       4352 /* a rank's buffer: room for blocks past AMC_CTRL_PAY_MAX, the engine's too */
 #define OUTSTANDING 12
 
 static amc_test_rng_t rng;
@@ -736,7 +736,7 @@ static void test_rooted(unsigned long *cases)
 }
 
 /* One byte past the most a round message carries (max_bytes): the
- * engine. fast_max: AMC_FAST_MAX (past AMC_CTRL_PAY_PAIR it acts as it). */
+ * engine. fast_max: AMC_FAST_MAX (past AMC_CTRL_PAY_MAX it acts as it). */
 static void test_too_big(unsigned fast_max)
 {
     static uint8_t   in[2][ROW], out[2][ROW];
@@ -1299,13 +1299,13 @@ static void test_forged(void)
         const char *what;
     } cases[] = {
         { 2, 1, 0, 0, 0,  "no data" },
-        { 2, 1, 0, 0, AMC_CTRL_PAY_PAIR + 1, "1025 bytes at N = 2" },
-        { 4, 1, 0, 0, AMC_CTRL_PAY_MAX + 1, "65 bytes at N = 4" },
+        { 2, 1, 0, 0, AMC_CTRL_PAY_MAX + 1, "1025 bytes at N = 2" },
+        { 4, 1, 0, 0, AMC_CTRL_PAY_MAX + 1, "1025 bytes at N = 4" },
         { 4, 2, 0, 0, 8,  "rank 2 is not round 0's partner of rank 0" },
         { 4, 1, 0, 2, 8,  "round 2 of 2" },
         { 3, 1, 0, 0, 8,  "a communicator of 3" },
     };
-    uint8_t           data[AMC_CTRL_PAY_PAIR + 1];
+    uint8_t           data[AMC_CTRL_PAY_MAX + 1];
     amc_wire_hdr_t    hdr;
     amc_wire_packed_t p;
     amc_test_world_t  w;
@@ -1363,17 +1363,23 @@ int main(void)
     test_vector(&cases);
     printf("%lu gatherv, scatterv, allgatherv, alltoallv and reduce_scatter (N=2) cases\n", cases);
     test_too_big(MAX_BYTES);
-    /* 2 ranks: up to AMC_CTRL_PAY_PAIR bytes a message on the rounds, one more on the engine */
-    max_bytes = AMC_CTRL_PAY_PAIR;
+    /* up to AMC_CTRL_PAY_MAX bytes a message on the rounds, one more on the engine */
+    max_bytes = AMC_CTRL_PAY_MAX;
     cases     = 0;
     test_rooted(&cases);
-    test_results(2, AMC_FAKE_COMPLETE_ON_DELIVERY, &cases);
-    test_blocks(AMC_COLL_ALLGATHER, 2, &cases);
-    test_blocks(AMC_COLL_ALLTOALL, 2, &cases);
-    test_blocks(AMC_COLL_REDUCE_SCATTER_BLOCK, 2, &cases);
     test_vector(&cases);
+    for (n = 2; n <= 8; n *= 2) {
+        test_results(n, AMC_FAKE_COMPLETE_ON_DELIVERY, &cases);
+        test_blocks(AMC_COLL_ALLGATHER, n, &cases);
+        alltoall_alg = (n > 2) ? "bruck" : "";
+        rsb_alg      = (n > 2) ? "recursive_halving" : "";
+        test_blocks(AMC_COLL_ALLTOALL, n, &cases);
+        test_blocks(AMC_COLL_REDUCE_SCATTER_BLOCK, n, &cases);
+        alltoall_alg = "";
+        rsb_alg      = "";
+    }
     test_too_big(1u << 20);
-    printf("%lu cases of up to %zu bytes at N=2\n", cases, max_bytes);
+    printf("%lu cases of up to %zu bytes at N=2, 4 and 8\n", cases, max_bytes);
     max_bytes = MAX_BYTES;
     test_vector_repeat();
     test_engine_cases();

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Blocking calls on the barrier's rounds that run within their call at
+ * every N (am_coll/barrier/rounds_now.c), with real UCX and mailboxes,
+ * ranks started by mpirun:
+ *
+ *   test_within_mpi within       (N = 1 .. 8, powers of two and not)
+ *
+ *   - results: barrier, allreduce (sum of doubles and of ints, max of
+ *     doubles), allgather, alltoall and reduce_scatter_block, blocks of 1
+ *     element up to what a round carries (AMC_FAST_MAX, 1 KiB), in place and
+ *     not, and one more element (the engine), each element checked against
+ *     its value, against the same call on the engine (the same elements at the head of a call too large for
+ *     the rounds) and against the non-blocking call (the barrier's
+ *     machine), bit for bit; signed zeros come out alike on every rank;
+ *   - the path: with mailboxes, on a power of two the data calls and at
+ *     every N the barriers end within their call ("within_done" grows),
+ *     the data calls of other N never begin there (both counters stay);
+ *     with AMC_SHM=0 nothing does;
+ *   - a late peer: the last rank enters an allreduce 30 ms late; on a power
+ *     of two it finds every round's message there and ends within its
+ *     call, while its first partner waited past the yield and went on on
+ *     the machine ("within_left"); a barrier the same way, its right
+ *     neighbour going on on the machine;
+ *   - another communicator's message first in the mailboxes (an ibarrier
+ *     on a dup, posted by every rank before the call) and a non-blocking
+ *     allreduce outstanding on the same communicator (the blocking one
+ *     then never begins within its call): results right, requests
+ *     complete;
+ *   - counts that differ (the last rank 3 doubles, the others 2) fail on
+ *     every rank with the same error, a barrier against an allreduce too;
+ *     the communicator works after each.
+ *
+ * Prints "ok within N=n" from rank 0 when every rank passed.
+ */
+#include "amcoll.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TW_MAXN  8
+#define TW_PAD   300 /* elements: a call this large (1,200 B or more) runs on the engine */
+#define TW_ROUND 1024 /* bytes a round carries (AMC_FAST_MAX) */
+
+static int g_rank, g_size, g_fail;
+
+static void tw_fail(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    fprintf(stderr, "FAIL within N=%d rank %d: ", g_size, g_rank);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    g_fail++;
+}
+
+#define TW_CHECK(_cond, ...) do { if (!(_cond)) tw_fail(__VA_ARGS__); } while (0)
+
+static void tw_must(int rc, const char *what)
+{
+    if (rc != AMC_SUCCESS) {
+        fprintf(stderr, "FAIL within N=%d rank %d: %s: %s\n", g_size, g_rank, what,
+                amc_strerror(rc));
+        exit(1);
+    }
+}
+
+static unsigned long long tw_stat(const char *name)
+{
+    unsigned long long v = 0;
+
+    tw_must(amc_stat_get(name, &v), name);
+    return v;
+}
+
+static void tw_sleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+    nanosleep(&ts, NULL);
+}
+
+static int tw_pow2(int n)
+{
+    return (n > 1) && ((n & (n - 1)) == 0);
+}
+
+/* Element k of the block rank r gives rank d in call i (d: the
+ * destination of an alltoall's or reduce_scatter_block's block, else 0):
+ * whole numbers and quarters, whose sums are exact in any order. */
+static double tw_val(int i, int r, int d, int k)
+{
+    return (double)((i % 97) * 64 + d * 8 + k) + 0.25 * (r + 1);
+}
+
+typedef enum {
+    TW_ALLREDUCE_SUM,
+    TW_ALLREDUCE_INT,
+    TW_ALLREDUCE_MAX,
+    TW_ALLGATHER,
+    TW_ALLTOALL,
+    TW_RSB,
+    TW_NKINDS
+} tw_kind_t;
+
+static const char *const tw_names[TW_NKINDS] = {
+    "allreduce sum", "allreduce int", "allreduce max", "allgather", "alltoall",
+    "reduce_scatter_block"
+};
+
+/* Blocks of how many elements a round of kind carries at this N (the
+ * whole call for an allreduce, the last round's N/2 blocks for the rest;
+ * 8-byte elements, the ints' blocks as long). */
+static int tw_max_count(tw_kind_t kind)
+{
+    int per = TW_ROUND;
+
+    if ((kind != TW_ALLREDUCE_SUM) && (kind != TW_ALLREDUCE_INT) &&
+        (kind != TW_ALLREDUCE_MAX) && (g_size > 1)) {
+        per /= g_size / 2;
+    }
+    return per / 8;
+}
+
+/* The send buffer of call i: n elements a block, a block per rank (nb). */
+static void tw_fill(tw_kind_t kind, int i, int n, int stride, double *d, int *x)
+{
+    int dst, k, nb = ((kind == TW_ALLTOALL) || (kind == TW_RSB)) ? g_size : 1;
+
+    for (dst = 0; dst < nb; dst++) {
+        for (k = 0; k < n; k++) {
+            double v = tw_val(i, g_rank, dst, k);
+
+            if (kind == TW_ALLREDUCE_MAX) {
+                v = (k == 0) ? ((g_rank % 2) ? 0.0 : -0.0) : v * ((g_rank % 3) - 1);
+            }
+            d[dst * stride + k] = v;
+            x[dst * stride + k] = (int)(v * 4) * ((k % 2) ? -1 : 1);
+        }
+    }
+}
+
+/* One call of kind: n elements a block; blocks stride elements apart in
+ * both buffers (stride > n: the engine's call, of which the first n of
+ * each block are compared). in_place: the input in the receive buffer. */
+static int tw_call(tw_kind_t kind, int nb, int n, int stride, int in_place, const void *s,
+                   void *r, int nonblocking, amc_comm_t comm)
+{
+    amc_request_t  req;
+    size_t         c   = (size_t)stride;
+    const void    *in  = in_place ? AMC_IN_PLACE : s;
+    amc_datatype_t dt  = (kind == TW_ALLREDUCE_INT) ? AMC_INT : AMC_DOUBLE;
+    int            rc;
+
+    (void)nb;
+    (void)n;
+    switch (kind) {
+    case TW_ALLREDUCE_SUM:
+    case TW_ALLREDUCE_INT:
+    case TW_ALLREDUCE_MAX: {
+        amc_op_t op = (kind == TW_ALLREDUCE_MAX) ? AMC_MAX : AMC_SUM;
+
+        if (!nonblocking) {
+            return amc_allreduce(in, r, c, dt, op, comm);
+        }
+        rc = amc_iallreduce(in, r, c, dt, op, comm, &req);
+        break;
+    }
+    case TW_ALLGATHER:
+        if (!nonblocking) {
+            return amc_allgather(in, r, c, dt, comm);
+        }
+        rc = amc_iallgather(in, r, c, dt, comm, &req);
+        break;
+    case TW_ALLTOALL:
+        if (!nonblocking) {
+            return amc_alltoall(in, r, c, dt, comm);
+        }
+        rc = amc_ialltoall(in, r, c, dt, comm, &req);
+        break;
+    default:
+        if (!nonblocking) {
+            return amc_reduce_scatter_block(in, r, c, dt, AMC_SUM, comm);
+        }
+        rc = amc_ireduce_scatter_block(in, r, c, dt, AMC_SUM, comm, &req);
+        break;
+    }
+    return (rc == AMC_SUCCESS) ? amc_wait(&req) : rc;
+}
+
+/* Element k of block b of the result, as its definition makes it. */
+static double tw_expect(tw_kind_t kind, int i, int b, int k)
+{
+    double v = 0.0;
+    int    r;
+
+    switch (kind) {
+    case TW_ALLGATHER:
+        return tw_val(i, b, 0, k);
+    case TW_ALLTOALL: /* block b: from rank b, its block for this rank */
+        return tw_val(i, b, g_rank, k);
+    case TW_RSB:
+        for (r = 0; r < g_size; r++) {
+            v += tw_val(i, r, g_rank, k);
+        }
+        return v;
+    default: /* the sums (the max is checked against the engine and across ranks) */
+        for (r = 0; r < g_size; r++) {
+            v += tw_val(i, r, 0, k);
+        }
+        return v;
+    }
+}
+
+/* Call i of kind with blocks of n: within the call, on the engine and on
+ * the machine, compared. */
+static void tw_case(amc_comm_t comm, tw_kind_t kind, int i, int n, int in_place)
+{
+    static double sd[3][TW_MAXN * TW_PAD], rd[3][TW_MAXN * TW_PAD];
+    static int    si[3][TW_MAXN * TW_PAD], ri[3][TW_MAXN * TW_PAD];
+    int  in_blocks  = ((kind == TW_ALLTOALL) || (kind == TW_RSB)) ? g_size : 1;
+    int  out_blocks = ((kind == TW_ALLTOALL) || (kind == TW_ALLGATHER)) ? g_size : 1;
+    int  isint = (kind == TW_ALLREDUCE_INT), path, b, k, rc;
+    int  strides[3] = { n, TW_PAD, n };
+    const char *pname[3] = { "within", "engine", "machine" };
+
+    for (path = 0; path < 3; path++) {
+        int    st = strides[path];
+        double *s = sd[path], *r = rd[path];
+        int    *x = si[path], *y = ri[path];
+
+        tw_fill(kind, i, n, st, s, x);
+        for (k = 0; k < TW_MAXN * st && k < TW_MAXN * TW_PAD; k++) {
+            r[k] = -1.0;
+            y[k] = -1;
+        }
+        if (in_place) {
+            if (kind == TW_ALLGATHER) { /* its block in its place */
+                memcpy(r + g_rank * st, s, (size_t)st * sizeof(double));
+                memcpy(y + g_rank * st, x, (size_t)st * sizeof(int));
+            } else {
+                memcpy(r, s, (size_t)in_blocks * st * sizeof(double));
+                memcpy(y, x, (size_t)in_blocks * st * sizeof(int));
+            }
+        }
+        rc = tw_call(kind, in_blocks, n, st, in_place, isint ? (void *)x : (void *)s,
+                     isint ? (void *)y : (void *)r, path == 2, comm);
+        TW_CHECK(rc == AMC_SUCCESS, "%s %d (n=%d%s) %s: %s", tw_names[kind], i, n,
+                 in_place ? ", in place" : "", pname[path], amc_strerror(rc));
+    }
+    for (b = 0; b < out_blocks; b++) {
+        for (k = 0; k < n; k++) {
+            for (path = 1; path < 3; path++) {
+                int at = b * n + k, pat = b * strides[path] + k;
+
+                if ((kind == TW_ALLREDUCE_MAX) && (k == 0) && (path == 1)) {
+                    continue; /* which zero a max of -0.0 and +0.0 keeps is the order's */
+                }
+
+                if (isint) {
+                    TW_CHECK(ri[0][at] == ri[path][pat], "%s %d (n=%d%s) [%d][%d]: within %d, "
+                             "%s %d", tw_names[kind], i, n, in_place ? ", in place" : "", b, k,
+                             ri[0][at], pname[path], ri[path][pat]);
+                } else {
+                    TW_CHECK(!memcmp(&rd[0][at], &rd[path][pat], sizeof(double)),
+                             "%s %d (n=%d%s) [%d][%d]: within %g, %s %g", tw_names[kind], i, n,
+                             in_place ? ", in place" : "", b, k, rd[0][at], pname[path],
+                             rd[path][pat]);
+                }
+            }
+            if ((kind != TW_ALLREDUCE_MAX) && !isint) {
+                double want = tw_expect(kind, i, b, k);
+
+                TW_CHECK(rd[0][b * n + k] == want, "%s %d (n=%d%s) [%d][%d]: %g, expected %g",
+                         tw_names[kind], i, n, in_place ? ", in place" : "", b, k,
+                         rd[0][b * n + k], want);
+            }
+        }
+    }
+    if (kind == TW_ALLREDUCE_MAX) {
+        /* every rank the same bits, the signed zeros of element 0 included */
+        static double all[TW_MAXN * TW_PAD];
+
+        tw_must(amc_allgather(rd[0], all, (size_t)n, AMC_DOUBLE, comm), "allgather of maxima");
+        for (b = 0; b < g_size; b++) {
+            TW_CHECK(!memcmp(&all[b * n], rd[0], (size_t)n * sizeof(double)),
+                     "allreduce max %d (n=%d): rank %d's result differs from this rank's", i, n,
+                     b);
+        }
+    }
+}
+
+static void tw_results(amc_comm_t comm)
+{
+    int kind, n, in_place, i = 0;
+
+    for (kind = 0; kind < TW_NKINDS; kind++) {
+        int max = tw_max_count((tw_kind_t)kind);
+
+        /* 1 to 8 elements, the most a round carries and one more (the engine) */
+        for (n = 1; n <= max + 1; n = ((n == 8) && (max > 9)) ? max : n + 1) {
+            for (in_place = 0; in_place < 2; in_place++) {
+                tw_case(comm, (tw_kind_t)kind, i++, n, in_place);
+            }
+        }
+    }
+}
+
+/* Loops of barriers and of 8 B allreduces: which path they took. */
+static void tw_paths(amc_comm_t comm, int shm)
+{
+    unsigned long long done, left, d_done, d_left;
+    double             s = 1.0, r;
+    int                i, calls = 200;
+
+    done = tw_stat("within_done");
+    left = tw_stat("within_left");
+    for (i = 0; i < calls; i++) {
+        tw_must(amc_barrier(comm), "barrier");
+    }
+    d_done = tw_stat("within_done") - done;
+    d_left = tw_stat("within_left") - left;
+    if ((g_rank == 0) && shm) {
+        printf("within N=%d: barriers %llu of %d ended within the call on rank 0\n", g_size,
+               d_done, calls);
+    }
+    if (!shm || (g_size == 1)) {
+        TW_CHECK((d_done == 0) && (d_left == 0), "barriers: %llu within, %llu left, expected "
+                 "none (%s)", d_done, d_left, shm ? "one rank" : "AMC_SHM=0");
+    } else {
+        TW_CHECK((d_done > 0) && (d_done + d_left <= (unsigned long long)calls),
+                 "barriers: %llu of %d within, %llu left", d_done, calls, d_left);
+    }
+    done = tw_stat("within_done");
+    left = tw_stat("within_left");
+    for (i = 0; i < calls; i++) {
+        tw_must(amc_allreduce(&s, &r, 1, AMC_DOUBLE, AMC_SUM, comm), "allreduce");
+        TW_CHECK(r == (double)g_size, "allreduce loop %d: %g", i, r);
+    }
+    d_done = tw_stat("within_done") - done;
+    d_left = tw_stat("within_left") - left;
+    if (shm && tw_pow2(g_size)) {
+        TW_CHECK((d_done > 0) && (d_done + d_left <= (unsigned long long)calls),
+                 "allreduces: %llu of %d within, %llu left", d_done, calls, d_left);
+    } else {
+        TW_CHECK((d_done == 0) && (d_left == 0), "allreduces: %llu within, %llu left, expected "
+                 "none (%s)", d_done, d_left, !shm ? "AMC_SHM=0" : "not a power of two");
+    }
+    if ((g_rank == 0) && shm) {
+        printf("within N=%d: allreduces %llu of %d ended within the call on rank 0\n",
+               g_size, d_done, calls);
+    }
+}
+
+/* The last rank 30 ms late. */
+static void tw_late(amc_comm_t comm)
+{
+    unsigned long long done, left;
+    double             s = 2.0, r = 0.0;
+    int                late = g_size - 1, rc;
+
+    tw_must(amc_barrier(comm), "barrier before the late allreduce");
+    done = tw_stat("within_done");
+    left = tw_stat("within_left");
+    if (g_rank == late) {
+        tw_sleep_ms(30);
+    }
+    rc = amc_allreduce(&s, &r, 1, AMC_DOUBLE, AMC_SUM, comm);
+    TW_CHECK((rc == AMC_SUCCESS) && (r == 2.0 * g_size), "late allreduce: %s %g",
+             amc_strerror(rc), r);
+    if (tw_pow2(g_size)) {
+        if (g_rank == late) {
+            TW_CHECK((tw_stat("within_done") == done + 1) && (tw_stat("within_left") == left),
+                     "late allreduce: the late rank ended within %llu, left %llu (expected "
+                     "1, 0)", tw_stat("within_done") - done, tw_stat("within_left") - left);
+        } else if (g_rank == (late ^ 1)) {
+            TW_CHECK(tw_stat("within_left") == left + 1, "late allreduce: its partner left "
+                     "%llu times, expected once", tw_stat("within_left") - left);
+        }
+    }
+    tw_must(amc_barrier(comm), "barrier before the late barrier");
+    left = tw_stat("within_left");
+    if (g_rank == late) {
+        tw_sleep_ms(30);
+    }
+    tw_must(amc_barrier(comm), "late barrier");
+    if ((g_size > 1) && (g_rank == (late + 1) % g_size)) {
+        TW_CHECK(tw_stat("within_left") == left + 1, "late barrier: the late rank's right "
+                 "neighbour left %llu times, expected once", tw_stat("within_left") - left);
+    }
+}
+
+/* Another communicator's message first, and a non-blocking call on this one. */
+static void tw_others(amc_comm_t comm)
+{
+    amc_comm_t         dup;
+    amc_request_t      req;
+    unsigned long long done;
+    double             s = 3.0, r = 0.0, s2 = 5.0, r2 = 0.0;
+    int                rc;
+
+    tw_must(amc_comm_dup(comm, &dup), "dup");
+    tw_must(amc_ibarrier(dup, &req), "ibarrier on the dup");
+    tw_must(amc_barrier(comm), "barrier after the dup's ibarrier");
+    rc = amc_allreduce(&s, &r, 1, AMC_DOUBLE, AMC_SUM, comm);
+    TW_CHECK((rc == AMC_SUCCESS) && (r == 3.0 * g_size), "allreduce behind another "
+             "communicator's message: %s %g", amc_strerror(rc), r);
+    tw_must(amc_wait(&req), "the dup's ibarrier");
+
+    tw_must(amc_iallreduce(&s2, &r2, 1, AMC_DOUBLE, AMC_SUM, comm, &req), "iallreduce");
+    done = tw_stat("within_done");
+    rc   = amc_allreduce(&s, &r, 1, AMC_DOUBLE, AMC_SUM, comm);
+    TW_CHECK(tw_stat("within_done") == done, "an allreduce behind an outstanding iallreduce "
+             "ended within its call");
+    TW_CHECK((rc == AMC_SUCCESS) && (r == 3.0 * g_size), "allreduce behind an iallreduce: %s %g",
+             amc_strerror(rc), r);
+    tw_must(amc_wait(&req), "iallreduce");
+    TW_CHECK(r2 == 5.0 * g_size, "iallreduce: %g", r2);
+    tw_must(amc_comm_free(&dup), "free the dup");
+}
+
+/* Every rank's status of a call that differs on one rank, gathered after. */
+static void tw_same_error(amc_comm_t comm, int rc, int want, const char *what)
+{
+    int all[TW_MAXN], i;
+
+    tw_must(amc_allgather(&rc, all, 1, AMC_INT, comm), "allgather of the statuses");
+    for (i = 0; i < g_size; i++) {
+        TW_CHECK(all[i] == want, "%s: rank %d got %s, expected %s", what, i,
+                 amc_strerror(all[i]), amc_strerror(want));
+    }
+}
+
+static void tw_mismatch(amc_comm_t comm)
+{
+    double s[3] = { 1.0, 2.0, 3.0 }, r[3];
+    int    rc, last = (g_rank == g_size - 1);
+
+    if (g_size < 2) {
+        return;
+    }
+    tw_must(amc_barrier(comm), "barrier before the counts that differ");
+    rc = amc_allreduce(s, r, last ? 3 : 2, AMC_DOUBLE, AMC_SUM, comm);
+    tw_same_error(comm, rc, AMC_ERR_TRUNCATE, "counts that differ");
+    rc = amc_allreduce(s, r, 2, AMC_DOUBLE, AMC_SUM, comm);
+    TW_CHECK((rc == AMC_SUCCESS) && (r[1] == 2.0 * g_size), "allreduce after counts that "
+             "differ: %s", amc_strerror(rc));
+
+    rc = last ? amc_barrier(comm) : amc_allreduce(s, r, 1, AMC_DOUBLE, AMC_SUM, comm);
+    tw_same_error(comm, rc, AMC_ERR_PROTOCOL, "a barrier against an allreduce");
+    tw_must(amc_barrier(comm), "barrier after the collectives that differ");
+    rc = amc_allreduce(s, r, 2, AMC_DOUBLE, AMC_SUM, comm);
+    TW_CHECK((rc == AMC_SUCCESS) && (r[0] == 1.0 * g_size), "allreduce after the collectives "
+             "that differ: %s", amc_strerror(rc));
+}
+
+int main(int argc, char **argv)
+{
+    const char *shm_env = getenv("AMC_SHM");
+    int         shm     = (shm_env == NULL) || strcmp(shm_env, "0");
+    int         failed  = 0;
+
+    if ((argc < 2) || strcmp(argv[1], "within")) {
+        fprintf(stderr, "usage: test_within_mpi within\n");
+        return 2;
+    }
+    tw_must(amc_init(&argc, &argv), "amc_init");
+    tw_must(amc_comm_rank(AMC_COMM_WORLD, &g_rank), "rank");
+    tw_must(amc_comm_size(AMC_COMM_WORLD, &g_size), "size");
+    if (g_size > TW_MAXN) {
+        fprintf(stderr, "test_within_mpi: at most %d ranks\n", TW_MAXN);
+        amc_finalize();
+        return 2;
+    }
+    tw_results(AMC_COMM_WORLD);
+    tw_paths(AMC_COMM_WORLD, shm);
+    if (shm) {
+        tw_late(AMC_COMM_WORLD);
+    }
+    tw_others(AMC_COMM_WORLD);
+    tw_mismatch(AMC_COMM_WORLD);
+    tw_results(AMC_COMM_WORLD); /* and after all that */
+    tw_must(amc_allreduce(&g_fail, &failed, 1, AMC_INT, AMC_SUM, AMC_COMM_WORLD), "the verdict");
+    if ((g_rank == 0) && (failed == 0)) {
+        printf("ok within N=%d\n", g_size);
+    }
+    tw_must(amc_finalize(), "amc_finalize");
+    return (g_fail == 0) ? 0 : 1;
+}
