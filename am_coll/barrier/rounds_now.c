@@ -358,7 +358,8 @@ static __attribute__((noinline)) void amc_now_halve(const amc_now_t *p, const vo
 
 /* What the partner's message (data, len bytes) makes, from the mailbox or
  * the slot. */
-static inline void amc_now_apply(const amc_now_t *p, const void *data, size_t len)
+static inline __attribute__((always_inline)) void amc_now_apply(const amc_now_t *p,
+                                                                const void *data, size_t len)
 {
     switch (p->how) {
     case AMC_NOW_PLACE:
@@ -394,7 +395,9 @@ static int amc_now_take(void *arg, const void *hdr, size_t hdr_len, const void *
     if ((hdr_len != p->hdr_len) || (len != p->rbytes) || !amc_now_same(hdr, &p->hdr, hdr_len)) {
         return 0;
     }
-    amc_now_apply(p, data, len);
+    if (p->how != AMC_NOW_NOTHING) {
+        amc_now_apply(p, data, len);
+    }
     return 1;
 }
 
@@ -682,7 +685,7 @@ int amc_rounds_now(struct amc_comm *comm, struct amc_request *req, const amc_col
     p.work   = NULL;
     p.bytes  = 0;
     if (args != NULL) {
-        if (amc_alg_rounds_rooted(coll)) { /* N=2 (amc_ctrl_coll_ok) */
+        if (p.rooted) { /* N=2 (amc_ctrl_coll_ok) */
             root = amc_alg_rounds_root(args->root);
             if (amc_alg_rounds_sends(coll, comm->rank, root)) {
                 return 0; /* amc_ctrl_coll_send_now's, or it asks for an answer */

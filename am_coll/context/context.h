@@ -51,9 +51,9 @@ typedef struct amc_context {
     int              threaded;     /* threads may ever meet: multiple or a progress thread */
     int              lock_live;    /* threads may meet now: locks are taken (spinlock.h) */
     const int       *lock_live_p;  /* &lock_live, or NULL when threads never meet */
-    /* N=2 exchanges that ended within their call with no slot, and those
-     * that sent there and went on the machine (am_coll/barrier/pair_now.c;
-     * written only while threads cannot meet) */
+    /* blocking calls on the barrier's rounds that ended within their call,
+     * and those that began there and went on the machine
+     * (am_coll/barrier/rounds_now.c; written only while threads cannot meet) */
     unsigned long long within_done, within_left;
     /* blocking calls that were their communicator's last one again, run
      * without its checks (am_coll/api/api_memo.h; the same rule) */

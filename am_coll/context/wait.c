@@ -153,7 +153,7 @@ static __attribute__((noinline)) int amc_request_wait_long(struct amc_request *r
     return status;
 }
 
-/* A blocking call that ended within it (N=2, am_coll/barrier/pair_now.c)
+/* A blocking call that ended within it (am_coll/barrier/rounds_now.c)
  * finds its request complete: the look, inlined into the call. */
 AMC_INLINE_ACROSS int amc_request_wait_one(struct amc_request *req)
 {

@@ -388,7 +388,7 @@ static void amc_fuzz_forge_mbox(amc_fuzz_in_t *in, amc_fuzz_world_t *w, amc_fuzz
                    (unsigned long long)ctl);
     (void)amc_shm_forge(m->out, cells, n);
     if (b & 1) {
-        /* a blocking call at N=2 reads it first (am_coll/barrier/pair_now.c) */
+        /* a blocking call reads it first (am_coll/barrier/rounds_now.c) */
         (void)amc_shm_take_now(m->rxs, 0, amc_fuzz_mbox_take, m);
     }
     (void)amc_shm_progress(m->rxs, 0);

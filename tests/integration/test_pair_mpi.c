@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The blocking exchanges at N=2 that run within their call and read the
- * peer's message straight from its mailbox (am_coll/barrier/pair_now.c),
+ * peer's message straight from its mailbox (am_coll/barrier/rounds_now.c, the one-round case),
  * with real UCX and mailboxes, two ranks started by mpirun:
  *
  *   test_pair_mpi pair [SHARED_FILE]
@@ -30,51 +30,15 @@
  */
 #include "amcoll.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static int g_rank, g_fail;
 
-static void tp_fail(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    fprintf(stderr, "FAIL pair rank %d: ", g_rank);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    g_fail++;
-}
-
-#define TP_CHECK(_cond, ...) do { if (!(_cond)) tp_fail(__VA_ARGS__); } while (0)
-
-static void tp_must(int rc, const char *what)
-{
-    if (rc != AMC_SUCCESS) {
-        fprintf(stderr, "FAIL pair rank %d: %s: %s\n", g_rank, what, amc_strerror(rc));
-        exit(1);
-    }
-}
-
-static unsigned long long tp_stat(const char *name)
-{
-    unsigned long long v = 0;
-
-    tp_must(amc_stat_get(name, &v), name);
-    return v;
-}
-
-static void tp_sleep_ms(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-    nanosleep(&ts, NULL);
-}
+#define ITEST_NAME "pair"
+#include "tests/integration/itest.h"
 
 /* rank r's element k of call i */
 static double tp_val(int i, int r, int k)
@@ -92,9 +56,9 @@ static void tp_allreduce(amc_comm_t comm, int i, int n, int in_place)
         r[k] = in_place ? s[k] : -1.0;
     }
     rc = amc_allreduce(in_place ? AMC_IN_PLACE : s, r, (size_t)n, AMC_DOUBLE, AMC_SUM, comm);
-    TP_CHECK(rc == AMC_SUCCESS, "allreduce %d: %s", i, amc_strerror(rc));
+    ITEST_CHECK(rc == AMC_SUCCESS, "allreduce %d: %s", i, amc_strerror(rc));
     for (k = 0; k < n; k++) {
-        TP_CHECK(r[k] == tp_val(i, 0, k) + tp_val(i, 1, k), "allreduce %d [%d]: %g", i, k, r[k]);
+        ITEST_CHECK(r[k] == tp_val(i, 0, k) + tp_val(i, 1, k), "allreduce %d [%d]: %g", i, k, r[k]);
     }
 }
 
@@ -106,9 +70,9 @@ static void tp_allreduce_int(amc_comm_t comm, int i, int n)
         s[k] = i * 7 + k * (g_rank ? 3 : -5);
     }
     rc = amc_allreduce(s, r, (size_t)n, AMC_INT, AMC_SUM, comm);
-    TP_CHECK(rc == AMC_SUCCESS, "allreduce int %d: %s", i, amc_strerror(rc));
+    ITEST_CHECK(rc == AMC_SUCCESS, "allreduce int %d: %s", i, amc_strerror(rc));
     for (k = 0; k < n; k++) {
-        TP_CHECK(r[k] == 2 * i * 7 + k * -2, "allreduce int %d [%d]: %d", i, k, r[k]);
+        ITEST_CHECK(r[k] == 2 * i * 7 + k * -2, "allreduce int %d [%d]: %d", i, k, r[k]);
     }
 }
 
@@ -120,12 +84,12 @@ static void tp_signed_zero(amc_comm_t comm)
     uint64_t a, b;
     int      rc = amc_allreduce(&s, &r, 1, AMC_DOUBLE, AMC_MAX, comm);
 
-    TP_CHECK((rc == AMC_SUCCESS) && (r == 0.0), "max of signed zeros: %s %g",
+    ITEST_CHECK((rc == AMC_SUCCESS) && (r == 0.0), "max of signed zeros: %s %g",
              amc_strerror(rc), r);
-    tp_must(amc_allgather(&r, both, 1, AMC_DOUBLE, comm), "allgather of the results");
+    itest_must(amc_allgather(&r, both, 1, AMC_DOUBLE, comm), "allgather of the results");
     memcpy(&a, &both[0], 8);
     memcpy(&b, &both[1], 8);
-    TP_CHECK(a == b, "max of signed zeros: rank 0 got 0x%llx, rank 1 0x%llx",
+    ITEST_CHECK(a == b, "max of signed zeros: rank 0 got 0x%llx, rank 1 0x%llx",
              (unsigned long long)a, (unsigned long long)b);
 }
 
@@ -143,10 +107,10 @@ static void tp_allgather(amc_comm_t comm, int i, int n, int in_place)
         }
     }
     rc = amc_allgather(in_place ? AMC_IN_PLACE : s, r, (size_t)n, AMC_INT, comm);
-    TP_CHECK(rc == AMC_SUCCESS, "allgather %d: %s", i, amc_strerror(rc));
+    ITEST_CHECK(rc == AMC_SUCCESS, "allgather %d: %s", i, amc_strerror(rc));
     for (src = 0; src < 2; src++) {
         for (k = 0; k < n; k++) {
-            TP_CHECK(r[src * n + k] == 1000 * i + 100 * src + k, "allgather %d [%d][%d]: %d", i,
+            ITEST_CHECK(r[src * n + k] == 1000 * i + 100 * src + k, "allgather %d [%d][%d]: %d", i,
                      src, k, r[src * n + k]);
         }
     }
@@ -163,10 +127,10 @@ static void tp_alltoall(amc_comm_t comm, int i, int n, int in_place)
         }
     }
     rc = amc_alltoall(in_place ? AMC_IN_PLACE : s, r, (size_t)n, AMC_INT, comm);
-    TP_CHECK(rc == AMC_SUCCESS, "alltoall %d: %s", i, amc_strerror(rc));
+    ITEST_CHECK(rc == AMC_SUCCESS, "alltoall %d: %s", i, amc_strerror(rc));
     for (d = 0; d < 2; d++) { /* from d */
         for (k = 0; k < n; k++) {
-            TP_CHECK(r[d * n + k] == 1000 * i + 100 * d + 10 * g_rank + k,
+            ITEST_CHECK(r[d * n + k] == 1000 * i + 100 * d + 10 * g_rank + k,
                      "alltoall %d [%d][%d]: %d", i, d, k, r[d * n + k]);
         }
     }
@@ -182,11 +146,11 @@ static void tp_rsb(amc_comm_t comm, int i, int n, int in_place)
     }
     rc = amc_reduce_scatter_block(in_place ? AMC_IN_PLACE : s, r, (size_t)n, AMC_INT, AMC_SUM,
                                   comm);
-    TP_CHECK(rc == AMC_SUCCESS, "reduce_scatter_block %d: %s", i, amc_strerror(rc));
+    ITEST_CHECK(rc == AMC_SUCCESS, "reduce_scatter_block %d: %s", i, amc_strerror(rc));
     for (k = 0; k < n; k++) {
         int at = g_rank * n + k;
 
-        TP_CHECK(r[k] == 200 * i + 4 * at, "reduce_scatter_block %d [%d]: %d", i, k, r[k]);
+        ITEST_CHECK(r[k] == 200 * i + 4 * at, "reduce_scatter_block %d [%d]: %d", i, k, r[k]);
     }
 }
 
@@ -199,14 +163,14 @@ static void tp_rooted(amc_comm_t comm, int i)
     int    me = g_rank, peer = g_rank ^ 1, s[16], r[24];
     size_t cnt[2], dsp[2], scnt[2], sdsp[2];
 
-#define TP_RC(_what) TP_CHECK(rc == AMC_SUCCESS, "%s %d: %s", _what, i, amc_strerror(rc))
+#define TP_RC(_what) ITEST_CHECK(rc == AMC_SUCCESS, "%s %d: %s", _what, i, amc_strerror(rc))
     for (k = 0; k < n; k++) {
         s[k] = (me == root) ? 50 * i + k : -1;
     }
     rc = amc_bcast(s, (size_t)n, AMC_INT, root, comm);
     TP_RC("bcast");
     for (k = 0; k < n; k++) {
-        TP_CHECK(s[k] == 50 * i + k, "bcast %d [%d]: %d", i, k, s[k]);
+        ITEST_CHECK(s[k] == 50 * i + k, "bcast %d [%d]: %d", i, k, s[k]);
     }
 
     for (k = 0; k < n; k++) {
@@ -217,7 +181,7 @@ static void tp_rooted(amc_comm_t comm, int i)
                     AMC_SUM, root, comm);
     TP_RC("reduce");
     for (k = 0; (me == root) && (k < n); k++) {
-        TP_CHECK(r[k] == 20 * i + 2 * k + 100, "reduce %d [%d]: %d", i, k, r[k]);
+        ITEST_CHECK(r[k] == 20 * i + 2 * k + 100, "reduce %d [%d]: %d", i, k, r[k]);
     }
 
     for (k = 0; k < n; k++) {
@@ -229,7 +193,7 @@ static void tp_rooted(amc_comm_t comm, int i)
                     comm);
     TP_RC("gather");
     for (k = 0; (me == root) && (k < 2 * n); k++) {
-        TP_CHECK(r[k] == 1000 * i + 100 * (k / n) + k % n, "gather %d [%d]: %d", i, k, r[k]);
+        ITEST_CHECK(r[k] == 1000 * i + 100 * (k / n) + k % n, "gather %d [%d]: %d", i, k, r[k]);
     }
 
     for (k = 0; k < 2 * n; k++) {
@@ -238,7 +202,7 @@ static void tp_rooted(amc_comm_t comm, int i)
     rc = amc_scatter(s, r, (size_t)n, AMC_INT, root, comm);
     TP_RC("scatter");
     for (k = 0; k < n; k++) {
-        TP_CHECK(r[k] == 1000 * i + 10 * me + k, "scatter %d [%d]: %d", i, k, r[k]);
+        ITEST_CHECK(r[k] == 1000 * i + 10 * me + k, "scatter %d [%d]: %d", i, k, r[k]);
     }
 
     for (k = 0; k < n; k++) {
@@ -247,12 +211,12 @@ static void tp_rooted(amc_comm_t comm, int i)
     rc = amc_scan(s, r, (size_t)n, AMC_INT, AMC_SUM, comm);
     TP_RC("scan");
     for (k = 0; k < n; k++) {
-        TP_CHECK(r[k] == (me ? 2 * (i + k) + 5 : i + k), "scan %d [%d]: %d", i, k, r[k]);
+        ITEST_CHECK(r[k] == (me ? 2 * (i + k) + 5 : i + k), "scan %d [%d]: %d", i, k, r[k]);
     }
     rc = amc_exscan(s, r, (size_t)n, AMC_INT, AMC_SUM, comm);
     TP_RC("exscan");
     for (k = 0; me && (k < n); k++) {
-        TP_CHECK(r[k] == i + k, "exscan %d [%d]: %d", i, k, r[k]);
+        ITEST_CHECK(r[k] == i + k, "exscan %d [%d]: %d", i, k, r[k]);
     }
 
     /* v-forms: rank 0's block n elements, rank 1's m, a gap of 2 between */
@@ -269,14 +233,14 @@ static void tp_rooted(amc_comm_t comm, int i)
     rc = amc_gatherv(s, cnt[me], r, cnt, dsp, AMC_INT, root, comm);
     TP_RC("gatherv");
     for (k = 0; (me == root) && (k < (int)cnt[peer]); k++) {
-        TP_CHECK((r[dsp[peer] + k] == 700 * i + 100 * peer + k) &&
+        ITEST_CHECK((r[dsp[peer] + k] == 700 * i + 100 * peer + k) &&
                  (r[dsp[me]] == 700 * i + 100 * me), "gatherv %d [%d]: %d", i, k,
                  r[dsp[peer] + k]);
     }
     rc = amc_allgatherv(s, cnt[me], r, cnt, dsp, AMC_INT, comm);
     TP_RC("allgatherv");
     for (k = 0; k < (int)cnt[peer]; k++) {
-        TP_CHECK(r[dsp[peer] + k] == 700 * i + 100 * peer + k, "allgatherv %d [%d]: %d", i, k,
+        ITEST_CHECK(r[dsp[peer] + k] == 700 * i + 100 * peer + k, "allgatherv %d [%d]: %d", i, k,
                  r[dsp[peer] + k]);
     }
     for (k = 0; k < n + m; k++) {
@@ -287,7 +251,7 @@ static void tp_rooted(amc_comm_t comm, int i)
     rc = amc_scatterv(s, cnt, sdsp, r, cnt[me], AMC_INT, root, comm);
     TP_RC("scatterv");
     for (k = 0; k < (int)cnt[me]; k++) {
-        TP_CHECK(r[k] == 300 * i + (int)sdsp[me] + k, "scatterv %d [%d]: %d", i, k, r[k]);
+        ITEST_CHECK(r[k] == 300 * i + (int)sdsp[me] + k, "scatterv %d [%d]: %d", i, k, r[k]);
     }
 
     /* alltoallv: rank a sends 1 + (i + 2a + b) % 4 elements to b */
@@ -307,7 +271,7 @@ static void tp_rooted(amc_comm_t comm, int i)
     for (k = 0; k < (int)cnt[peer]; k++) {
         int at = me ? 1 + (i + 2 * peer) % 4 : 0; /* the peer's sdispls[me] */
 
-        TP_CHECK(r[dsp[peer] + k] == 100 * peer + at + k, "alltoallv %d [%d]: %d", i, k,
+        ITEST_CHECK(r[dsp[peer] + k] == 100 * peer + at + k, "alltoallv %d [%d]: %d", i, k,
                  r[dsp[peer] + k]);
     }
 
@@ -320,7 +284,7 @@ static void tp_rooted(amc_comm_t comm, int i)
     rc = amc_reduce_scatter(s, r, cnt, AMC_INT, AMC_SUM, comm);
     TP_RC("reduce_scatter");
     for (k = 0; k < (int)cnt[me]; k++) {
-        TP_CHECK(r[k] == 2 * i + 3 * ((me ? n : 0) + k), "reduce_scatter %d [%d]: %d", i, k,
+        ITEST_CHECK(r[k] == 2 * i + 3 * ((me ? n : 0) + k), "reduce_scatter %d [%d]: %d", i, k,
                  r[k]);
     }
 #undef TP_RC
@@ -335,7 +299,7 @@ static unsigned tp_results(amc_comm_t comm)
     for (i = 0; i < 300; i++) {
         int n = 1 + i % 8, in_place = (i / 8) % 2;
 
-        tp_must(amc_barrier(comm), "barrier");
+        itest_must(amc_barrier(comm), "barrier");
         tp_allreduce(comm, i, n, in_place);
         tp_allreduce_int(comm, i, n);
         tp_allgather(comm, i, n, in_place);
@@ -362,30 +326,30 @@ static void tp_kib_call(amc_comm_t comm, int n, int root)
     size_t     cnt[2] = { (size_t)n, (size_t)(n > 256 ? n + 5 : n - 5) };
     size_t     dsp[2] = { 3, (size_t)n + 4 };
 
-#define TP_KRC(_what) TP_CHECK(rc == AMC_SUCCESS, "%s %d ints: %s", _what, n, amc_strerror(rc))
+#define TP_KRC(_what) ITEST_CHECK(rc == AMC_SUCCESS, "%s %d ints: %s", _what, n, amc_strerror(rc))
     for (k = 0; k < 2 * n + 16; k++) {
         s[k] = k * (me + 1) + n;
     }
     rc = amc_allreduce(s, r, (size_t)n, AMC_INT, AMC_SUM, comm);
     TP_KRC("allreduce");
     for (k = 0; k < n; k++) {
-        TP_CHECK(r[k] == 3 * k + 2 * n, "allreduce %d ints [%d]: %d", n, k, r[k]);
+        ITEST_CHECK(r[k] == 3 * k + 2 * n, "allreduce %d ints [%d]: %d", n, k, r[k]);
     }
     rc = amc_reduce_scatter_block(s, r, (size_t)n, AMC_INT, AMC_SUM, comm);
     TP_KRC("reduce_scatter_block");
     for (k = 0; k < n; k++) {
-        TP_CHECK(r[k] == 3 * (me * n + k) + 2 * n, "reduce_scatter_block %d ints [%d]: %d", n,
+        ITEST_CHECK(r[k] == 3 * (me * n + k) + 2 * n, "reduce_scatter_block %d ints [%d]: %d", n,
                  k, r[k]);
     }
     rc = amc_allgather(s, r, (size_t)n, AMC_INT, comm);
     TP_KRC("allgather");
     for (k = 0; k < 2 * n; k++) {
-        TP_CHECK(r[k] == (k % n) * (k / n + 1) + n, "allgather %d ints [%d]: %d", n, k, r[k]);
+        ITEST_CHECK(r[k] == (k % n) * (k / n + 1) + n, "allgather %d ints [%d]: %d", n, k, r[k]);
     }
     rc = amc_alltoall(s, r, (size_t)n, AMC_INT, comm);
     TP_KRC("alltoall");
     for (k = 0; k < 2 * n; k++) { /* block k / n from rank k / n: its block me */
-        TP_CHECK(r[k] == (me * n + k % n) * (k / n + 1) + n, "alltoall %d ints [%d]: %d", n, k,
+        ITEST_CHECK(r[k] == (me * n + k % n) * (k / n + 1) + n, "alltoall %d ints [%d]: %d", n, k,
                  r[k]);
     }
     for (k = 0; k < n; k++) {
@@ -394,50 +358,50 @@ static void tp_kib_call(amc_comm_t comm, int n, int root)
     rc = amc_bcast(r, (size_t)n, AMC_INT, root, comm);
     TP_KRC("bcast");
     for (k = 0; k < n; k++) {
-        TP_CHECK(r[k] == 9 * k - n, "bcast %d ints [%d]: %d", n, k, r[k]);
+        ITEST_CHECK(r[k] == 9 * k - n, "bcast %d ints [%d]: %d", n, k, r[k]);
     }
     rc = amc_reduce(s, r, (size_t)n, AMC_INT, AMC_SUM, root, comm);
     TP_KRC("reduce");
     for (k = 0; (me == root) && (k < n); k++) {
-        TP_CHECK(r[k] == 3 * k + 2 * n, "reduce %d ints [%d]: %d", n, k, r[k]);
+        ITEST_CHECK(r[k] == 3 * k + 2 * n, "reduce %d ints [%d]: %d", n, k, r[k]);
     }
     rc = amc_gather(s, r, (size_t)n, AMC_INT, root, comm);
     TP_KRC("gather");
     for (k = 0; (me == root) && (k < 2 * n); k++) {
-        TP_CHECK(r[k] == (k % n) * (k / n + 1) + n, "gather %d ints [%d]: %d", n, k, r[k]);
+        ITEST_CHECK(r[k] == (k % n) * (k / n + 1) + n, "gather %d ints [%d]: %d", n, k, r[k]);
     }
     rc = amc_scatter(s, r, (size_t)n, AMC_INT, root, comm);
     TP_KRC("scatter");
     for (k = 0; k < n; k++) {
-        TP_CHECK(r[k] == (me * n + k) * (root + 1) + n, "scatter %d ints [%d]: %d", n, k, r[k]);
+        ITEST_CHECK(r[k] == (me * n + k) * (root + 1) + n, "scatter %d ints [%d]: %d", n, k, r[k]);
     }
     rc = amc_scan(s, r, (size_t)n, AMC_INT, AMC_SUM, comm);
     TP_KRC("scan");
     for (k = 0; k < n; k++) {
-        TP_CHECK(r[k] == (me ? 3 * k + 2 * n : k + n), "scan %d ints [%d]: %d", n, k, r[k]);
+        ITEST_CHECK(r[k] == (me ? 3 * k + 2 * n : k + n), "scan %d ints [%d]: %d", n, k, r[k]);
     }
     rc = amc_exscan(s, r, (size_t)n, AMC_INT, AMC_SUM, comm);
     TP_KRC("exscan");
     for (k = 0; me && (k < n); k++) {
-        TP_CHECK(r[k] == k + n, "exscan %d ints [%d]: %d", n, k, r[k]);
+        ITEST_CHECK(r[k] == k + n, "exscan %d ints [%d]: %d", n, k, r[k]);
     }
     /* v-forms: rank 0's block n ints, rank 1's cnt[1], gaps before and between */
     rc = amc_allgatherv(s, cnt[me], r, cnt, dsp, AMC_INT, comm);
     TP_KRC("allgatherv");
     for (k = 0; k < (int)cnt[peer]; k++) {
-        TP_CHECK(r[dsp[peer] + k] == k * (peer + 1) + n, "allgatherv %d ints [%d]: %d", n, k,
+        ITEST_CHECK(r[dsp[peer] + k] == k * (peer + 1) + n, "allgatherv %d ints [%d]: %d", n, k,
                  r[dsp[peer] + k]);
     }
     rc = amc_gatherv(s, cnt[me], r, cnt, dsp, AMC_INT, root, comm);
     TP_KRC("gatherv");
     for (k = 0; (me == root) && (k < (int)cnt[peer]); k++) {
-        TP_CHECK(r[dsp[peer] + k] == k * (peer + 1) + n, "gatherv %d ints [%d]: %d", n, k,
+        ITEST_CHECK(r[dsp[peer] + k] == k * (peer + 1) + n, "gatherv %d ints [%d]: %d", n, k,
                  r[dsp[peer] + k]);
     }
     rc = amc_reduce_scatter(s, r, cnt, AMC_INT, AMC_SUM, comm);
     TP_KRC("reduce_scatter");
     for (k = 0; k < (int)cnt[me]; k++) {
-        TP_CHECK(r[k] == 3 * (me * n + k) + 2 * n, "reduce_scatter %d ints [%d]: %d", n, k,
+        ITEST_CHECK(r[k] == 3 * (me * n + k) + 2 * n, "reduce_scatter %d ints [%d]: %d", n, k,
                  r[k]);
     }
 #undef TP_KRC
@@ -451,19 +415,19 @@ static void tp_kib(amc_comm_t comm, int pair)
     int                rep;
 
     for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-        tp_must(amc_barrier(comm), "barrier before the 1 KiB calls");
-        done = tp_stat("within_done");
-        sent = tp_stat("within_left");
+        itest_must(amc_barrier(comm), "barrier before the 1 KiB calls");
+        done = itest_stat("within_done");
+        sent = itest_stat("within_left");
         for (rep = 0; rep < 20; rep++) {
             tp_kib_call(comm, sizes[i], rep % 2);
         }
-        done = tp_stat("within_done") - done;
-        sent = tp_stat("within_left") - sent;
+        done = itest_stat("within_done") - done;
+        sent = itest_stat("within_left") - sent;
         if (sizes[i] > 256) {
-            TP_CHECK((done == 0) && (sent == 0), "%d ints: past 1 KiB, yet %llu calls ended "
+            ITEST_CHECK((done == 0) && (sent == 0), "%d ints: past 1 KiB, yet %llu calls ended "
                      "within the call and %llu sent there", sizes[i], done, sent);
         } else if (pair) {
-            TP_CHECK(done > 0, "%d ints: no call ended within the call (%llu sent there)",
+            ITEST_CHECK(done > 0, "%d ints: no call ended within the call (%llu sent there)",
                      sizes[i], sent);
         }
     }
@@ -473,22 +437,22 @@ static void tp_late_peer(amc_comm_t comm, int pair)
 {
     unsigned long long done, sent;
 
-    tp_must(amc_barrier(comm), "barrier before the late peer");
-    done = tp_stat("within_done");
-    sent = tp_stat("within_left");
+    itest_must(amc_barrier(comm), "barrier before the late peer");
+    done = itest_stat("within_done");
+    sent = itest_stat("within_left");
     if (g_rank == 1) {
-        tp_sleep_ms(30);
+        itest_sleep_ms(30);
     }
     tp_allreduce(comm, 7, 3, 0);
     if (!pair) {
         return;
     }
     if (g_rank == 0) {
-        TP_CHECK(tp_stat("within_left") == sent + 1, "late peer: rank 0 sent %llu times, "
-                 "expected once", tp_stat("within_left") - sent);
+        ITEST_CHECK(itest_stat("within_left") == sent + 1, "late peer: rank 0 sent %llu times, "
+                 "expected once", itest_stat("within_left") - sent);
     } else {
-        TP_CHECK(tp_stat("within_done") == done + 1, "late peer: rank 1 ended within %llu calls, "
-                 "expected one", tp_stat("within_done") - done);
+        ITEST_CHECK(itest_stat("within_done") == done + 1, "late peer: rank 1 ended within %llu calls, "
+                 "expected one", itest_stat("within_done") - done);
     }
 }
 
@@ -499,17 +463,17 @@ static void tp_others_first(amc_comm_t comm, amc_comm_t dup)
     int           i, rc;
 
     for (i = 0; i < 50; i++) {
-        tp_must(amc_ibarrier(dup, &req), "ibarrier on the dup");
+        itest_must(amc_ibarrier(dup, &req), "ibarrier on the dup");
         if ((g_rank == 1) && (i % 5 == 0)) {
-            tp_sleep_ms(1);
+            itest_sleep_ms(1);
         }
         tp_allreduce(comm, i, 1 + i % 8, i % 2);
-        tp_must(amc_wait(&req), "wait for the dup's ibarrier");
+        itest_must(amc_wait(&req), "wait for the dup's ibarrier");
 
-        tp_must(amc_iallreduce(&s, &r, 1, AMC_DOUBLE, AMC_SUM, comm, &req), "iallreduce");
+        itest_must(amc_iallreduce(&s, &r, 1, AMC_DOUBLE, AMC_SUM, comm, &req), "iallreduce");
         tp_allreduce(comm, i + 1, 1 + i % 8, 0);
         rc = amc_wait(&req);
-        TP_CHECK((rc == AMC_SUCCESS) && (r == 3.0), "iallreduce under a blocking one: %s %g",
+        ITEST_CHECK((rc == AMC_SUCCESS) && (r == 3.0), "iallreduce under a blocking one: %s %g",
                  amc_strerror(rc), r);
     }
 }
@@ -520,14 +484,14 @@ static void tp_mismatch(amc_comm_t comm)
     int    rc;
 
     rc = amc_allreduce(s, r, g_rank ? 3 : 2, AMC_DOUBLE, AMC_SUM, comm);
-    TP_CHECK(rc == AMC_ERR_TRUNCATE, "counts 2 and 3: %s, expected AMC_ERR_TRUNCATE",
+    ITEST_CHECK(rc == AMC_ERR_TRUNCATE, "counts 2 and 3: %s, expected AMC_ERR_TRUNCATE",
              amc_strerror(rc));
     tp_allreduce(comm, 11, 2, 0);
 
     rc = g_rank ? amc_allreduce(s, r, 1, AMC_DOUBLE, AMC_SUM, comm) : amc_barrier(comm);
-    TP_CHECK(rc == AMC_ERR_PROTOCOL, "a barrier against an allreduce: %s, expected "
+    ITEST_CHECK(rc == AMC_ERR_PROTOCOL, "a barrier against an allreduce: %s, expected "
              "AMC_ERR_PROTOCOL", amc_strerror(rc));
-    tp_must(amc_barrier(comm), "barrier after the mismatches");
+    itest_must(amc_barrier(comm), "barrier after the mismatches");
     tp_allreduce(comm, 12, 4, 1);
 }
 
@@ -542,43 +506,43 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s pair [SHARED_FILE]\n", argv[0]);
         return 2;
     }
-    tp_must(amc_init(&argc, &argv), "amc_init");
+    itest_must(amc_init(&argc, &argv), "amc_init");
     world = AMC_COMM_WORLD;
-    tp_must(amc_comm_rank(world, &g_rank), "amc_comm_rank");
-    tp_must(amc_comm_size(world, &size), "amc_comm_size");
+    itest_must(amc_comm_rank(world, &g_rank), "amc_comm_rank");
+    itest_must(amc_comm_size(world, &size), "amc_comm_size");
     if (size != 2) {
         fprintf(stderr, "FAIL pair: runs on 2 ranks, not %d\n", size);
         return 1;
     }
-    tp_must(amc_barrier(world), "first barrier");
+    itest_must(amc_barrier(world), "first barrier");
     /* the mailbox to the peer is made by the first message */
-    pair  = (tp_stat("mailboxes_out") > 0);
-    done0 = tp_stat("within_done");
-    sent0 = tp_stat("within_left");
+    pair  = (itest_stat("mailboxes_out") > 0);
+    done0 = itest_stat("within_done");
+    sent0 = itest_stat("within_left");
 
     calls = tp_results(world);
-    done  = tp_stat("within_done") - done0;
-    sent  = tp_stat("within_left") - sent0;
+    done  = itest_stat("within_done") - done0;
+    sent  = itest_stat("within_left") - sent0;
     if (pair) {
-        TP_CHECK((done > 0) && (done + sent <= calls), "mailboxes: %llu of %u calls ended "
+        ITEST_CHECK((done > 0) && (done + sent <= calls), "mailboxes: %llu of %u calls ended "
                  "within the call, %llu went on the machine", done, calls, sent);
     } else {
-        TP_CHECK((done == 0) && (sent == 0), "no mailbox, yet %llu calls ended within the "
+        ITEST_CHECK((done == 0) && (sent == 0), "no mailbox, yet %llu calls ended within the "
                  "call and %llu sent there", done, sent);
     }
     tp_kib(world, pair);
     tp_late_peer(world, pair);
-    tp_must(amc_comm_dup(world, &dup), "amc_comm_dup");
+    itest_must(amc_comm_dup(world, &dup), "amc_comm_dup");
     tp_others_first(world, dup);
     tp_mismatch(world);
-    tp_must(amc_comm_free(&dup), "amc_comm_free");
+    itest_must(amc_comm_free(&dup), "amc_comm_free");
 
-    tp_must(amc_allreduce(&g_fail, &bad, 1, AMC_INT, AMC_SUM, world), "failure count");
+    itest_must(amc_allreduce(&g_fail, &bad, 1, AMC_INT, AMC_SUM, world), "failure count");
     if ((g_rank == 0) && (bad == 0)) {
         printf("mailboxes %s: %llu of %u calls ended within the call, %llu went on\n",
                pair ? "on" : "off", done, calls, sent);
         printf("ok pair N=%d\n", size);
     }
-    tp_must(amc_finalize(), "amc_finalize");
+    itest_must(amc_finalize(), "amc_finalize");
     return (g_fail > 0) ? 1 : 0;
 }

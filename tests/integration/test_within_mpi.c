@@ -35,12 +35,10 @@
  */
 #include "amcoll.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define TW_MAXN  8
 #define TW_PAD   300 /* elements: a call this large (1,200 B or more) runs on the engine */
@@ -48,43 +46,8 @@
 
 static int g_rank, g_size, g_fail;
 
-static void tw_fail(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    fprintf(stderr, "FAIL within N=%d rank %d: ", g_size, g_rank);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    g_fail++;
-}
-
-#define TW_CHECK(_cond, ...) do { if (!(_cond)) tw_fail(__VA_ARGS__); } while (0)
-
-static void tw_must(int rc, const char *what)
-{
-    if (rc != AMC_SUCCESS) {
-        fprintf(stderr, "FAIL within N=%d rank %d: %s: %s\n", g_size, g_rank, what,
-                amc_strerror(rc));
-        exit(1);
-    }
-}
-
-static unsigned long long tw_stat(const char *name)
-{
-    unsigned long long v = 0;
-
-    tw_must(amc_stat_get(name, &v), name);
-    return v;
-}
-
-static void tw_sleep_ms(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-    nanosleep(&ts, NULL);
-}
+#define ITEST_NAME "within"
+#include "tests/integration/itest.h"
 
 static int tw_pow2(int n)
 {
@@ -251,7 +214,7 @@ static void tw_case(amc_comm_t comm, tw_kind_t kind, int i, int n, int in_place)
         }
         rc = tw_call(kind, in_blocks, n, st, in_place, isint ? (void *)x : (void *)s,
                      isint ? (void *)y : (void *)r, path == 2, comm);
-        TW_CHECK(rc == AMC_SUCCESS, "%s %d (n=%d%s) %s: %s", tw_names[kind], i, n,
+        ITEST_CHECK(rc == AMC_SUCCESS, "%s %d (n=%d%s) %s: %s", tw_names[kind], i, n,
                  in_place ? ", in place" : "", pname[path], amc_strerror(rc));
     }
     for (b = 0; b < out_blocks; b++) {
@@ -264,11 +227,11 @@ static void tw_case(amc_comm_t comm, tw_kind_t kind, int i, int n, int in_place)
                 }
 
                 if (isint) {
-                    TW_CHECK(ri[0][at] == ri[path][pat], "%s %d (n=%d%s) [%d][%d]: within %d, "
+                    ITEST_CHECK(ri[0][at] == ri[path][pat], "%s %d (n=%d%s) [%d][%d]: within %d, "
                              "%s %d", tw_names[kind], i, n, in_place ? ", in place" : "", b, k,
                              ri[0][at], pname[path], ri[path][pat]);
                 } else {
-                    TW_CHECK(!memcmp(&rd[0][at], &rd[path][pat], sizeof(double)),
+                    ITEST_CHECK(!memcmp(&rd[0][at], &rd[path][pat], sizeof(double)),
                              "%s %d (n=%d%s) [%d][%d]: within %g, %s %g", tw_names[kind], i, n,
                              in_place ? ", in place" : "", b, k, rd[0][at], pname[path],
                              rd[path][pat]);
@@ -277,7 +240,7 @@ static void tw_case(amc_comm_t comm, tw_kind_t kind, int i, int n, int in_place)
             if ((kind != TW_ALLREDUCE_MAX) && !isint) {
                 double want = tw_expect(kind, i, b, k);
 
-                TW_CHECK(rd[0][b * n + k] == want, "%s %d (n=%d%s) [%d][%d]: %g, expected %g",
+                ITEST_CHECK(rd[0][b * n + k] == want, "%s %d (n=%d%s) [%d][%d]: %g, expected %g",
                          tw_names[kind], i, n, in_place ? ", in place" : "", b, k,
                          rd[0][b * n + k], want);
             }
@@ -287,9 +250,9 @@ static void tw_case(amc_comm_t comm, tw_kind_t kind, int i, int n, int in_place)
         /* every rank the same bits, the signed zeros of element 0 included */
         static double all[TW_MAXN * TW_PAD];
 
-        tw_must(amc_allgather(rd[0], all, (size_t)n, AMC_DOUBLE, comm), "allgather of maxima");
+        itest_must(amc_allgather(rd[0], all, (size_t)n, AMC_DOUBLE, comm), "allgather of maxima");
         for (b = 0; b < g_size; b++) {
-            TW_CHECK(!memcmp(&all[b * n], rd[0], (size_t)n * sizeof(double)),
+            ITEST_CHECK(!memcmp(&all[b * n], rd[0], (size_t)n * sizeof(double)),
                      "allreduce max %d (n=%d): rank %d's result differs from this rank's", i, n,
                      b);
         }
@@ -319,37 +282,37 @@ static void tw_paths(amc_comm_t comm, int shm)
     double             s = 1.0, r;
     int                i, calls = 200;
 
-    done = tw_stat("within_done");
-    left = tw_stat("within_left");
+    done = itest_stat("within_done");
+    left = itest_stat("within_left");
     for (i = 0; i < calls; i++) {
-        tw_must(amc_barrier(comm), "barrier");
+        itest_must(amc_barrier(comm), "barrier");
     }
-    d_done = tw_stat("within_done") - done;
-    d_left = tw_stat("within_left") - left;
+    d_done = itest_stat("within_done") - done;
+    d_left = itest_stat("within_left") - left;
     if ((g_rank == 0) && shm) {
         printf("within N=%d: barriers %llu of %d ended within the call on rank 0\n", g_size,
                d_done, calls);
     }
     if (!shm || (g_size == 1)) {
-        TW_CHECK((d_done == 0) && (d_left == 0), "barriers: %llu within, %llu left, expected "
+        ITEST_CHECK((d_done == 0) && (d_left == 0), "barriers: %llu within, %llu left, expected "
                  "none (%s)", d_done, d_left, shm ? "one rank" : "AMC_SHM=0");
     } else {
-        TW_CHECK((d_done > 0) && (d_done + d_left <= (unsigned long long)calls),
+        ITEST_CHECK((d_done > 0) && (d_done + d_left <= (unsigned long long)calls),
                  "barriers: %llu of %d within, %llu left", d_done, calls, d_left);
     }
-    done = tw_stat("within_done");
-    left = tw_stat("within_left");
+    done = itest_stat("within_done");
+    left = itest_stat("within_left");
     for (i = 0; i < calls; i++) {
-        tw_must(amc_allreduce(&s, &r, 1, AMC_DOUBLE, AMC_SUM, comm), "allreduce");
-        TW_CHECK(r == (double)g_size, "allreduce loop %d: %g", i, r);
+        itest_must(amc_allreduce(&s, &r, 1, AMC_DOUBLE, AMC_SUM, comm), "allreduce");
+        ITEST_CHECK(r == (double)g_size, "allreduce loop %d: %g", i, r);
     }
-    d_done = tw_stat("within_done") - done;
-    d_left = tw_stat("within_left") - left;
+    d_done = itest_stat("within_done") - done;
+    d_left = itest_stat("within_left") - left;
     if (shm && tw_pow2(g_size)) {
-        TW_CHECK((d_done > 0) && (d_done + d_left <= (unsigned long long)calls),
+        ITEST_CHECK((d_done > 0) && (d_done + d_left <= (unsigned long long)calls),
                  "allreduces: %llu of %d within, %llu left", d_done, calls, d_left);
     } else {
-        TW_CHECK((d_done == 0) && (d_left == 0), "allreduces: %llu within, %llu left, expected "
+        ITEST_CHECK((d_done == 0) && (d_left == 0), "allreduces: %llu within, %llu left, expected "
                  "none (%s)", d_done, d_left, !shm ? "AMC_SHM=0" : "not a power of two");
     }
     if ((g_rank == 0) && shm) {
@@ -365,34 +328,34 @@ static void tw_late(amc_comm_t comm)
     double             s = 2.0, r = 0.0;
     int                late = g_size - 1, rc;
 
-    tw_must(amc_barrier(comm), "barrier before the late allreduce");
-    done = tw_stat("within_done");
-    left = tw_stat("within_left");
+    itest_must(amc_barrier(comm), "barrier before the late allreduce");
+    done = itest_stat("within_done");
+    left = itest_stat("within_left");
     if (g_rank == late) {
-        tw_sleep_ms(30);
+        itest_sleep_ms(30);
     }
     rc = amc_allreduce(&s, &r, 1, AMC_DOUBLE, AMC_SUM, comm);
-    TW_CHECK((rc == AMC_SUCCESS) && (r == 2.0 * g_size), "late allreduce: %s %g",
+    ITEST_CHECK((rc == AMC_SUCCESS) && (r == 2.0 * g_size), "late allreduce: %s %g",
              amc_strerror(rc), r);
     if (tw_pow2(g_size)) {
         if (g_rank == late) {
-            TW_CHECK((tw_stat("within_done") == done + 1) && (tw_stat("within_left") == left),
+            ITEST_CHECK((itest_stat("within_done") == done + 1) && (itest_stat("within_left") == left),
                      "late allreduce: the late rank ended within %llu, left %llu (expected "
-                     "1, 0)", tw_stat("within_done") - done, tw_stat("within_left") - left);
+                     "1, 0)", itest_stat("within_done") - done, itest_stat("within_left") - left);
         } else if (g_rank == (late ^ 1)) {
-            TW_CHECK(tw_stat("within_left") == left + 1, "late allreduce: its partner left "
-                     "%llu times, expected once", tw_stat("within_left") - left);
+            ITEST_CHECK(itest_stat("within_left") == left + 1, "late allreduce: its partner left "
+                     "%llu times, expected once", itest_stat("within_left") - left);
         }
     }
-    tw_must(amc_barrier(comm), "barrier before the late barrier");
-    left = tw_stat("within_left");
+    itest_must(amc_barrier(comm), "barrier before the late barrier");
+    left = itest_stat("within_left");
     if (g_rank == late) {
-        tw_sleep_ms(30);
+        itest_sleep_ms(30);
     }
-    tw_must(amc_barrier(comm), "late barrier");
+    itest_must(amc_barrier(comm), "late barrier");
     if ((g_size > 1) && (g_rank == (late + 1) % g_size)) {
-        TW_CHECK(tw_stat("within_left") == left + 1, "late barrier: the late rank's right "
-                 "neighbour left %llu times, expected once", tw_stat("within_left") - left);
+        ITEST_CHECK(itest_stat("within_left") == left + 1, "late barrier: the late rank's right "
+                 "neighbour left %llu times, expected once", itest_stat("within_left") - left);
     }
 }
 
@@ -405,24 +368,24 @@ static void tw_others(amc_comm_t comm)
     double             s = 3.0, r = 0.0, s2 = 5.0, r2 = 0.0;
     int                rc;
 
-    tw_must(amc_comm_dup(comm, &dup), "dup");
-    tw_must(amc_ibarrier(dup, &req), "ibarrier on the dup");
-    tw_must(amc_barrier(comm), "barrier after the dup's ibarrier");
+    itest_must(amc_comm_dup(comm, &dup), "dup");
+    itest_must(amc_ibarrier(dup, &req), "ibarrier on the dup");
+    itest_must(amc_barrier(comm), "barrier after the dup's ibarrier");
     rc = amc_allreduce(&s, &r, 1, AMC_DOUBLE, AMC_SUM, comm);
-    TW_CHECK((rc == AMC_SUCCESS) && (r == 3.0 * g_size), "allreduce behind another "
+    ITEST_CHECK((rc == AMC_SUCCESS) && (r == 3.0 * g_size), "allreduce behind another "
              "communicator's message: %s %g", amc_strerror(rc), r);
-    tw_must(amc_wait(&req), "the dup's ibarrier");
+    itest_must(amc_wait(&req), "the dup's ibarrier");
 
-    tw_must(amc_iallreduce(&s2, &r2, 1, AMC_DOUBLE, AMC_SUM, comm, &req), "iallreduce");
-    done = tw_stat("within_done");
+    itest_must(amc_iallreduce(&s2, &r2, 1, AMC_DOUBLE, AMC_SUM, comm, &req), "iallreduce");
+    done = itest_stat("within_done");
     rc   = amc_allreduce(&s, &r, 1, AMC_DOUBLE, AMC_SUM, comm);
-    TW_CHECK(tw_stat("within_done") == done, "an allreduce behind an outstanding iallreduce "
+    ITEST_CHECK(itest_stat("within_done") == done, "an allreduce behind an outstanding iallreduce "
              "ended within its call");
-    TW_CHECK((rc == AMC_SUCCESS) && (r == 3.0 * g_size), "allreduce behind an iallreduce: %s %g",
+    ITEST_CHECK((rc == AMC_SUCCESS) && (r == 3.0 * g_size), "allreduce behind an iallreduce: %s %g",
              amc_strerror(rc), r);
-    tw_must(amc_wait(&req), "iallreduce");
-    TW_CHECK(r2 == 5.0 * g_size, "iallreduce: %g", r2);
-    tw_must(amc_comm_free(&dup), "free the dup");
+    itest_must(amc_wait(&req), "iallreduce");
+    ITEST_CHECK(r2 == 5.0 * g_size, "iallreduce: %g", r2);
+    itest_must(amc_comm_free(&dup), "free the dup");
 }
 
 /* Every rank's status of a call that differs on one rank, gathered after. */
@@ -430,9 +393,9 @@ static void tw_same_error(amc_comm_t comm, int rc, int want, const char *what)
 {
     int all[TW_MAXN], i;
 
-    tw_must(amc_allgather(&rc, all, 1, AMC_INT, comm), "allgather of the statuses");
+    itest_must(amc_allgather(&rc, all, 1, AMC_INT, comm), "allgather of the statuses");
     for (i = 0; i < g_size; i++) {
-        TW_CHECK(all[i] == want, "%s: rank %d got %s, expected %s", what, i,
+        ITEST_CHECK(all[i] == want, "%s: rank %d got %s, expected %s", what, i,
                  amc_strerror(all[i]), amc_strerror(want));
     }
 }
@@ -445,18 +408,18 @@ static void tw_mismatch(amc_comm_t comm)
     if (g_size < 2) {
         return;
     }
-    tw_must(amc_barrier(comm), "barrier before the counts that differ");
+    itest_must(amc_barrier(comm), "barrier before the counts that differ");
     rc = amc_allreduce(s, r, last ? 3 : 2, AMC_DOUBLE, AMC_SUM, comm);
     tw_same_error(comm, rc, AMC_ERR_TRUNCATE, "counts that differ");
     rc = amc_allreduce(s, r, 2, AMC_DOUBLE, AMC_SUM, comm);
-    TW_CHECK((rc == AMC_SUCCESS) && (r[1] == 2.0 * g_size), "allreduce after counts that "
+    ITEST_CHECK((rc == AMC_SUCCESS) && (r[1] == 2.0 * g_size), "allreduce after counts that "
              "differ: %s", amc_strerror(rc));
 
     rc = last ? amc_barrier(comm) : amc_allreduce(s, r, 1, AMC_DOUBLE, AMC_SUM, comm);
     tw_same_error(comm, rc, AMC_ERR_PROTOCOL, "a barrier against an allreduce");
-    tw_must(amc_barrier(comm), "barrier after the collectives that differ");
+    itest_must(amc_barrier(comm), "barrier after the collectives that differ");
     rc = amc_allreduce(s, r, 2, AMC_DOUBLE, AMC_SUM, comm);
-    TW_CHECK((rc == AMC_SUCCESS) && (r[0] == 1.0 * g_size), "allreduce after the collectives "
+    ITEST_CHECK((rc == AMC_SUCCESS) && (r[0] == 1.0 * g_size), "allreduce after the collectives "
              "that differ: %s", amc_strerror(rc));
 }
 
@@ -470,9 +433,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_within_mpi within\n");
         return 2;
     }
-    tw_must(amc_init(&argc, &argv), "amc_init");
-    tw_must(amc_comm_rank(AMC_COMM_WORLD, &g_rank), "rank");
-    tw_must(amc_comm_size(AMC_COMM_WORLD, &g_size), "size");
+    itest_must(amc_init(&argc, &argv), "amc_init");
+    itest_must(amc_comm_rank(AMC_COMM_WORLD, &g_rank), "rank");
+    itest_must(amc_comm_size(AMC_COMM_WORLD, &g_size), "size");
     if (g_size > TW_MAXN) {
         fprintf(stderr, "test_within_mpi: at most %d ranks\n", TW_MAXN);
         amc_finalize();
@@ -486,10 +449,10 @@ int main(int argc, char **argv)
     tw_others(AMC_COMM_WORLD);
     tw_mismatch(AMC_COMM_WORLD);
     tw_results(AMC_COMM_WORLD); /* and after all that */
-    tw_must(amc_allreduce(&g_fail, &failed, 1, AMC_INT, AMC_SUM, AMC_COMM_WORLD), "the verdict");
+    itest_must(amc_allreduce(&g_fail, &failed, 1, AMC_INT, AMC_SUM, AMC_COMM_WORLD), "the verdict");
     if ((g_rank == 0) && (failed == 0)) {
         printf("ok within N=%d\n", g_size);
     }
-    tw_must(amc_finalize(), "amc_finalize");
+    itest_must(amc_finalize(), "amc_finalize");
     return (g_fail == 0) ? 0 : 1;
 }

@@ -1335,6 +1335,19 @@ static void test_forged(void)
     }
 }
 
+/* allgather, alltoall and reduce_scatter_block at N = n, each by the
+ * algorithm that runs on the rounds there. */
+static void test_all_blocks(int n, unsigned long *cases)
+{
+    test_blocks(AMC_COLL_ALLGATHER, n, cases);
+    alltoall_alg = (n > 2) ? "bruck" : "";
+    rsb_alg      = (n > 2) ? "recursive_halving" : "";
+    test_blocks(AMC_COLL_ALLTOALL, n, cases);
+    test_blocks(AMC_COLL_REDUCE_SCATTER_BLOCK, n, cases);
+    alltoall_alg = "";
+    rsb_alg      = "";
+}
+
 int main(void)
 {
     unsigned long cases = 0;
@@ -1350,13 +1363,7 @@ int main(void)
                      &cases);
     }
     for (n = 2; n <= MAX_N; n *= 2) {
-        test_blocks(AMC_COLL_ALLGATHER, n, &cases);
-        alltoall_alg = (n > 2) ? "bruck" : "";
-        rsb_alg      = (n > 2) ? "recursive_halving" : "";
-        test_blocks(AMC_COLL_ALLTOALL, n, &cases);
-        test_blocks(AMC_COLL_REDUCE_SCATTER_BLOCK, n, &cases);
-        alltoall_alg = "";
-        rsb_alg      = "";
+        test_all_blocks(n, &cases);
     }
     printf("%lu allreduce, allgather, alltoall, reduce_scatter_block and rooted (N=2) cases\n", cases);
     cases = 0;
@@ -1370,13 +1377,7 @@ int main(void)
     test_vector(&cases);
     for (n = 2; n <= 8; n *= 2) {
         test_results(n, AMC_FAKE_COMPLETE_ON_DELIVERY, &cases);
-        test_blocks(AMC_COLL_ALLGATHER, n, &cases);
-        alltoall_alg = (n > 2) ? "bruck" : "";
-        rsb_alg      = (n > 2) ? "recursive_halving" : "";
-        test_blocks(AMC_COLL_ALLTOALL, n, &cases);
-        test_blocks(AMC_COLL_REDUCE_SCATTER_BLOCK, n, &cases);
-        alltoall_alg = "";
-        rsb_alg      = "";
+        test_all_blocks(n, &cases);
     }
     test_too_big(1u << 20);
     printf("%lu cases of up to %zu bytes at N=2, 4 and 8\n", cases, max_bytes);
