@@ -261,8 +261,8 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, co
             /* this rank's part never reaches the sender's barrier, nor the
              * ranks it passes it on to: tell them all */
             verdict = AMC_BARRIER_MISMATCH;
-            fail    = (slot->inst != NULL); /* else this rank's call, when it comes, fails */
-            if (fail && (hdr->coll == slot->inst->coll)) {
+            fail    = 0;
+            if ((slot->inst != NULL) && (hdr->coll == slot->inst->coll)) {
                 snprintf(msg, sizeof(msg), "algorithm mismatch: rank %u runs %s with algorithm "
                          "%s on the barrier's rounds (up to AMC_FAST_MAX bytes), this rank %s "
                          "on the engine: %s, or count, datatype or op differ",
@@ -271,6 +271,15 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, co
                          amc_alg_config_hint(hdr->coll));
                 why = msg;
             }
+            if (slot->inst != NULL) {
+                /* the call running it fails now, its instance aborted and
+                 * the others told: left as the communicator's pending
+                 * error, it went to this rank's next call whenever another
+                 * rank's notice ended this one first (alg mismatch N=8) */
+                amc_coll_cancel(slot->inst, AMC_ERR_PROTOCOL);
+                break;
+            }
+            /* this rank's call, when it comes, fails */
             amc_coll_ctrl_note_aborted(ctrl, hdr->seq);
             amc_coll_notify_abort(comm, hdr->seq, hdr->coll ? hdr->coll : AMC_COLL_BARRIER, -1,
                                   AMC_ERR_PROTOCOL);
