@@ -39,7 +39,7 @@
  * AMC_SHM_MAX_BYTES), and a call of up to this many bytes runs on the
  * rounds, and within the call (am_coll/barrier/rounds_now.c), instead of
  * on the engine, whose selection, schedule and instance cost 700-1,900
- * instructions a call more (doc/design.md, "Up to 1 KiB at every N"). A
+ * instructions a call more (doc/design.md, "Small collectives on the barrier's rounds"). A
  * slot then carries 2 (log2 N + 1) KiB of payload. */
 #define AMC_CTRL_PAY_MAX    1024
 
@@ -153,11 +153,11 @@ typedef struct amc_coll_ctrl {
 } amc_coll_ctrl_t;
 
 /* Whether the small collectives can run on the rounds of a communicator of
- * size ranks (a power of two: the exchanges pair rank with rank XOR 2^r),
- * so that its slots carry room for their data. */
+ * size ranks (rank XOR 2^r on a power of two, Bruck's rank + 2^r on any
+ * other), so that its slots carry room for their data. */
 static inline int amc_coll_ctrl_carries_data(int size)
 {
-    return (size > 1) && ((size & (size - 1)) == 0) && (size <= (1 << 30));
+    return (size > 1) && (size <= (1 << 30));
 }
 
 /* lock_live: the context's "threads may meet now" flag (base/spinlock.h), or NULL.

@@ -60,6 +60,15 @@ static inline int amc_alg_rounds_sends(unsigned coll, int rank, int root)
     }
 }
 
+/* Whether the exchanges (allreduce, allgather, alltoall) of a communicator
+ * of size ranks run Bruck's way on the rounds: round r's message to rank +
+ * 2^r and from rank - 2^r, the barrier's own partners, where size is not a
+ * power of two and rank XOR 2^r may be no rank. */
+static inline int amc_alg_rounds_bruck(int size)
+{
+    return (size & (size - 1)) != 0;
+}
+
 /* Whether the wire's coll is one of them. */
 static inline int amc_alg_rounds_is(unsigned coll)
 {
@@ -71,11 +80,11 @@ static inline int amc_alg_rounds_is(unsigned coll)
 /* The pattern coll runs on the rounds, for messages that name it. */
 static inline const char *amc_alg_rounds_name(unsigned coll)
 {
-    return (coll == AMC_COLL_ALLTOALL)               ? "hypercube exchange"
+    return (coll == AMC_COLL_ALLTOALL)               ? "hypercube exchange or Bruck"
            : (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ? "recursive_halving"
            : amc_alg_rounds_rooted(coll)              ? "one message at N=2"
            : amc_alg_rounds_vector(coll)              ? "one exchange at N=2"
-                                                     : "recursive_doubling";
+                                                     : "recursive_doubling or Bruck";
 }
 
 #endif

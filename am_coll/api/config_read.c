@@ -205,13 +205,13 @@ static const amc_config_entry_t amc_config_table[] = {
       AMC_CONFIG_UNSIGNED(allreduce_ring_min) },
     { "AMC_FAST_MAX", "1024",
       "Bytes per message up to which allreduce, allgather, alltoall and "
-      "reduce_scatter_block (predefined ops), on a communicator of a power-of-two "
-      "size where recursive doubling or halving (or Bruck; at N=2 the defaults) is "
-      "chosen, run on the barrier's control "
+      "reduce_scatter_block (predefined ops), where recursive doubling or halving "
+      "(or Bruck; at N=2 the defaults) is chosen, run on the barrier's control "
       "structure: each round's message carries the partial result or blocks (N/2 "
-      "at most), no schedule is built or walked; on 2 ranks the rooted ones, the "
-      "scans and the v-forms too. At most 1024 at every N (larger values act as "
-      "that); 0 turns it off. Every rank must use the same.",
+      "at most; off a power of two allreduce, allgather and alltoall go Bruck's "
+      "way, their N blocks in twice this), no schedule is built or walked; on 2 "
+      "ranks the rooted ones, the scans and the v-forms too. At most 1024 at every "
+      "N (larger values act as that); 0 turns it off. Every rank must use the same.",
       AMC_CONFIG_UNSIGNED(fast_max) },
     { "AMC_ALLGATHER_BRUCK_MAX", "32768",
       "Total bytes (all ranks' blocks) up to which allgather uses Bruck's "

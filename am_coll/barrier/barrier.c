@@ -73,11 +73,16 @@ static inline int amc_barrier_wrap(const struct amc_comm *comm, int64_t x)
 }
 
 /* The partners of round r: the barrier hears from rank - 2^r and passes on
- * to rank + 2^r; allreduce and allgather (coll != 0) exchange with rank
- * XOR 2^r. */
+ * to rank + 2^r, and so do the exchanges off a power of two (Bruck's);
+ * on a power of two the exchanges (coll != 0) go with rank XOR 2^r. */
+static inline int amc_barrier_xor(const struct amc_comm *comm, int coll)
+{
+    return (coll != 0) && !amc_alg_rounds_bruck(comm->size);
+}
+
 static inline int amc_barrier_from(const struct amc_comm *comm, int coll, uint32_t round)
 {
-    if (coll != 0) {
+    if (amc_barrier_xor(comm, coll)) {
         return comm->rank ^ (int)(1u << round);
     }
     return amc_barrier_wrap(comm, (int64_t)comm->rank - ((int64_t)1 << round) + comm->size);
@@ -85,7 +90,7 @@ static inline int amc_barrier_from(const struct amc_comm *comm, int coll, uint32
 
 static inline int amc_barrier_to(const struct amc_comm *comm, int coll, int round)
 {
-    if (coll != 0) {
+    if (amc_barrier_xor(comm, coll)) {
         return comm->rank ^ (1 << round);
     }
     return amc_barrier_wrap(comm, (int64_t)comm->rank + ((int64_t)1 << round));
@@ -180,7 +185,8 @@ static const char *amc_barrier_check_msg(const struct amc_comm *comm, const amc_
             return "a barrier message carries no data";
         }
     } else if (!amc_alg_rounds_is(hdr->coll) || (comm->ctrl.pay == 0) ||
-               (amc_alg_rounds_at_2(hdr->coll) && (comm->size != 2))) {
+               (amc_alg_rounds_at_2(hdr->coll) && (comm->size != 2)) ||
+               ((hdr->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) && amc_alg_rounds_bruck(comm->size))) {
         return "not a collective that runs on the barrier's rounds of this communicator";
     } else if (amc_alg_rounds_rooted(hdr->coll)) {
         if (hdr->alg > AMC_CTRL_MSG_ANSWER) {
@@ -402,7 +408,7 @@ void amc_barrier_send_rounds(struct amc_comm *comm, amc_coll_slot_t *slot,
 
     for (round = first; round < first + count; round++) {
         dest   = amc_comm_peer(comm, amc_barrier_to(comm, coll, round));
-        len    = (coll != 0) ? amc_ctrl_coll_len(&slot->barrier, round) : 0;
+        len    = (coll != 0) ? amc_ctrl_coll_len(&slot->barrier, comm->size, round) : 0;
         status = tp->ops->send(tp, dest, &slot->hdr[round], amc_wire_len(&slot->hdr[round]),
                                (len != 0) ? amc_coll_slot_out(&comm->ctrl, slot, round) : NULL,
                                len, AMC_SEND_EAGER, &slot->barrier.send_comp);
@@ -492,7 +498,7 @@ static void amc_barrier_send_now(struct amc_comm *comm, amc_coll_slot_t *slot)
         !amc_round_may_send_now(comm)) {
         return;
     }
-    len = (b->coll != 0) ? amc_ctrl_coll_len(b, 0) : 0;
+    len = (b->coll != 0) ? amc_ctrl_coll_len(b, comm->size, 0) : 0;
     if (amc_round_send_now(comm, b->coll, b->oneway, b->root, slot->seq, slot->status,
                            amc_barrier_to(comm, b->coll, 0),
                            (len != 0) ? amc_coll_slot_out(&comm->ctrl, slot, 0) : NULL,

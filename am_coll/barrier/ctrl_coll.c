@@ -25,6 +25,14 @@
  * r+1 bits are its rank's; it sends the live ones whose bit r differs and
  * reduces the partner's into the others, the lower group's on the left.
  *
+ * Off a power of two rank XOR 2^r may be no rank: allgather, allreduce and
+ * alltoall go Bruck's way on the barrier's own partners (round r to rank +
+ * 2^r, from rank - 2^r), the N blocks in work (amc_ctrl_coll_bruck_load):
+ * each round's message the blocks gathered so far (an allreduce gathers
+ * its operands and reduces them at the end, in rank order on every rank)
+ * or an alltoall's blocks at the positions whose bit r is set. They fit
+ * where N blocks take at most twice a round's bytes.
+ *
  * At N=2 the rooted ones and the scans are one message (the root's to the
  * other for bcast and scatter, the other's to the root for reduce and
  * gather, rank 0's to rank 1 for scan and exscan), flow-controlled as the
@@ -163,6 +171,14 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
                  (args->coll != AMC_COLL_EXSCAN)) ||
                 (amc_op_kernel(args->op, args->dt) != NULL));
     }
+    if (amc_alg_rounds_bruck(comm->size)) {
+        /* Bruck's: the N blocks in the slot's work, at most N/2 a round */
+        return (bytes * (size_t)comm->size <= 2 * max) &&
+               ((args->coll == AMC_COLL_ALLGATHER) ||
+                ((args->coll == AMC_COLL_ALLTOALL) && !(alg->flags & AMC_ALG_FLAG_CTRL_AT_2)) ||
+                ((args->coll == AMC_COLL_ALLREDUCE) &&
+                 (amc_op_kernel(args->op, args->dt) != NULL)));
+    }
     if ((args->coll == AMC_COLL_ALLTOALL) || (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK)) {
         /* N/2 blocks in every round (in the first of a reduce_scatter_block) */
         return (!(alg->flags & AMC_ALG_FLAG_CTRL_AT_2) || (comm->size == 2)) &&
@@ -175,14 +191,16 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
     return (bytes <= max) && (amc_op_kernel(args->op, args->dt) != NULL);
 }
 
-void amc_ctrl_coll_move_blocks(int rank, int size, size_t bytes, int round, uint8_t *work,
-                               void *msg, int in)
+/* The positions k of work's N blocks whose bit `bit` is `want`, in
+ * order, out of work into msg (in 0) or from msg into work (in 1). */
+static void amc_ctrl_coll_pick_blocks(int size, size_t bytes, int bit, int want, uint8_t *work,
+                                      void *msg, int in)
 {
     uint8_t *m = msg;
-    int      k, bit = 1 << round;
+    int      k;
 
     for (k = 0; k < size; k++) {
-        if ((k & bit) != (rank & bit)) {
+        if ((k & bit) == want) {
             if (in) {
                 memcpy(work + (size_t)k * bytes, m, bytes);
             } else {
@@ -190,6 +208,61 @@ void amc_ctrl_coll_move_blocks(int rank, int size, size_t bytes, int round, uint
             }
             m += bytes;
         }
+    }
+}
+
+void amc_ctrl_coll_move_blocks(int rank, int size, size_t bytes, int round, uint8_t *work,
+                               void *msg, int in)
+{
+    int bit = 1 << round;
+
+    amc_ctrl_coll_pick_blocks(size, bytes, bit, ~rank & bit, work, msg, in);
+}
+
+void amc_ctrl_coll_bruck_load(unsigned coll, int rank, int size, size_t bytes,
+                              const uint8_t *in, uint8_t *work)
+{
+    int j, from;
+
+    if (coll != AMC_COLL_ALLTOALL) {
+        memcpy(work, in, bytes);
+        return;
+    }
+    for (j = 0; j < size; j++) {
+        from = (rank + j < size) ? rank + j : rank + j - size;
+        memcpy(work + (size_t)j * bytes, in + (size_t)from * bytes, bytes);
+    }
+}
+
+void amc_ctrl_coll_bruck_blocks(int size, size_t bytes, int round, uint8_t *work, void *msg,
+                                int in)
+{
+    int bit = 1 << round;
+
+    amc_ctrl_coll_pick_blocks(size, bytes, bit, bit, work, msg, in);
+}
+
+void amc_ctrl_coll_bruck_result(unsigned coll, int rank, int size, size_t bytes,
+                                const uint8_t *work, uint8_t *recv, amc_ctrl_kernel_t kernel,
+                                size_t count)
+{
+    int j, q;
+
+    if (coll != AMC_COLL_ALLREDUCE) {
+        /* position j: rank - j's block */
+        for (j = 0; j < size; j++) {
+            q = (rank - j < 0) ? rank - j + size : rank - j;
+            memcpy(recv + (size_t)q * bytes, work + (size_t)j * bytes, bytes);
+        }
+        return;
+    }
+    /* rank N-1's operand, then each lower one on the left: every rank
+     * combines the same operands in the same order, so all get the same bits */
+    j = rank - (size - 1);
+    memcpy(recv, work + (size_t)((j < 0) ? j + size : j) * bytes, bytes);
+    for (q = size - 2; q >= 0; q--) {
+        j = (rank - q < 0) ? rank - q + size : rank - q;
+        kernel(work + (size_t)j * bytes, recv, count);
     }
 }
 
@@ -477,6 +550,18 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
         amc_ctrl_coll_load_rooted(comm, slot, args);
         return;
     }
+    if (amc_alg_rounds_bruck(comm->size)) {
+        uint8_t *work = amc_coll_slot_work(&comm->ctrl, slot);
+
+        amc_ctrl_coll_bruck_load(args->coll, comm->rank, comm->size, bytes, in, work);
+        if (args->coll == AMC_COLL_ALLTOALL) {
+            amc_ctrl_coll_bruck_blocks(comm->size, bytes, 0, work,
+                                       amc_coll_slot_out(&comm->ctrl, slot, 0), 0);
+        } else {
+            memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), work, bytes);
+        }
+        return;
+    }
     if (args->coll == AMC_COLL_ALLTOALL) {
         memcpy(amc_coll_slot_work(&comm->ctrl, slot), in, (size_t)comm->size * bytes);
         amc_ctrl_coll_move(comm, slot, 0, 0);
@@ -518,10 +603,12 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
     amc_coll_small_t   *sm      = amc_coll_slot_small(&comm->ctrl, slot);
     const uint8_t      *mine    = amc_coll_slot_out(&comm->ctrl, slot, round);
     const uint8_t      *theirs  = amc_coll_slot_in(&comm->ctrl, slot, round);
-    size_t              len     = amc_ctrl_coll_len(b, round);
+    size_t              len     = amc_ctrl_coll_len(b, comm->size, round);
     int                 vector  = amc_alg_rounds_vector(b->coll);
     size_t              want    = vector ? b->rbytes : len; /* a v-form's two may differ */
-    int                 partner = comm->rank ^ (1 << round);
+    int                 bruck   = amc_alg_rounds_bruck(comm->size);
+    int                 partner = bruck ? (comm->rank - (1 << round) + comm->size) % comm->size
+                                        : comm->rank ^ (1 << round);
 
     if (sm->in_len[round] != want) {
         if (slot->status == AMC_SUCCESS) {
@@ -535,7 +622,25 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
         }
         return;
     }
-    if (b->coll == AMC_COLL_REDUCE_SCATTER) {
+    if (bruck) {
+        /* the partner's blocks into work; into is out[r+1] (sent next) or
+         * recvbuf (after the last round) */
+        uint8_t *work = amc_coll_slot_work(&comm->ctrl, slot);
+
+        if (b->coll == AMC_COLL_ALLTOALL) {
+            amc_ctrl_coll_bruck_blocks(comm->size, b->bytes, round, work, (void *)theirs, 1);
+        } else {
+            memcpy(work + ((size_t)b->bytes << round), theirs, len);
+        }
+        if (round + 1 == comm->nrounds) {
+            amc_ctrl_coll_bruck_result(b->coll, comm->rank, comm->size, b->bytes, work, into,
+                                       sm->kernel, sm->count);
+        } else if (b->coll == AMC_COLL_ALLTOALL) {
+            amc_ctrl_coll_bruck_blocks(comm->size, b->bytes, round + 1, work, into, 0);
+        } else {
+            memcpy(into, work, amc_ctrl_coll_bruck_gathered(comm->size, round + 1) * b->bytes);
+        }
+    } else if (b->coll == AMC_COLL_REDUCE_SCATTER) {
         /* this rank's block of its input (kept in work) with the other's
          * partial sum of it, the lower rank's operand on the left */
         amc_ctrl_coll_reduce_own(comm, slot, round, into);

@@ -2,7 +2,9 @@
 /*
  * Small allreduce, allgather, alltoall and reduce_scatter_block on the
  * barrier's control structure (the patent's cur_val carrying data):
- * exchanges with rank XOR 2^r on a power-of-two communicator, each round's
+ * exchanges with rank XOR 2^r on a power-of-two communicator (off powers
+ * of two allgather, alltoall and allreduce go Bruck's way, round r to
+ * rank + 2^r, the barrier's own partners), each round's
  * message holding the sender's partial result (allreduce), the blocks its
  * half of the group gathered so far (allgather), the N/2 blocks bound for
  * the partner's half (alltoall, the hypercube exchange), or the partial
@@ -26,13 +28,38 @@
 struct amc_comm;
 struct amc_request;
 
-/* Bytes of round r's message: the call's bytes for an allreduce, 2^r
- * blocks for an allgather, N/2 for an alltoall, N/2^(r+1) for a
- * reduce_scatter_block. */
-static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int round)
+/* Bruck's rounds (amc_alg_rounds_bruck): the blocks an allgather's round
+ * r carries (and a non-power-of-two allreduce's, whose operands travel as
+ * an allgather's blocks): the 2^r gathered so far, the last round only the
+ * N - 2^r the partner lacks. */
+static inline size_t amc_ctrl_coll_bruck_gathered(int size, int round)
+{
+    int d = 1 << round;
+
+    return (size_t)((d < size - d) ? d : size - d);
+}
+
+/* Bruck's alltoall: round r carries the blocks at the positions 0 .. N-1
+ * whose bit r is set. */
+static inline size_t amc_ctrl_coll_bruck_count(int size, int round)
+{
+    size_t per = (size_t)1 << round, period = per << 1, rest = (size_t)size % period;
+
+    return (size_t)size / period * per + ((rest > per) ? rest - per : 0);
+}
+
+/* Bytes of round r's message on a communicator of size ranks: the call's
+ * bytes for an allreduce, 2^r blocks for an allgather, N/2 for an alltoall,
+ * N/2^(r+1) for a reduce_scatter_block; Bruck's counts off powers of two. */
+static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int size, int round)
 {
     if (b->oneway == AMC_CTRL_HEARS) {
         return 0; /* its only message is an answer */
+    }
+    if (amc_alg_rounds_bruck(size)) {
+        return (size_t)b->bytes * ((b->coll == AMC_COLL_ALLTOALL)
+                                       ? amc_ctrl_coll_bruck_count(size, round)
+                                       : amc_ctrl_coll_bruck_gathered(size, round));
     }
     switch (b->coll) {
     case AMC_COLL_ALLGATHER:            return (size_t)b->bytes << round;
@@ -82,6 +109,28 @@ void amc_ctrl_coll_move_blocks(int rank, int size, size_t bytes, int round, uint
  * the others, the lower rank's operand on the left. */
 void amc_ctrl_coll_halve_blocks(int rank, int size, size_t bytes, int round, uint8_t *work,
                                 void *msg, int in, amc_ctrl_kernel_t kernel, size_t count);
+
+/* Bruck's rounds keep an exchange's N blocks in work (at most
+ * 2 AMC_CTRL_PAY_MAX bytes). Allgather and allreduce: position j holds
+ * rank - j's block (its operand), position 0 this rank's own from the
+ * start, round r's arrival the 2^r after those gathered, round r's message
+ * the first amc_ctrl_coll_bruck_gathered. Alltoall: position j holds the
+ * block bound for rank + j at the start, and from rank - j at the end;
+ * round r moves the positions whose bit r is set to rank + 2^r. */
+void amc_ctrl_coll_bruck_load(unsigned coll, int rank, int size, size_t bytes,
+                              const uint8_t *in, uint8_t *work);
+
+/* An alltoall's round r, Bruck's way: the blocks at the positions whose bit
+ * r is set, out of work into msg (in 0) or from msg into work (in 1). */
+void amc_ctrl_coll_bruck_blocks(int size, size_t bytes, int round, uint8_t *work, void *msg,
+                                int in);
+
+/* After Bruck's last round: the result from work into recv (an
+ * allgather's and an alltoall's blocks into their places, an allreduce's N
+ * operands reduced in rank order, the same on every rank). */
+void amc_ctrl_coll_bruck_result(unsigned coll, int rank, int size, size_t bytes,
+                                const uint8_t *work, uint8_t *recv, amc_ctrl_kernel_t kernel,
+                                size_t count);
 
 /* With ctrl->lock held, at an entry that a call within it handed on
  * (am_coll/barrier/rounds_now.c) after round > 0's message was made: that

@@ -3,8 +3,9 @@
  * A blocking call on the barrier's rounds that runs within its call, with
  * no slot, at every N whose members' messages go by the mailboxes: the
  * barrier (dissemination: round r's message to rank + 2^r, from
- * rank - 2^r), the exchanges on a power of two (allreduce, allgather,
- * alltoall, reduce_scatter_block: round r with rank XOR 2^r; at N=2 also
+ * rank - 2^r), the exchanges (allreduce, allgather, alltoall,
+ * reduce_scatter_block: round r with rank XOR 2^r on a power of two, off
+ * one Bruck's on the barrier's partners, rsb excepted; at N=2 also
  * the v-forms allgatherv, alltoallv and reduce_scatter) and at N=2 a
  * rooted one's receiver (bcast's and scatter's other rank, reduce's and
  * gather's root, the scans' rank 1; the sender is amc_ctrl_coll_send_now's).
@@ -76,7 +77,8 @@ enum {
     AMC_NOW_PLACE,   /* its blocks, into their place */
     AMC_NOW_REDUCE,  /* with this rank's operand, the lower rank's on the left */
     AMC_NOW_MOVE,    /* an alltoall's blocks into work */
-    AMC_NOW_HALVE    /* a reduce_scatter_block's partial sums into work */
+    AMC_NOW_HALVE,   /* a reduce_scatter_block's partial sums into work */
+    AMC_NOW_BRUCK    /* an alltoall's blocks into work, Bruck's way */
 };
 
 typedef struct {
@@ -380,6 +382,9 @@ static inline __attribute__((always_inline)) void amc_now_apply(const amc_now_t 
     case AMC_NOW_HALVE:
         amc_now_halve(p, data, len);
         break;
+    case AMC_NOW_BRUCK:
+        amc_ctrl_coll_bruck_blocks(p->size, p->bytes, p->round, p->work, (void *)data, 1);
+        break;
     default:
         break;
     }
@@ -401,7 +406,7 @@ static int amc_now_take(void *arg, const void *hdr, size_t hdr_len, const void *
     return 1;
 }
 
-/* The exchanges past N=2 (a power of two, AMC_CTRL_PAY_MAX a round):
+/* The exchanges past N=2 (AMC_CTRL_PAY_MAX a round):
  * round 0's message, and where the rounds' results live. The block a rank
  * gives itself goes to its place now, as amc_ctrl_coll_load does. */
 static void amc_now_load_rounds(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_t *bufs,
@@ -413,6 +418,23 @@ static void amc_now_load_rounds(amc_now_t *p, const amc_coll_args_t *a, amc_now_
 
     p->count = a->count;
     p->bytes = b;
+    if (amc_alg_rounds_bruck(p->size)) {
+        /* the N blocks in work, as the machine keeps them (amc_ctrl_coll_bruck_load) */
+        p->work = bufs->work.b;
+        if (a->coll == AMC_COLL_ALLGATHER) {
+            in = (a->sendbuf != NULL) ? in : recv + (size_t)p->rank * b;
+        }
+        amc_ctrl_coll_bruck_load(a->coll, p->rank, p->size, b, in, p->work);
+        if (a->coll == AMC_COLL_ALLTOALL) {
+            amc_ctrl_coll_bruck_blocks(p->size, b, 0, p->work, bufs->msg.b, 0);
+            *out    = bufs->msg.b;
+            *sbytes = b * amc_ctrl_coll_bruck_count(p->size, 0);
+        } else {
+            *out    = p->work;
+            *sbytes = b;
+        }
+        return;
+    }
     switch (a->coll) {
     case AMC_COLL_ALLGATHER:
         if (a->sendbuf != NULL) {
@@ -447,6 +469,15 @@ static void amc_now_expect(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_
 {
     size_t blocks = (size_t)1 << p->round;
 
+    if (amc_alg_rounds_bruck(p->size)) {
+        if (a->coll == AMC_COLL_ALLTOALL) {
+            p->rbytes = p->bytes * amc_ctrl_coll_bruck_count(p->size, p->round);
+        } else { /* after the 2^r gathered */
+            p->rbytes = p->bytes * amc_ctrl_coll_bruck_gathered(p->size, p->round);
+            p->into   = p->work + blocks * p->bytes;
+        }
+        return;
+    }
     switch (a->coll) {
     case AMC_COLL_ALLGATHER: /* the partner's group's 2^r blocks, in rank order */
         p->rbytes = blocks * p->bytes;
@@ -472,6 +503,18 @@ static void amc_now_next(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_t 
 {
     size_t blocks = (size_t)2 << p->round;
 
+    if (amc_alg_rounds_bruck(p->size)) {
+        if (last) {
+            amc_ctrl_coll_bruck_result(a->coll, p->rank, p->size, p->bytes, p->work, a->recvbuf,
+                                       p->kernel, p->count);
+        } else if (a->coll == AMC_COLL_ALLTOALL) {
+            amc_ctrl_coll_bruck_blocks(p->size, p->bytes, p->round + 1, p->work, bufs->msg.b, 0);
+            *sbytes = p->bytes * amc_ctrl_coll_bruck_count(p->size, p->round + 1);
+        } else {
+            *sbytes = p->bytes * amc_ctrl_coll_bruck_gathered(p->size, p->round + 1);
+        }
+        return;
+    }
     switch (a->coll) {
     case AMC_COLL_ALLGATHER: /* this rank's group's 2^(r+1) blocks */
         *out    = (uint8_t *)a->recvbuf + (size_t)(p->rank & ~(int)(blocks - 1)) * p->bytes;
@@ -623,14 +666,15 @@ static int amc_now_wait(struct amc_comm *comm, void *chan, int src, amc_now_t *p
     }
 }
 
-/* Round r's partners: the barrier's message goes to rank + 2^r and comes
- * from rank - 2^r; an exchange's goes both ways with rank XOR 2^r. */
+/* Round r's partners: the barrier's message (and Bruck's) goes to rank +
+ * 2^r and comes from rank - 2^r; an exchange's on a power of two goes both
+ * ways with rank XOR 2^r. */
 static inline void amc_now_partners(const struct amc_comm *comm, int coll, int round, int *to,
                                     int *from)
 {
     int d = 1 << round;
 
-    if (coll != 0) {
+    if ((coll != 0) && !amc_alg_rounds_bruck(comm->size)) {
         *to   = comm->rank ^ d;
         *from = *to;
         return;
@@ -725,7 +769,11 @@ int amc_rounds_now(struct amc_comm *comm, struct amc_request *req, const amc_col
         /* what the partner's message makes: after the send, while it
          * travels (the partner's call waits for the send, not for this) */
         if (args != NULL) {
-            if (round == 0) {
+            if ((round == 0) && amc_alg_rounds_bruck(comm->size)) {
+                /* the blocks into work; an allreduce reduces them all at the end */
+                p.how    = (coll == AMC_COLL_ALLTOALL) ? AMC_NOW_BRUCK : AMC_NOW_PLACE;
+                p.kernel = (coll == AMC_COLL_ALLREDUCE) ? amc_op_kernel(args->op, args->dt) : NULL;
+            } else if (round == 0) {
                 p.how = ((coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_REDUCE_SCATTER) ||
                          (coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_SCAN))
                             ? AMC_NOW_REDUCE

@@ -718,8 +718,9 @@ fi
 # (am_coll/barrier/rounds_now.c), with the algorithms of a node with a core
 # per rank (AMC_OVERSUB_LINEAR_MAX_RANKS=0): every form's results against
 # their values, the engine's and the machine's, bit for bit, at N = 1..8;
-# the path taken (barriers at every N, the data calls on powers of two; none
-# with AMC_SHM=0); a late rank (its partner goes on on the machine, it ends
+# the path taken (barriers, allreduces and allgathers at every N, Bruck's off
+# powers of two, alltoalls where AMC_ALLTOALL_ALG=bruck; none with
+# AMC_SHM=0); a late rank (its partner goes on on the machine, it ends
 # within its call); another communicator's message first and a non-blocking
 # call outstanding; counts and collectives that differ (the same error on
 # every rank). Knob: AMCTEST_WITHIN_BIN program (default:
@@ -741,6 +742,10 @@ else
     for np in 2 5; do
         run_one "within the call N=$np AMC_SHM=0 (none)" "$np" "$DEFAULT_TIMEOUT" within \
             AMC_OVERSUB_LINEAR_MAX_RANKS=0 AMC_SHM=0
+    done
+    for np in 3 6; do
+        run_one "within the call N=$np AMC_ALLTOALL_ALG=bruck" "$np" "$DEFAULT_TIMEOUT" within \
+            AMC_OVERSUB_LINEAR_MAX_RANKS=0 AMC_ALLTOALL_ALG=bruck
     done
     BIN=$SAVED_BIN
 fi

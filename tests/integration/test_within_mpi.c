@@ -13,15 +13,15 @@
  *     its value, against the same call on the engine (the same elements at the head of a call too large for
  *     the rounds) and against the non-blocking call (the barrier's
  *     machine), bit for bit; signed zeros come out alike on every rank;
- *   - the path: with mailboxes, on a power of two the data calls and at
- *     every N the barriers end within their call ("within_done" grows),
- *     the data calls of other N never begin there (both counters stay);
- *     with AMC_SHM=0 nothing does;
+ *   - the path: with mailboxes, the barriers and the allreduces end
+ *     within their call at every N ("within_done" grows; off powers of two
+ *     the allreduce goes Bruck's way); with AMC_SHM=0 nothing does;
  *   - a late peer: the last rank enters an allreduce 30 ms late; on a power
  *     of two it finds every round's message there and ends within its
  *     call, while its first partner waited past the yield and went on on
- *     the machine ("within_left"); a barrier the same way, its right
- *     neighbour going on on the machine;
+ *     the machine ("within_left"); off powers of two its right neighbour,
+ *     which waits for it first, goes on on the machine; a barrier the same
+ *     way;
  *   - another communicator's message first in the mailboxes (an ibarrier
  *     on a dup, posted by every rank before the call) and a non-blocking
  *     allreduce outstanding on the same communicator (the blocking one
@@ -77,15 +77,18 @@ static const char *const tw_names[TW_NKINDS] = {
     "reduce_scatter_block"
 };
 
-/* Blocks of how many elements a round of kind carries at this N (the
- * whole call for an allreduce, the last round's N/2 blocks for the rest;
- * 8-byte elements, the ints' blocks as long). */
+/* Blocks of how many elements the rounds of kind carry at this N (on a
+ * power of two the whole call for an allreduce, the last round's N/2
+ * blocks for the rest; off powers of two Bruck's N blocks in twice a
+ * round; 8-byte elements, the ints' blocks as long). */
 static int tw_max_count(tw_kind_t kind)
 {
     int per = TW_ROUND;
 
-    if ((kind != TW_ALLREDUCE_SUM) && (kind != TW_ALLREDUCE_INT) &&
-        (kind != TW_ALLREDUCE_MAX) && (g_size > 1)) {
+    if ((g_size > 1) && !tw_pow2(g_size)) {
+        per = 2 * TW_ROUND / g_size;
+    } else if ((kind != TW_ALLREDUCE_SUM) && (kind != TW_ALLREDUCE_INT) &&
+               (kind != TW_ALLREDUCE_MAX) && (g_size > 1)) {
         per /= g_size / 2;
     }
     return per / 8;
@@ -308,16 +311,56 @@ static void tw_paths(amc_comm_t comm, int shm)
     }
     d_done = itest_stat("within_done") - done;
     d_left = itest_stat("within_left") - left;
-    if (shm && tw_pow2(g_size)) {
+    if (shm && (g_size > 1)) {
         ITEST_CHECK((d_done > 0) && (d_done + d_left <= (unsigned long long)calls),
                  "allreduces: %llu of %d within, %llu left", d_done, calls, d_left);
     } else {
         ITEST_CHECK((d_done == 0) && (d_left == 0), "allreduces: %llu within, %llu left, expected "
-                 "none (%s)", d_done, d_left, !shm ? "AMC_SHM=0" : "not a power of two");
+                 "none (%s)", d_done, d_left, !shm ? "AMC_SHM=0" : "one rank");
     }
     if ((g_rank == 0) && shm) {
         printf("within N=%d: allreduces %llu of %d ended within the call on rank 0\n",
                g_size, d_done, calls);
+    }
+}
+
+/* Loops of 8 B allgathers and alltoalls: within the call wherever their
+ * algorithm runs on the rounds (allgather's default, Bruck, at every N;
+ * alltoall's at N > 2 only where AMC_ALLTOALL_ALG=bruck). */
+static void tw_exchange_paths(amc_comm_t comm, int shm)
+{
+    const char        *alg = getenv("AMC_ALLTOALL_ALG");
+    unsigned long long done;
+    double             s[TW_MAXN], r[TW_MAXN];
+    int                i, k, calls = 100, kind;
+
+    for (kind = 0; kind < 2; kind++) {
+        int want = shm && (g_size > 1) &&
+                   ((kind == 0) || (g_size == 2) || ((alg != NULL) && !strcmp(alg, "bruck")));
+
+        done = itest_stat("within_done");
+        for (i = 0; i < calls; i++) {
+            for (k = 0; k < g_size; k++) {
+                s[k] = g_rank * 16 + k + i;
+            }
+            itest_must((kind == 0) ? amc_allgather(s, r, 1, AMC_DOUBLE, comm)
+                                   : amc_alltoall(s, r, 1, AMC_DOUBLE, comm),
+                       kind ? "alltoall" : "allgather");
+            for (k = 0; k < g_size; k++) {
+                double v = (kind == 0) ? k * 16 + i : k * 16 + g_rank + i;
+
+                ITEST_CHECK(r[k] == v, "%s loop %d [%d]: %g, expected %g",
+                         kind ? "alltoall" : "allgather", i, k, r[k], v);
+            }
+        }
+        done = itest_stat("within_done") - done;
+        ITEST_CHECK(want ? (done > 0) : (done == 0), "%ss: %llu of %d within the call, "
+                 "expected %s", kind ? "alltoall" : "allgather", done, calls,
+                 want ? "some" : "none");
+        if ((g_rank == 0) && shm) {
+            printf("within N=%d: %ss %llu of %d ended within the call on rank 0\n", g_size,
+                   kind ? "alltoall" : "allgather", done, calls);
+        }
     }
 }
 
@@ -346,6 +389,10 @@ static void tw_late(amc_comm_t comm)
             ITEST_CHECK(itest_stat("within_left") == left + 1, "late allreduce: its partner left "
                      "%llu times, expected once", itest_stat("within_left") - left);
         }
+    } else if ((g_size > 1) && (g_rank == (late + 1) % g_size)) {
+        /* Bruck's: its round 0 comes from the late rank */
+        ITEST_CHECK(itest_stat("within_left") == left + 1, "late allreduce: the late rank's right "
+                 "neighbour left %llu times, expected once", itest_stat("within_left") - left);
     }
     itest_must(amc_barrier(comm), "barrier before the late barrier");
     left = itest_stat("within_left");
@@ -443,6 +490,7 @@ int main(int argc, char **argv)
     }
     tw_results(AMC_COMM_WORLD);
     tw_paths(AMC_COMM_WORLD, shm);
+    tw_exchange_paths(AMC_COMM_WORLD, shm);
     if (shm) {
         tw_late(AMC_COMM_WORLD);
     }

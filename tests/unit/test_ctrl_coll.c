@@ -30,7 +30,12 @@
  *    the counts part the ranks between the rounds and the engine the
  *    receiver fails and nothing hangs; a block of 65 bytes or of none
  *    takes the engine on both ranks, results right;
- *  - AMC_FAST_MAX=0, 65 bytes, a user op and N = 3 take the engine;
+ *  - N = 3, 5, 6 and 7 (Bruck's rounds, the N blocks in twice a round):
+ *    allreduce (every op and datatype), allgather and alltoall (Bruck
+ *    asked for) of every size that fits, one byte more on the engine;
+ *    counts that differ fail on every rank;
+ *  - AMC_FAST_MAX=0, 65 bytes, a user op, N = 3 past Bruck's bound and a
+ *    reduce_scatter_block off a power of two take the engine;
  *  - at N=2, 4 and 8 all of the above again with AMC_FAST_MAX at 1024
  *    (what a round message carries, AMC_CTRL_PAY_MAX): 1 to 1024 bytes on
  *    the rounds, 1025 on the engine, a forged message of 1025 bytes
@@ -340,6 +345,17 @@ static void call_init(call_t *c, uint8_t (*in)[ROW], uint8_t (*out)[ROW],
     }
 }
 
+/* The most bytes of an allreduce (blocks 0) or of an allgather's or
+ * alltoall's block on the rounds of n ranks: a round carries max_bytes,
+ * N/2 blocks on a power of two; Bruck's N blocks fit in twice that. */
+static size_t round_bytes(int n, int whole)
+{
+    if ((n & (n - 1)) != 0) {
+        return 2 * max_bytes / (size_t)n;
+    }
+    return whole ? max_bytes : max_bytes / (size_t)(n / 2);
+}
+
 /* Every op and datatype the rules allow, every size in bytes up to 64. */
 static void test_results(int n, amc_fake_completion_t completion, unsigned long *cases)
 {
@@ -358,7 +374,7 @@ static void test_results(int n, amc_fake_completion_t completion, unsigned long 
             if (amc_op_kernel((amc_op_t)op, (amc_datatype_t)dt) == NULL) {
                 continue;
             }
-            max = max_bytes / size;
+            max = round_bytes(n, 1) / size;
             for (cnt = 1; cnt <= max;
                  cnt = (cnt < 4) ? cnt + 1 : ((cnt * 2 > max) && (cnt < max)) ? max : cnt * 2) {
                 for (in_place = 0; in_place < 2; in_place++) {
@@ -407,7 +423,7 @@ static void test_blocks(int coll, int n, unsigned long *cases)
 
     world_new(&w, n, (unsigned)max_bytes, AMC_FAKE_COMPLETE_ON_SEND);
     for (d = 0; d < 4; d++) {
-        max = (size_t)max_bytes / (size_t)(n / 2) / dt_size(dts[d]);
+        max = round_bytes(n, 0) / dt_size(dts[d]);
         for (cnt = 1; cnt <= max; cnt = (cnt < 3) ? cnt + 1 : ((cnt * 2 > max) && (cnt < max)) ? max : cnt * 2) {
             for (in_place = 0; in_place < 2; in_place++) {
                 call_init(&c, in, out, count, n, cnt * (size_t)n, dts[d],
@@ -432,7 +448,7 @@ static void test_blocks(int coll, int n, unsigned long *cases)
 
     /* one byte more in a round than fits: the engine */
     world_new(&w, n, (unsigned)max_bytes, AMC_FAKE_COMPLETE_ON_SEND);
-    cnt = (size_t)max_bytes / (size_t)(n / 2) + 1;
+    cnt = round_bytes(n, 0) + 1;
     call_init(&c, in, out, count, n, cnt * (size_t)n, AMC_UINT8, AMC_SUM);
     for (d = 0; d < n; d++) {
         count[d] = cnt;
@@ -476,14 +492,28 @@ static void test_engine_cases(void)
     CHECK(amc_op_free(&user) == AMC_SUCCESS, "op free");
     amc_test_world_destroy(&w);
 
-    /* N = 3: not a power of two */
+    /* N = 3 past Bruck's bound: 3 x 48 bytes over twice a round's 64 */
     world_new(&w, 3, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
-    call_init(&c, in, out, count, 3, 4,
+    call_init(&c, in, out, count, 3, 6,
               AMC_INT64, AMC_MAX);
     CHECK(run(&w, &c, 1, status), "n=3: hangs");
     check_results(&w, &c, status, "n=3");
-    CHECK(!no_schedule(&w), "n=3 ran on the barrier's rounds");
+    CHECK(!no_schedule(&w), "n=3 past Bruck's bound ran on the barrier's rounds");
     amc_test_world_destroy(&w);
+
+    /* a reduce_scatter_block off a power of two (recursive halving needs one) */
+    rsb_alg = "recursive_halving";
+    world_new(&w, 5, 64, AMC_FAKE_COMPLETE_ON_DELIVERY);
+    call_init(&c, in, out, count, 5, 5, AMC_INT32, AMC_SUM);
+    for (int r = 0; r < 5; r++) {
+        count[r] = 1;
+    }
+    c.coll = AMC_COLL_REDUCE_SCATTER_BLOCK;
+    CHECK(run(&w, &c, 1, status), "rsb n=5: hangs");
+    check_results(&w, &c, status, "rsb n=5");
+    CHECK(!no_schedule(&w), "a reduce_scatter_block at n=5 ran on the barrier's rounds");
+    amc_test_world_destroy(&w);
+    rsb_alg = "";
 }
 
 /* Delivers everything the fabric holds in random order, then tests req:
@@ -1343,7 +1373,9 @@ static void test_all_blocks(int n, unsigned long *cases)
     alltoall_alg = (n > 2) ? "bruck" : "";
     rsb_alg      = (n > 2) ? "recursive_halving" : "";
     test_blocks(AMC_COLL_ALLTOALL, n, cases);
-    test_blocks(AMC_COLL_REDUCE_SCATTER_BLOCK, n, cases);
+    if ((n & (n - 1)) == 0) { /* recursive halving: powers of two */
+        test_blocks(AMC_COLL_REDUCE_SCATTER_BLOCK, n, cases);
+    }
     alltoall_alg = "";
     rsb_alg      = "";
 }
@@ -1365,6 +1397,13 @@ int main(void)
     for (n = 2; n <= MAX_N; n *= 2) {
         test_all_blocks(n, &cases);
     }
+    for (n = 3; n <= 7; n++) {
+        if ((n & (n - 1)) != 0) { /* Bruck's rounds */
+            test_results(n, (n == 5) ? AMC_FAKE_COMPLETE_ON_SEND : AMC_FAKE_COMPLETE_ON_DELIVERY,
+                         &cases);
+            test_all_blocks(n, &cases);
+        }
+    }
     printf("%lu allreduce, allgather, alltoall, reduce_scatter_block and rooted (N=2) cases\n", cases);
     cases = 0;
     test_vector(&cases);
@@ -1375,12 +1414,12 @@ int main(void)
     cases     = 0;
     test_rooted(&cases);
     test_vector(&cases);
-    for (n = 2; n <= 8; n *= 2) {
+    for (n = 2; n <= 8; n = (n == 3) ? 4 : (n == 2) ? 3 : 2 * n) {
         test_results(n, AMC_FAKE_COMPLETE_ON_DELIVERY, &cases);
         test_all_blocks(n, &cases);
     }
     test_too_big(1u << 20);
-    printf("%lu cases of up to %zu bytes at N=2, 4 and 8\n", cases, max_bytes);
+    printf("%lu cases of up to %zu bytes at N=2, 3, 4 and 8\n", cases, max_bytes);
     max_bytes = MAX_BYTES;
     test_vector_repeat();
     test_engine_cases();
@@ -1403,6 +1442,11 @@ int main(void)
     test_mismatch(AMC_COLL_ALLTOALL, 2, 1, 40, 0); /* past the bound: the engine */
     test_mismatch(AMC_COLL_REDUCE_SCATTER_BLOCK, 2, 0, 3, AMC_ERR_TRUNCATE);
     test_mismatch(AMC_COLL_REDUCE_SCATTER_BLOCK, 2, 1, 0, AMC_ERR_PROTOCOL);
+    test_mismatch(AMC_COLL_ALLREDUCE, 3, 1, 3, AMC_ERR_TRUNCATE);
+    test_mismatch(AMC_COLL_ALLREDUCE, 7, 6, 1, AMC_ERR_TRUNCATE);
+    test_mismatch(AMC_COLL_ALLREDUCE, 5, 0, 0, AMC_ERR_PROTOCOL);
+    test_mismatch(AMC_COLL_ALLGATHER, 6, 2, 3, AMC_ERR_TRUNCATE);
+    test_mismatch(AMC_COLL_ALLGATHER, 5, 3, 40, 0); /* past the bound: the engine */
     test_freed_request();
     test_forged();
     return amc_test_summary("test_ctrl_coll");
