@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# What a rank costs before its first collective, as the job grows (issue 18;
-# doc/design.md, "Scale"): bench/scale_probe under mpirun at each N reads,
+# What a rank costs before its first collective, as the job grows
+# (doc/design.md, "Scale"): bench/scale_probe under mpirun at each N reads,
 # in every rank, its RSS, its memory mappings and the endpoints amcoll made,
 # after amc_init and after one barrier; this prints the mean over the ranks
 # (Markdown table). Not a test: the numbers depend on the machine.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Cross-checks the scale simulator (bench/amc_sim) against LogGOPSim on the
-# same schedules (issue 18; doc/design.md, "Scale simulator"): each
+# same schedules (doc/design.md, "Scale simulator"): each
 # algorithm is exported with amc_goal export, converted with txt2bin and
 # simulated by LogGOPSim with the same L, o, g, G (picoseconds, so that both
 # integer clocks agree), one parameter set for all ranks; amc_sim runs the

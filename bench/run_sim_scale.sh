@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Predicted latency against N from the scale simulator (issue 18;
-# doc/design.md, "Scale simulator"): bench/amc_sim --sweep for each
+# Predicted latency against N from the scale simulator (doc/design.md,
+# "Scale simulator"): bench/amc_sim --sweep for each
 # algorithm, flat and node-aware (AMC_SIM_NODE ranks per node, default 32),
 # with amc_sim's default LogGP parameters unless AMC_SIM_OPTS gives others;
 # writes bench/results/scale.dat and plots bench/results/scale.png.

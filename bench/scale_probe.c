@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What a rank costs before its first collective (issue 18): per-rank RSS,
+ * What a rank costs before its first collective: per-rank RSS,
  * memory mappings and endpoints created, read in this process after
  * amc_init and after one barrier. Each rank prints one line; run_scale.sh
  * runs it at several N and averages. Built also against older trees (for

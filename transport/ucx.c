@@ -818,7 +818,7 @@ static void amc_ucx_free_peers(amc_ucx_transport_t *self)
  * flush and the fences; without this, a late message of a pending barrier
  * handled in the second fence sent its next round on a closed endpoint.
  * With a peer known dead the fences are skipped (it never joins them; a
- * fence with it hung finalize, issue 14 item 9), and one that a death
+ * fence with it hung finalize), and one that a death
  * interrupts is given up. */
 static void amc_ucx_destroy(amc_transport_t *tp)
 {

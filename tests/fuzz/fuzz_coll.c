@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target (issue 14, "Keep it fixed"): forged active messages
+ * libFuzzer target: forged active messages
  * beside legitimate collectives. Each input builds a world of 2..8 ranks
  * over the unthreaded fake transport (tests/fuzz/fuzz_world.h), a program of
  * up to 6 non-blocking collectives with eager or rendezvous data, and then

@@ -460,7 +460,7 @@ else
 fi
 
 # ---------------------------------------------------------------- communicators
-# tests/integration/test_comm_mpi: context ids of dup and split (issue 16): the
+# tests/integration/test_comm_mpi: context ids of dup and split: the
 # issue's reproducer (two splits of the world), and the random script of
 # tests/unit/test_comm_cid (dups and splits with random colours and keys on
 # nested parents, frees interleaved), the same seed on every rank, every new
@@ -491,7 +491,7 @@ else
         run_one "comm reproducer N=$np" "$np" "$DEFAULT_TIMEOUT" reproducer
         run_one "comm random N=$np" "$np" "$DEFAULT_TIMEOUT" random "${comm_env[@]}"
     done
-    # lazy connection (issue 18): the endpoints a barrier, a dup and a split
+    # lazy connection: the endpoints a barrier, a dup and a split
     # make, counted by the library; AMC_STATS=1 prints the counters at
     # amc_finalize, and that line is checked too
     for np in 5 8; do
@@ -509,7 +509,7 @@ else
             failed_list="$failed_list\n  stats line N=$np"
         fi
     done
-    # mailboxes (issue 31): used by default between ranks of a node, not
+    # mailboxes: used by default between ranks of a node, not
     # with AMC_SHM=0, and nothing of ours left in /dev/shm after a normal
     # exit or after every rank was SIGKILLed (the inboxes are memfds)
     for np in 2 4; do
@@ -542,8 +542,8 @@ else
 fi
 
 # ---------------------------------------------------------------- reliability
-# tests/integration/test_reliability_mpi: the API's promise under misuse
-# (issue 14): a clear error, never a crash, a hang or a silent wrong answer.
+# tests/integration/test_reliability_mpi: the API's promise under misuse:
+# a clear error, never a crash, a hang or a silent wrong answer.
 # algmismatch runs under tests/integration/rank_env.sh, which gives rank 1
 # other AMC_ALLREDUCE_ALG / AMC_BCAST_ALG values than the rest; rootarg has
 # scatterv / gatherv calls whose root (or one other rank) passes a bad
@@ -590,7 +590,7 @@ else
 fi
 
 # ---------------------------------------------------------------- GOAL
-# GOAL schedules (issue 17): tests/integration/test_goal_mpi builds an
+# GOAL schedules: tests/integration/test_goal_mpi builds an
 # allreduce and an alltoall through the C interface and checks their data
 # over 4 restarts; amc_goal run executes the Schedgen-style files of
 # tests/goal/ (each at its num_ranks); an 8-rank allreduce exported from the
@@ -775,7 +775,7 @@ else
 fi
 
 # ---------------------------------------------------------------- dead peers
-# tests/integration/test_peer_mpi (issue 14, items 8 and 9): the last rank
+# tests/integration/test_peer_mpi: the last rank
 # dies (SIGKILL, or abort()) in a loop of barriers or allreduces, under
 # mpirun --mca orte_enable_recovery 1 (the job survives it) and without
 # AMC_TIMEOUT. Each survivor must get AMC_ERR_PEER within 2 s of the death

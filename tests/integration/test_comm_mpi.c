@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Integration test for communicator creation (project issue 16): real UCX,
+ * Integration test for communicator creation: real UCX,
  * ranks started by mpirun (PMIx).
  *
  *   test_comm_mpi reproducer   split(world, 0, rank), then split(world, 1,
@@ -17,7 +17,7 @@
  *                              by an allgather of world ranks (membership
  *                              and order) and an allreduce of 1 << world
  *                              rank (BOR), every live one every 50 creations
- *   test_comm_mpi lazy         connections on first contact (issue 18):
+ *   test_comm_mpi lazy         connections on first contact:
  *                              no endpoint after amc_init, exactly
  *                              ceil(log2 N) after a world barrier (the same
  *                              on every rank), none more for a second one

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Integration test of dead peers (issue 14, items 8 and 9): one rank dies
+ * Integration test of dead peers: one rank dies
  * (SIGKILL or abort()) in the middle of a loop of collectives, under
  * `mpirun --mca orte_enable_recovery 1` so that the job survives it, with
  * AMC_TIMEOUT unset. Every survivor must

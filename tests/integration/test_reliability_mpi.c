@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Integration tests of the API's promise under misuse (issue 14): a clear
+ * Integration tests of the API's promise under misuse: a clear
  * error, never a crash, a hang or a silent wrong answer. Real UCX, ranks
  * started by mpirun (PMIx).
  *

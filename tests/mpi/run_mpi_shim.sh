@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# libamcoll_mpi (issue 13): runs tests/mpi/test_mpi_shim, an ordinary MPI
+# libamcoll_mpi: runs tests/mpi/test_mpi_shim, an ordinary MPI
 # program, under mpirun without and with LD_PRELOAD=libamcoll_mpi.so and
 # compares every result element by element; checks that the library routed
 # the collectives (AMCOLL_MPI_STATS=1), that AMCOLL_MPI=0 and

@@ -8,7 +8,7 @@
  *   test_mpi_shim colls OUT   every collective, blocking / non-blocking (Wait or
  *                             Test) / persistent, predefined types and ops,
  *                             user ops, MPI_IN_PLACE, on world, a dup, a split
- *                             (keys reversed) and a split_type; issue 16's
+ *                             (keys reversed) and a split_type;
  *                             cases (datatypes that differ per rank with one
  *                             signature); fall-through cases (derived-type
  *                             reductions, MAXLOC, an intercommunicator); mixed
@@ -295,7 +295,7 @@ static void reductions(MPI_Comm comm, const char *cn, int m, const tinfo_t *t, M
 static int cnt(int to, int from, int big) { return (to + 2 * from) % 4 + (big ? 700 : 0); }
 
 /* st/sper: the send side's type and its ints per element; rt/rper the
- * receive side's (per rank: issue 16 lets them differ between ranks);
+ * receive side's (per rank: MPI lets them differ between ranks);
  * elements are ints. rstride: the receive type's extent in ints. */
 static void movement(MPI_Comm comm, const char *cn, int m, MPI_Datatype st, int sper,
                      MPI_Datatype rt, int rper, int rstride, int big, const char *tn)
@@ -479,9 +479,9 @@ static void alltoallw(MPI_Comm comm, const char *cn, int m)
     free(sb); free(rb); free(scs); free(sts);
 }
 
-/* ------------------------------------------------------------------ issue 16 */
+/* -------------------------- datatypes that differ per rank */
 
-static void issue16(MPI_Comm comm, const char *cn, int m)
+static void per_rank_types(MPI_Comm comm, const char *cn, int m)
 {
     int          me, n, i, j, *sb, *rb, *scs, *sds, *rcs, *rds;
     MPI_Datatype vec, dup, zero, mine;
@@ -1578,7 +1578,7 @@ int main(int argc, char **argv)
                 MPI_Type_free(&v);
             }
             alltoallw(comms[ci], cnames[ci], m);
-            issue16(comms[ci], cnames[ci], m);
+            per_rank_types(comms[ci], cnames[ci], m);
         }
         fallthrough(comms[ci], cnames[ci]);
     }

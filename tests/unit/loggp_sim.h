@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The scale simulator (issue 18): N ranks in one process over the fake
+ * The scale simulator: N ranks in one process over the fake
  * transport's timed mode (a discrete-event clock with LogGP costs, one
  * parameter set within a node and one across), each running the library's
  * real schedules and handlers for one collective; it checks the results and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A communicator creation that fails on one rank fails on every rank, with
- * the same code (project issue 16): otherwise the ranks that succeeded start
+ * the same code: otherwise the ranks that succeeded start
  * collectives on a communicator the others do not have, and hang.
  *
  * One thread per rank over the threaded fake fabric. Failures are injected

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Context ids of amc_comm_dup and amc_comm_split (project issue 16), on the
+ * Context ids of amc_comm_dup and amc_comm_split, on the
  * threaded fake fabric: one thread per rank runs the same script of dups,
  * splits and frees, in the same order, as an MPI program would. Every
  * thread generates the script itself (same code, same seed) and keeps a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * amc_comm_free gives the memory back (project issue 14 item 10: every
+ * amc_comm_free gives the memory back (every
  * dup + free cycle leaked ~234 bytes, the freed communicators kept until
  * finalize), and stale handles still fail cleanly.
  *

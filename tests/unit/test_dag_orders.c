@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Every delivery order, with completions that arrive late (issue 10, item
- * 4). Three ranks (four for a pipeline that forwards) run one collective
- * over the fake transport in AMC_FAKE_COMPLETE_LATER mode: a message's
+ * Every delivery order, with completions that arrive late. Three ranks
+ * (four for a pipeline that forwards) run one collective over the fake
+ * transport in AMC_FAKE_COMPLETE_LATER mode: a message's
  * arrival, the sender's send completion, a rendezvous pull and the
  * receiver's fetch completion are events of their own, and so is each
  * rank's call. The test runs every order of those events that the

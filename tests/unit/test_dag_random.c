@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Random dependency graphs on the fake transport: the engine's freedom
- * (issue 10, item 4). Each run builds, for N ranks (2..9), one or two
+ * Random dependency graphs on the fake transport: the engine's freedom.
+ * Each run builds, for N ranks (2..9), one or two
  * collectives of random acts through the schedule builder (amc_sb_round and
  * amc_sb_stage mixed, copies, reductions, sends, receives and reducing
  * receives, zero-byte messages among them, random extra amc_sb_requires

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Dead peers over the fake transport (issue 14, item 8): the state machine
+ * Dead peers over the fake transport: the state machine
  * of am_coll/context/peer_watch.c, driven by amc_fake_kill, which marks a rank dead
  * in every other rank's transport as the UCX transport's detectors do.
  *

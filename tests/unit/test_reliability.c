@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The API's promise under misuse and stress (project issue 14): a clear
+ * The API's promise under misuse and stress: a clear
  * error, never a crash, a hang or a silent wrong answer.
  *
  *   duplicates  the same request twice in waitall / testall / waitany is
