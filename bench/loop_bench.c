@@ -8,7 +8,8 @@
  *   mpirun -np N bench/loop_bench COLL BYTES [CALLS]
  *
  * COLL: barrier, allreduce (doubles, sum), allgather, alltoall,
- * reduce_scatter_block (doubles, sum), bcast, reduce (doubles, sum, root 0);
+ * reduce_scatter_block (doubles, sum), bcast, reduce (doubles, sum), gather,
+ * scatter (root 0), scan, exscan (doubles, sum);
  * BYTES per rank or block (a multiple of 8 for the reductions); CALLS
  * (default 2000) after 100 not counted. Rank 0 prints one line.
  */
@@ -23,7 +24,8 @@
 static double g_s[LB_MAX_BYTES / 8], g_r[LB_MAX_BYTES / 8];
 
 static const char *const lb_names[] = {
-    "barrier", "allreduce", "allgather", "alltoall", "reduce_scatter_block", "bcast", "reduce"
+    "barrier", "allreduce", "allgather", "alltoall", "reduce_scatter_block", "bcast", "reduce",
+    "gather", "scatter", "scan", "exscan"
 };
 
 /* One call of collective which (lb_names' order), the comparisons of its
@@ -39,7 +41,11 @@ static __attribute__((noinline)) int lb_call(int which, size_t bytes)
     case 3:  return amc_alltoall(g_s, g_r, bytes, AMC_BYTE, AMC_COMM_WORLD);
     case 4:  return amc_reduce_scatter_block(g_s, g_r, n, AMC_DOUBLE, AMC_SUM, AMC_COMM_WORLD);
     case 5:  return amc_bcast(g_r, bytes, AMC_BYTE, 0, AMC_COMM_WORLD);
-    default: return amc_reduce(g_s, g_r, n, AMC_DOUBLE, AMC_SUM, 0, AMC_COMM_WORLD);
+    case 6:  return amc_reduce(g_s, g_r, n, AMC_DOUBLE, AMC_SUM, 0, AMC_COMM_WORLD);
+    case 7:  return amc_gather(g_s, g_r, bytes, AMC_BYTE, 0, AMC_COMM_WORLD);
+    case 8:  return amc_scatter(g_s, g_r, bytes, AMC_BYTE, 0, AMC_COMM_WORLD);
+    case 9:  return amc_scan(g_s, g_r, n, AMC_DOUBLE, AMC_SUM, AMC_COMM_WORLD);
+    default: return amc_exscan(g_s, g_r, n, AMC_DOUBLE, AMC_SUM, AMC_COMM_WORLD);
     }
 }
 

@@ -70,7 +70,7 @@ typedef struct amc_barrier_slot {
                                       * rank's call takes from the other (a v-form's two
                                       * directions may differ) */
     uint8_t          half;           /* alltoall: N/2, the blocks of every round */
-    int8_t           root;           /* a rooted one's root (0 or 1: they run at N=2 only) */
+    int32_t          root;           /* a rooted one's root (-1: none, the scans' past N=2) */
     uint8_t          oneway;         /* a rooted one's part: AMC_CTRL_* */
 } amc_barrier_slot_t;
 
@@ -99,9 +99,12 @@ typedef struct amc_coll_small {
     size_t            count;
     void             *recvbuf;
     const void       *own;           /* a rooted one's input, kept for its result */
-    int32_t           in_root;       /* the root the message named */
+    int32_t           in_root;       /* the root the messages named, AMC_CTRL_ROOTS_DIFFER
+                                      * where two named different ones */
     uint8_t           in_alg;        /* its AMC_CTRL_MSG_* */
 } amc_coll_small_t;
+
+#define AMC_CTRL_ROOTS_DIFFER INT32_MIN
 
 #define AMC_CTRL_SMALL_BYTES ((sizeof(amc_coll_small_t) + 15) & ~(size_t)15)
 

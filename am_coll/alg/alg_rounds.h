@@ -14,7 +14,8 @@
  * that holds the data to the one that needs it (the root's to the other
  * for bcast, scatter and scatterv, the other's to the root for reduce,
  * gather and gatherv, rank 0's to rank 1 for the scans), whatever the
- * algorithm. */
+ * algorithm; past N=2 the non-vector ones on the barrier's partners
+ * (amc_alg_rounds_tree). */
 static inline int amc_alg_rounds_rooted(unsigned coll)
 {
     return (coll == AMC_COLL_BCAST) || (coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_GATHER) ||
@@ -36,7 +37,34 @@ static inline int amc_alg_rounds_vector(unsigned coll)
 /* Whether coll runs on the rounds of a communicator of 2 ranks only. */
 static inline int amc_alg_rounds_at_2(unsigned coll)
 {
-    return amc_alg_rounds_rooted(coll) || amc_alg_rounds_vector(coll);
+    return amc_alg_rounds_vector(coll);
+}
+
+/* Whether coll runs past N=2 as a tree on the barrier's partners
+ * (am_coll/barrier/ctrl_tree.h): bcast, scatter, gather and reduce
+ * binomially, scan and exscan Hillis and Steele's way, every rank sending
+ * each round (a message of no bytes where it has nothing to pass). */
+static inline int amc_alg_rounds_tree(unsigned coll, int size)
+{
+    return (size > 2) && amc_alg_rounds_rooted(coll) && !amc_alg_rounds_vector(coll);
+}
+
+/* Whether a tree's call of bytes per rank fits its rounds, max the most a
+ * round carries (AMC_FAST_MAX, at most 1024 bytes): a gather's, reduce's
+ * or scatter's N blocks kept in twice that (a round carries at most N/2 of
+ * them), a bcast's or a scan's one. */
+static inline int amc_alg_rounds_tree_fits(unsigned coll, size_t bytes, int size, size_t max)
+{
+    if (max > 1024) {
+        max = 1024; /* AMC_CTRL_PAY_MAX */
+    }
+    if (!amc_alg_rounds_tree(coll, size) || (bytes == 0)) {
+        return 0;
+    }
+    if ((coll == AMC_COLL_GATHER) || (coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_SCATTER)) {
+        return bytes * (size_t)size <= 2 * max;
+    }
+    return bytes <= max;
 }
 
 /* A rooted one's root at N=2 from its call's (root -1: the scans', whose
@@ -69,12 +97,20 @@ static inline int amc_alg_rounds_bruck(int size)
     return (size & (size - 1)) != 0;
 }
 
+/* Whether round r of coll (0: the barrier) goes to rank + 2^r and comes
+ * from rank - 2^r, the barrier's partners: the barrier, Bruck's exchanges
+ * and the trees; the exchanges on a power of two go with rank XOR 2^r. */
+static inline int amc_alg_rounds_passes(unsigned coll, int size)
+{
+    return (coll == 0) || amc_alg_rounds_bruck(size) || amc_alg_rounds_tree(coll, size);
+}
+
 /* Whether the wire's coll is one of them. */
 static inline int amc_alg_rounds_is(unsigned coll)
 {
     return (coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_ALLGATHER) ||
            (coll == AMC_COLL_ALLTOALL) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
-           amc_alg_rounds_at_2(coll);
+           amc_alg_rounds_rooted(coll) || amc_alg_rounds_vector(coll);
 }
 
 /* The pattern coll runs on the rounds, for messages that name it. */
@@ -82,7 +118,8 @@ static inline const char *amc_alg_rounds_name(unsigned coll)
 {
     return (coll == AMC_COLL_ALLTOALL)               ? "hypercube exchange or Bruck"
            : (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ? "recursive_halving"
-           : amc_alg_rounds_rooted(coll)              ? "one message at N=2"
+           : amc_alg_rounds_rooted(coll)              ? "one message at N=2, binomial or "
+                                                       "hillis_steele past it"
            : amc_alg_rounds_vector(coll)              ? "one exchange at N=2"
                                                      : "recursive_doubling or Bruck";
 }

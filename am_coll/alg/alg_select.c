@@ -2,6 +2,7 @@
 /* Which algorithm runs a call. One per collective for now; the table is
  * where size- and count-dependent choices and AMC_<COLL>_ALG overrides go. */
 #include "am_coll/alg/alg.h"
+#include "am_coll/alg/alg_rounds.h"
 
 #include "am_coll/context/comm.h"
 #include "am_coll/context/context.h"
@@ -82,8 +83,8 @@ enum {
 };
 
 static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
-    [AMC_ALG_I_BCAST_BINOMIAL]     = { AMC_COLL_BCAST,     1, "binomial",           amc_alg_bcast_binomial, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
-    [AMC_ALG_I_REDUCE_BINOMIAL]    = { AMC_COLL_REDUCE,    1, "binomial",           amc_alg_reduce_binomial, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
+    [AMC_ALG_I_BCAST_BINOMIAL]     = { AMC_COLL_BCAST,     1, "binomial",           amc_alg_bcast_binomial, AMC_ALG_FLAG_CTRL },
+    [AMC_ALG_I_REDUCE_BINOMIAL]    = { AMC_COLL_REDUCE,    1, "binomial",           amc_alg_reduce_binomial, AMC_ALG_FLAG_CTRL },
     [AMC_ALG_I_ALLREDUCE_RECDBL]   = { AMC_COLL_ALLREDUCE, 1, "recursive_doubling", amc_alg_allreduce_recdbl, AMC_ALG_FLAG_CTRL },
     [AMC_ALG_I_GATHER_LINEAR]      = { AMC_COLL_GATHER,    1, "linear",             amc_alg_gather_linear, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
     [AMC_ALG_I_SCATTER_LINEAR]     = { AMC_COLL_SCATTER,   1, "linear",             amc_alg_scatter_linear, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
@@ -108,8 +109,8 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_ALLREDUCE_HIER]     = { AMC_COLL_ALLREDUCE, 4, "hierarchical",       amc_alg_allreduce_hier, AMC_ALG_FLAG_NODES | AMC_ALG_FLAG_COMMUTATIVE },
     [AMC_ALG_I_RSB_DIRECT]         = { AMC_COLL_REDUCE_SCATTER_BLOCK, 2, "direct",  amc_alg_reduce_scatter_direct, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
     [AMC_ALG_I_RS_DIRECT]          = { AMC_COLL_REDUCE_SCATTER,       2, "direct",  amc_alg_reduce_scatter_direct, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
-    [AMC_ALG_I_SCAN_DOUBLING]      = { AMC_COLL_SCAN,       2, "hillis_steele",     amc_alg_scan_doubling, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
-    [AMC_ALG_I_EXSCAN_DOUBLING]    = { AMC_COLL_EXSCAN,     2, "hillis_steele",     amc_alg_exscan_doubling, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
+    [AMC_ALG_I_SCAN_DOUBLING]      = { AMC_COLL_SCAN,       2, "hillis_steele",     amc_alg_scan_doubling, AMC_ALG_FLAG_CTRL },
+    [AMC_ALG_I_EXSCAN_DOUBLING]    = { AMC_COLL_EXSCAN,     2, "hillis_steele",     amc_alg_exscan_doubling, AMC_ALG_FLAG_CTRL },
     [AMC_ALG_I_ALLTOALL_LINEAR]    = { AMC_COLL_ALLTOALL,   2, "linear",            amc_alg_alltoall_linear, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
     [AMC_ALG_I_ALLTOALLV_LINEAR]   = { AMC_COLL_ALLTOALLV,  2, "linear",            amc_alg_alltoallv_linear, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
     [AMC_ALG_I_ALLTOALLV_BRUCK]    = { AMC_COLL_ALLTOALLV,  3, "bruck",             amc_alg_alltoallv_bruck, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
@@ -136,8 +137,8 @@ static const amc_alg_t amc_alg_table[AMC_ALG_COUNT] = {
     [AMC_ALG_I_BARRIER_LINEAR]     = { AMC_COLL_BARRIER,    5, "linear",            amc_alg_barrier_linear, 0 },
     [AMC_ALG_I_BCAST_SCATTER_ALLGATHER] = { AMC_COLL_BCAST, 6, "scatter_allgather", amc_alg_bcast_scatter_allgather, 0 },
     [AMC_ALG_I_ALLTOALL_BRUCK]     = { AMC_COLL_ALLTOALL,   3, "bruck",             amc_alg_alltoall_bruck, AMC_ALG_FLAG_CTRL },
-    [AMC_ALG_I_GATHER_BINOMIAL]    = { AMC_COLL_GATHER,     2, "binomial",          amc_alg_gather_binomial, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
-    [AMC_ALG_I_SCATTER_BINOMIAL]   = { AMC_COLL_SCATTER,    2, "binomial",          amc_alg_scatter_binomial, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
+    [AMC_ALG_I_GATHER_BINOMIAL]    = { AMC_COLL_GATHER,     2, "binomial",          amc_alg_gather_binomial, AMC_ALG_FLAG_CTRL },
+    [AMC_ALG_I_SCATTER_BINOMIAL]   = { AMC_COLL_SCATTER,    2, "binomial",          amc_alg_scatter_binomial, AMC_ALG_FLAG_CTRL },
     [AMC_ALG_I_SCAN_LINEAR]        = { AMC_COLL_SCAN,       3, "linear",            amc_alg_scan_linear, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
     [AMC_ALG_I_EXSCAN_LINEAR]      = { AMC_COLL_EXSCAN,     3, "linear",            amc_alg_exscan_linear, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
     [AMC_ALG_I_ALLGATHERV_RECDBL]  = { AMC_COLL_ALLGATHERV, 3, "recursive_doubling", amc_alg_allgatherv_recdbl, AMC_ALG_FLAG_CTRL | AMC_ALG_FLAG_CTRL_AT_2 },
@@ -570,6 +571,16 @@ static const amc_alg_t *amc_alg_auto(const amc_config_t *cfg, const amc_coll_arg
         return (amc_alg_allgather_linear_ok(cfg, vtotal / (size_t)size, vtotal, size, apart) ||
                 amc_alg_few_shared(cfg, size, apart))
                    ? &amc_alg_table[AMC_ALG_I_ALLGATHERV_LINEAR] : NULL;
+    case AMC_COLL_GATHER:
+    case AMC_COLL_SCATTER:
+        /* past N=2 a call whose N blocks fit the barrier's rounds goes
+         * binomially on them (am_coll/barrier/ctrl_tree.h): log2(N) rounds
+         * within the call where the linear one's root takes N - 1 */
+        if (!linear && amc_alg_rounds_tree_fits(args->coll, bytes, size, cfg->fast_max)) {
+            return &amc_alg_table[(args->coll == AMC_COLL_GATHER) ? AMC_ALG_I_GATHER_BINOMIAL
+                                                                  : AMC_ALG_I_SCATTER_BINOMIAL];
+        }
+        return NULL;
     case AMC_COLL_SCAN:
         return &amc_alg_table[amc_alg_scan_chain(cfg, bytes, size, apart)
                                   ? AMC_ALG_I_SCAN_LINEAR : AMC_ALG_I_SCAN_DOUBLING];

@@ -5,6 +5,7 @@
 #include "am_coll/barrier/ctrl_coll.h"
 #include "am_coll/coll/coll.h"
 #include "am_coll/context/comm.h"
+#include "am_coll/context/request.h"
 #include "base/compiler.h"
 #include "base/status.h"
 
@@ -23,7 +24,8 @@
  * call; gatherv's sender 1,508 -> ~1,200).
  *
  * One word per collective, read and written whole (a thread never sees
- * half of one): the key in the high bits (count, whether the op commutes,
+ * half of one): the key in the high bits (a non-blocking tree's call,
+ * count, whether the op commutes,
  * op, collective, datatype), the algorithm's index and the rounds bit in the
  * low byte.
  */
@@ -54,20 +56,34 @@ static inline size_t amc_choice_vcount(amc_comm_t comm, const amc_coll_args_t *a
                ? ~(size_t)0 : ((sbytes << 11) | rbytes);
 }
 
+/* A tree past N=2 (ctrl_tree.h) synchronizes its ranks, every rank
+ * sending each round: it takes blocking calls only, which MPI lets
+ * synchronize. A non-blocking or persistent one keeps the engine, whose
+ * root is done once its sends are out and whose ranks pass the data on
+ * before their own call (the patent's late inner rank). In a correct
+ * program every rank's call of an instance is blocking, or none is. */
+static inline int amc_choice_tree_nb(amc_comm_t comm, const amc_coll_args_t *a,
+                                     const struct amc_request *req)
+{
+    return amc_alg_rounds_tree(a->coll, comm->size) && (req->heap || req->persistent);
+}
+
 /* The call's key, or 0 where it cannot have one (a count, datatype or op
  * beyond the key's fields; a vector form off the barrier's rounds' range).
  * A user op's handle may come back for another function once freed: its
  * algorithms depend only on whether it commutes, which the key holds, and
  * a user op never runs on the barrier's rounds (no kernel of ours). */
-static inline uint64_t amc_choice_key(amc_comm_t comm, const amc_coll_args_t *a)
+static inline uint64_t amc_choice_key(amc_comm_t comm, const amc_coll_args_t *a,
+                                      const struct amc_request *req)
 {
     size_t count = amc_alg_rounds_vector(a->coll) ? amc_choice_vcount(comm, a) : a->count;
 
-    if ((count >= ((size_t)1 << 23)) || ((unsigned)a->dt > 0xffu) ||
+    if ((count >= ((size_t)1 << 22)) || ((unsigned)a->dt > 0xffu) ||
         ((unsigned)(a->op + 1) > 0xffffu)) {
         return 0;
     }
-    return ((uint64_t)count << 41) | ((uint64_t)(a->commutative != 0) << 40) |
+    return ((uint64_t)amc_choice_tree_nb(comm, a, req) << 63) | ((uint64_t)count << 41) |
+           ((uint64_t)(a->commutative != 0) << 40) |
            ((uint64_t)(unsigned)(a->op + 1) << 24) | ((uint64_t)a->coll << 16) |
            ((uint64_t)a->dt << 8);
 }
@@ -107,7 +123,8 @@ static __attribute__((noinline)) int amc_coll_start_chosen(amc_comm_t comm,
     if (status != AMC_SUCCESS) {
         return status;
     }
-    ctrl = (alg->flags & AMC_ALG_FLAG_CTRL) && amc_ctrl_coll_ok(comm, &args, alg);
+    ctrl = (alg->flags & AMC_ALG_FLAG_CTRL) && amc_ctrl_coll_ok(comm, &args, alg) &&
+           !amc_choice_tree_nb(comm, &args, req);
     amc_choice_keep(comm, key, alg, ctrl);
     if (ctrl) {
         return amc_barrier_enter(comm, req, &args);
@@ -120,7 +137,7 @@ static __attribute__((noinline)) int amc_coll_start_chosen(amc_comm_t comm,
 AMC_INLINE_ACROSS int amc_coll_start_rounds(amc_comm_t comm, const amc_coll_args_t *call,
                                             struct amc_request *req, int *rounds)
 {
-    uint64_t key = amc_choice_key(comm, call), known;
+    uint64_t key = amc_choice_key(comm, call, req), known;
 
     known   = (key != 0) ? __atomic_load_n(&comm->choice[call->coll], __ATOMIC_RELAXED) : 0;
     *rounds = (known & AMC_CHOICE_CTRL) && ((known & ~(uint64_t)0xff) == key);

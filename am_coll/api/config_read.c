@@ -209,9 +209,12 @@ static const amc_config_entry_t amc_config_table[] = {
       "(or Bruck; at N=2 the defaults) is chosen, run on the barrier's control "
       "structure: each round's message carries the partial result or blocks (N/2 "
       "at most; off a power of two allreduce, allgather and alltoall go Bruck's "
-      "way, their N blocks in twice this), no schedule is built or walked; on 2 "
-      "ranks the rooted ones, the scans and the v-forms too. At most 1024 at every "
-      "N (larger values act as that); 0 turns it off. Every rank must use the same.",
+      "way, their N blocks in twice this), no schedule is built or walked; the "
+      "rooted ones and the scans too (on 2 ranks any call, past that blocking "
+      "calls as trees: binomial bcast, reduce, gather, scatter, Hillis-Steele "
+      "scans; a gather's, reduce's or scatter's N blocks in twice this), and on 2 "
+      "ranks the v-forms. At most 1024 at every N (larger values act as that); 0 "
+      "turns it off. Every rank must use the same.",
       AMC_CONFIG_UNSIGNED(fast_max) },
     { "AMC_ALLGATHER_BRUCK_MAX", "32768",
       "Total bytes (all ranks' blocks) up to which allgather uses Bruck's "

@@ -7,10 +7,11 @@
  * counts send_complete. The instance finishes when cur_val passed the last
  * round and every send it posted completed.
  *
- * Small allreduce and allgather (am_coll/barrier/ctrl_coll.c) run on the same
- * machine: their rounds exchange with rank XOR 2^r instead of passing on to
- * rank + 2^r, and each message carries the sender's partial result or the
- * blocks it gathered. A round may be sent
+ * The small collectives (am_coll/barrier/ctrl_coll.c) run on the same
+ * machine: on a power of two the exchanges' rounds go with rank XOR 2^r
+ * instead of passing on to rank + 2^r (Bruck's and the trees' pass on as the
+ * barrier's), and each message carries the sender's partial result or
+ * blocks. A round may be sent
  * once the rounds before it arrived, which is cur_val's rule unchanged.
  */
 #include "am_coll/barrier/barrier.h"
@@ -64,36 +65,24 @@ static const char *amc_barrier_verdict_str(amc_barrier_verdict_t verdict, const 
     }
 }
 
-/* x mod size for 0 <= x < 2 size (a round's distance is below size): a
- * compare, where a 64-bit division stalls tens of cycles on the path of
- * every arrival and every send. */
-static inline int amc_barrier_wrap(const struct amc_comm *comm, int64_t x)
-{
-    return (int)((x >= comm->size) ? x - comm->size : x);
-}
-
 /* The partners of round r: the barrier hears from rank - 2^r and passes on
- * to rank + 2^r, and so do the exchanges off a power of two (Bruck's);
- * on a power of two the exchanges (coll != 0) go with rank XOR 2^r. */
-static inline int amc_barrier_xor(const struct amc_comm *comm, int coll)
-{
-    return (coll != 0) && !amc_alg_rounds_bruck(comm->size);
-}
-
+ * to rank + 2^r, and so do the exchanges off a power of two (Bruck's) and
+ * the trees; on a power of two the exchanges go with rank XOR 2^r
+ * (amc_alg_rounds_passes). */
 static inline int amc_barrier_from(const struct amc_comm *comm, int coll, uint32_t round)
 {
-    if (amc_barrier_xor(comm, coll)) {
+    if (!amc_alg_rounds_passes((unsigned)coll, comm->size)) {
         return comm->rank ^ (int)(1u << round);
     }
-    return amc_barrier_wrap(comm, (int64_t)comm->rank - ((int64_t)1 << round) + comm->size);
+    return amc_ctrl_blocks_wrap(comm->rank - (int)(1u << round), comm->size);
 }
 
 static inline int amc_barrier_to(const struct amc_comm *comm, int coll, int round)
 {
-    if (amc_barrier_xor(comm, coll)) {
+    if (!amc_alg_rounds_passes((unsigned)coll, comm->size)) {
         return comm->rank ^ (1 << round);
     }
-    return amc_barrier_wrap(comm, (int64_t)comm->rank + ((int64_t)1 << round));
+    return amc_ctrl_blocks_wrap(comm->rank + (1 << round), comm->size);
 }
 
 static void amc_barrier_fail(struct amc_comm *comm, int status)
@@ -188,6 +177,10 @@ static const char *amc_barrier_check_msg(const struct amc_comm *comm, const amc_
                (amc_alg_rounds_at_2(hdr->coll) && (comm->size != 2)) ||
                ((hdr->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) && amc_alg_rounds_bruck(comm->size))) {
         return "not a collective that runs on the barrier's rounds of this communicator";
+    } else if (amc_alg_rounds_tree(hdr->coll, comm->size)) {
+        if ((hdr->alg != 0) || (len > comm->ctrl.pay_max)) {
+            return "a tree's round message on the barrier's rounds carries 0 to 1024 bytes";
+        }
     } else if (amc_alg_rounds_rooted(hdr->coll)) {
         if (hdr->alg > AMC_CTRL_MSG_ANSWER) {
             return "unknown message of a rooted collective on the barrier's rounds";
@@ -312,7 +305,12 @@ void amc_barrier_on_arrival(struct amc_comm *comm, const amc_wire_hdr_t *hdr, co
                 memcpy(amc_coll_slot_in(ctrl, slot, (int)hdr->round), data, len);
             }
             amc_coll_slot_small(ctrl, slot)->in_len[hdr->round] = (uint16_t)len;
-            amc_coll_slot_small(ctrl, slot)->in_root            = hdr->root;
+            /* a tree's rounds come from several ranks: one that names
+             * another root than an earlier one's is remembered as such */
+            amc_coll_slot_small(ctrl, slot)->in_root =
+                (((slot->barrier.bitvec >> 1) == 0) ||
+                 (amc_coll_slot_small(ctrl, slot)->in_root == hdr->root))
+                    ? hdr->root : AMC_CTRL_ROOTS_DIFFER;
             amc_coll_slot_small(ctrl, slot)->in_alg             = hdr->alg;
             if ((hdr->flags & AMC_WIRE_FLAG_ABORT) && (slot->status == AMC_SUCCESS)) {
                 slot->status = amc_coll_notice_status(hdr);
@@ -408,7 +406,7 @@ void amc_barrier_send_rounds(struct amc_comm *comm, amc_coll_slot_t *slot,
 
     for (round = first; round < first + count; round++) {
         dest   = amc_comm_peer(comm, amc_barrier_to(comm, coll, round));
-        len    = (coll != 0) ? amc_ctrl_coll_len(&slot->barrier, comm->size, round) : 0;
+        len    = (coll != 0) ? amc_ctrl_coll_len(&slot->barrier, comm->rank, comm->size, round) : 0;
         status = tp->ops->send(tp, dest, &slot->hdr[round], amc_wire_len(&slot->hdr[round]),
                                (len != 0) ? amc_coll_slot_out(&comm->ctrl, slot, round) : NULL,
                                len, AMC_SEND_EAGER, &slot->barrier.send_comp);
@@ -498,7 +496,7 @@ static void amc_barrier_send_now(struct amc_comm *comm, amc_coll_slot_t *slot)
         !amc_round_may_send_now(comm)) {
         return;
     }
-    len = (b->coll != 0) ? amc_ctrl_coll_len(b, comm->size, 0) : 0;
+    len = (b->coll != 0) ? amc_ctrl_coll_len(b, comm->rank, comm->size, 0) : 0;
     if (amc_round_send_now(comm, b->coll, b->oneway, b->root, slot->seq, slot->status,
                            amc_barrier_to(comm, b->coll, 0),
                            (len != 0) ? amc_coll_slot_out(&comm->ctrl, slot, 0) : NULL,
@@ -519,6 +517,11 @@ static void amc_barrier_take_left(struct amc_comm *comm, amc_coll_slot_t *slot,
     int                 k = left->round, round;
 
     *claim = 0;
+    if ((b->coll != 0) && ((b->bitvec >> 1) == 0)) {
+        /* the rounds taken within the call named this call's root (their
+         * headers were compared whole): what later arrivals compare with */
+        amc_coll_slot_small(&comm->ctrl, slot)->in_root = b->root;
+    }
     for (round = 0; round < k; round++) {
         amc_coll_slot_set_bit(slot, round + 1);
     }

@@ -27,11 +27,17 @@
  *
  * Off a power of two rank XOR 2^r may be no rank: allgather, allreduce and
  * alltoall go Bruck's way on the barrier's own partners (round r to rank +
- * 2^r, from rank - 2^r), the N blocks in work (amc_ctrl_coll_bruck_load):
+ * 2^r, from rank - 2^r), the N blocks in work (amc_ctrl_blocks_bruck_load):
  * each round's message the blocks gathered so far (an allreduce gathers
  * its operands and reduces them at the end, in rank order on every rank)
  * or an alltoall's blocks at the positions whose bit r is set. They fit
  * where N blocks take at most twice a round's bytes.
+ *
+ * Past N=2 the rooted ones and the scans are trees on the barrier's own
+ * partners (ctrl_tree.h): every rank sends every round, a message of no
+ * bytes where it has nothing to pass, so the barrier's rounds and run-ahead
+ * carry them unchanged; the messages name the root, and one for another
+ * root fails the call (AMC_ERR_PROTOCOL).
  *
  * At N=2 the rooted ones and the scans are one message (the root's to the
  * other for bcast and scatter, the other's to the root for reduce and
@@ -165,11 +171,17 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
         return 0;
     }
     if (amc_alg_rounds_rooted(args->coll)) {
-        /* one message of the call's bytes (one block of a gather or a scatter) */
-        return (comm->size == 2) && (bytes <= max) &&
-               (((args->coll != AMC_COLL_REDUCE) && (args->coll != AMC_COLL_SCAN) &&
-                 (args->coll != AMC_COLL_EXSCAN)) ||
-                (amc_op_kernel(args->op, args->dt) != NULL));
+        if (((args->coll == AMC_COLL_REDUCE) || (args->coll == AMC_COLL_SCAN) ||
+             (args->coll == AMC_COLL_EXSCAN)) && (amc_op_kernel(args->op, args->dt) == NULL)) {
+            return 0;
+        }
+        if (comm->size == 2) {
+            return bytes <= max; /* one message of the call's bytes (one block) */
+        }
+        /* past N=2 the binomial trees and Hillis and Steele's (ctrl_tree.h):
+         * the algorithms of that shape only */
+        return !(alg->flags & AMC_ALG_FLAG_CTRL_AT_2) &&
+               amc_alg_rounds_tree_fits(args->coll, bytes, comm->size, max);
     }
     if (amc_alg_rounds_bruck(comm->size)) {
         /* Bruck's: the N blocks in the slot's work, at most N/2 a round */
@@ -191,123 +203,22 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
     return (bytes <= max) && (amc_op_kernel(args->op, args->dt) != NULL);
 }
 
-/* The positions k of work's N blocks whose bit `bit` is `want`, in
- * order, out of work into msg (in 0) or from msg into work (in 1). */
-static void amc_ctrl_coll_pick_blocks(int size, size_t bytes, int bit, int want, uint8_t *work,
-                                      void *msg, int in)
-{
-    uint8_t *m = msg;
-    int      k;
-
-    for (k = 0; k < size; k++) {
-        if ((k & bit) == want) {
-            if (in) {
-                memcpy(work + (size_t)k * bytes, m, bytes);
-            } else {
-                memcpy(m, work + (size_t)k * bytes, bytes);
-            }
-            m += bytes;
-        }
-    }
-}
-
-void amc_ctrl_coll_move_blocks(int rank, int size, size_t bytes, int round, uint8_t *work,
-                               void *msg, int in)
-{
-    int bit = 1 << round;
-
-    amc_ctrl_coll_pick_blocks(size, bytes, bit, ~rank & bit, work, msg, in);
-}
-
-void amc_ctrl_coll_bruck_load(unsigned coll, int rank, int size, size_t bytes,
-                              const uint8_t *in, uint8_t *work)
-{
-    int j, from;
-
-    if (coll != AMC_COLL_ALLTOALL) {
-        memcpy(work, in, bytes);
-        return;
-    }
-    for (j = 0; j < size; j++) {
-        from = (rank + j < size) ? rank + j : rank + j - size;
-        memcpy(work + (size_t)j * bytes, in + (size_t)from * bytes, bytes);
-    }
-}
-
-void amc_ctrl_coll_bruck_blocks(int size, size_t bytes, int round, uint8_t *work, void *msg,
-                                int in)
-{
-    int bit = 1 << round;
-
-    amc_ctrl_coll_pick_blocks(size, bytes, bit, bit, work, msg, in);
-}
-
-void amc_ctrl_coll_bruck_result(unsigned coll, int rank, int size, size_t bytes,
-                                const uint8_t *work, uint8_t *recv, amc_ctrl_kernel_t kernel,
-                                size_t count)
-{
-    int j, q;
-
-    if (coll != AMC_COLL_ALLREDUCE) {
-        /* position j: rank - j's block */
-        for (j = 0; j < size; j++) {
-            q = (rank - j < 0) ? rank - j + size : rank - j;
-            memcpy(recv + (size_t)q * bytes, work + (size_t)j * bytes, bytes);
-        }
-        return;
-    }
-    /* rank N-1's operand, then each lower one on the left: every rank
-     * combines the same operands in the same order, so all get the same bits */
-    j = rank - (size - 1);
-    memcpy(recv, work + (size_t)((j < 0) ? j + size : j) * bytes, bytes);
-    for (q = size - 2; q >= 0; q--) {
-        j = (rank - q < 0) ? rank - q + size : rank - q;
-        kernel(work + (size_t)j * bytes, recv, count);
-    }
-}
-
-void amc_ctrl_coll_halve_blocks(int rank, int size, size_t bytes, int round, uint8_t *work,
-                                void *msg, int in, amc_ctrl_kernel_t kernel, size_t count)
-{
-    uint8_t *m = msg;
-    uint8_t  tmp[AMC_CTRL_PAY_MAX];
-    int      k, bit = 1 << round, lower = (rank ^ bit) < rank;
-
-    for (k = 0; k < size; k++) {
-        int differs = ((k ^ rank) & bit) != 0;
-
-        if (((k ^ rank) & (bit - 1)) || (differs == in)) {
-            continue; /* not live, or not this direction's */
-        }
-        if (!in) {
-            memcpy(m, work + (size_t)k * bytes, bytes);
-        } else if (lower) {
-            kernel(m, work + (size_t)k * bytes, count);
-        } else {
-            memcpy(tmp, m, bytes);
-            kernel(work + (size_t)k * bytes, tmp, count);
-            memcpy(work + (size_t)k * bytes, tmp, bytes);
-        }
-        m += bytes;
-    }
-}
-
-/* An alltoall's round r on the slot: amc_ctrl_coll_move_blocks between work
+/* An alltoall's round r on the slot: amc_ctrl_blocks_move between work
  * and out[r] (in: in[r]). */
 static void amc_ctrl_coll_move(struct amc_comm *comm, amc_coll_slot_t *slot, int round, int in)
 {
-    amc_ctrl_coll_move_blocks(comm->rank, comm->size, slot->barrier.bytes, round,
+    amc_ctrl_blocks_move(comm->rank, comm->size, slot->barrier.bytes, round,
                               amc_coll_slot_work(&comm->ctrl, slot),
                               in ? amc_coll_slot_in(&comm->ctrl, slot, round)
                                  : amc_coll_slot_out(&comm->ctrl, slot, round), in);
 }
 
-/* A reduce_scatter_block's round r on the slot (amc_ctrl_coll_halve_blocks). */
+/* A reduce_scatter_block's round r on the slot (amc_ctrl_blocks_halve). */
 static void amc_ctrl_coll_halve(struct amc_comm *comm, amc_coll_slot_t *slot, int round, int in)
 {
     const amc_coll_small_t *sm = amc_coll_slot_small(&comm->ctrl, slot);
 
-    amc_ctrl_coll_halve_blocks(comm->rank, comm->size, slot->barrier.bytes, round,
+    amc_ctrl_blocks_halve(comm->rank, comm->size, slot->barrier.bytes, round,
                                amc_coll_slot_work(&comm->ctrl, slot),
                                in ? amc_coll_slot_in(&comm->ctrl, slot, round)
                                   : amc_coll_slot_out(&comm->ctrl, slot, round), in,
@@ -438,7 +349,7 @@ static void amc_ctrl_coll_load_vector(struct amc_comm *comm, amc_coll_slot_t *sl
         memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), send, sbytes);
     }
     if (amc_alg_rounds_rooted(args->coll)) {
-        b->root   = (int8_t)args->root;
+        b->root   = args->root;
         b->oneway = (sbytes > 0) ? amc_ctrl_coll_sender(comm) : AMC_CTRL_HEARS;
     }
 }
@@ -456,7 +367,7 @@ static void amc_ctrl_coll_load_rooted(struct amc_comm *comm, amc_coll_slot_t *sl
     const uint8_t      *out;
     size_t              bytes;
 
-    b->root = (int8_t)root;
+    b->root = root;
     sm->own = (args->sendbuf != NULL) ? args->sendbuf : args->recvbuf;
     if (!amc_alg_rounds_sends(args->coll, comm->rank, root)) {
         b->oneway = AMC_CTRL_HEARS;
@@ -519,6 +430,49 @@ static void amc_ctrl_coll_finish_rooted(struct amc_comm *comm, amc_coll_slot_t *
     }
 }
 
+/* A tree's entry past N=2 (ctrl_tree.h): the call's data into work,
+ * round 0's message out of it. */
+static void amc_ctrl_coll_load_tree(struct amc_comm *comm, amc_coll_slot_t *slot,
+                                    const amc_coll_args_t *args)
+{
+    amc_barrier_slot_t *b    = &slot->barrier;
+    uint8_t            *work = amc_coll_slot_work(&comm->ctrl, slot);
+    uint8_t            *msg  = amc_coll_slot_out(&comm->ctrl, slot, 0);
+    amc_ctrl_tree_t     t;
+    const uint8_t      *out;
+
+    b->root = args->root; /* -1 for the scans */
+    t       = amc_ctrl_coll_tree(b, comm->rank, comm->size);
+    amc_ctrl_tree_load(&t, args, work);
+    out = amc_ctrl_tree_out(&t, 0, work, msg);
+    if (out != msg) {
+        memcpy(msg, out, amc_ctrl_tree_len(&t, 0, 1));
+    }
+}
+
+/* A tree's round r arrived (its length checked): into is out[r+1], or
+ * the caller's buffer after the last round. */
+static void amc_ctrl_coll_join_tree(struct amc_comm *comm, amc_coll_slot_t *slot, int round,
+                                    void *into)
+{
+    amc_barrier_slot_t *b    = &slot->barrier;
+    amc_coll_small_t   *sm   = amc_coll_slot_small(&comm->ctrl, slot);
+    uint8_t            *work = amc_coll_slot_work(&comm->ctrl, slot);
+    amc_ctrl_tree_t     t    = amc_ctrl_coll_tree(b, comm->rank, comm->size);
+    const uint8_t      *out;
+
+    amc_ctrl_tree_in(&t, round, work, amc_coll_slot_in(&comm->ctrl, slot, round), sm->kernel,
+                     sm->count);
+    if (round + 1 == comm->nrounds) {
+        amc_ctrl_tree_result(&t, work, into, sm->kernel, sm->count);
+        return;
+    }
+    out = amc_ctrl_tree_out(&t, round + 1, work, into);
+    if (out != into) {
+        memcpy(into, out, amc_ctrl_tree_len(&t, round + 1, 1));
+    }
+}
+
 void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
                         const amc_coll_args_t *args)
 {
@@ -539,11 +493,16 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
     sm->kernel  = ((args->coll == AMC_COLL_ALLREDUCE) ||
                    (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
                    (args->coll == AMC_COLL_REDUCE_SCATTER) ||
-                   (args->coll == AMC_COLL_REDUCE) || (args->coll == AMC_COLL_SCAN))
+                   (args->coll == AMC_COLL_REDUCE) || (args->coll == AMC_COLL_SCAN) ||
+                   (args->coll == AMC_COLL_EXSCAN))
                       ? amc_op_kernel(args->op, args->dt) : NULL;
     sm->recvbuf = args->recvbuf;
     if (amc_alg_rounds_vector(args->coll)) {
         amc_ctrl_coll_load_vector(comm, slot, args);
+        return;
+    }
+    if (amc_alg_rounds_tree(args->coll, comm->size)) {
+        amc_ctrl_coll_load_tree(comm, slot, args);
         return;
     }
     if (amc_alg_rounds_rooted(args->coll)) {
@@ -553,9 +512,9 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
     if (amc_alg_rounds_bruck(comm->size)) {
         uint8_t *work = amc_coll_slot_work(&comm->ctrl, slot);
 
-        amc_ctrl_coll_bruck_load(args->coll, comm->rank, comm->size, bytes, in, work);
+        amc_ctrl_blocks_bruck_load(args->coll, comm->rank, comm->size, bytes, in, work);
         if (args->coll == AMC_COLL_ALLTOALL) {
-            amc_ctrl_coll_bruck_blocks(comm->size, bytes, 0, work,
+            amc_ctrl_blocks_bruck(comm->size, bytes, 0, work,
                                        amc_coll_slot_out(&comm->ctrl, slot, 0), 0);
         } else {
             memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), work, bytes);
@@ -603,42 +562,53 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
     amc_coll_small_t   *sm      = amc_coll_slot_small(&comm->ctrl, slot);
     const uint8_t      *mine    = amc_coll_slot_out(&comm->ctrl, slot, round);
     const uint8_t      *theirs  = amc_coll_slot_in(&comm->ctrl, slot, round);
-    size_t              len     = amc_ctrl_coll_len(b, comm->size, round);
+    size_t              len     = amc_ctrl_coll_len(b, comm->rank, comm->size, round);
     int                 vector  = amc_alg_rounds_vector(b->coll);
+    int                 tree    = amc_alg_rounds_tree(b->coll, comm->size);
     size_t              want    = vector ? b->rbytes : len; /* a v-form's two may differ */
     int                 bruck   = amc_alg_rounds_bruck(comm->size);
-    int                 partner = bruck ? (comm->rank - (1 << round) + comm->size) % comm->size
-                                        : comm->rank ^ (1 << round);
+    int                 partner = amc_alg_rounds_passes(b->coll, comm->size)
+                                      ? amc_ctrl_blocks_wrap(comm->rank - (1 << round), comm->size)
+                                      : comm->rank ^ (1 << round);
 
-    if (sm->in_len[round] != want) {
+    if (tree) {
+        amc_ctrl_tree_t t = amc_ctrl_coll_tree(b, comm->rank, comm->size);
+
+        want = amc_ctrl_tree_len(&t, round, 0); /* what this rank takes: not what it sends */
+    }
+    if ((sm->in_len[round] != want) || (tree && (sm->in_root != b->root))) {
         if (slot->status == AMC_SUCCESS) {
             amc_error(&comm->ctx->log,
-                      "%s seq %llu on communicator 0x%llx: rank %d sent %u bytes in round %d, "
-                      "this rank's call takes %zu (count%s or datatype differ)",
+                      "%s seq %llu on communicator 0x%llx: rank %d sent %u bytes%s in round %d, "
+                      "this rank's call takes %zu (count%s%s differ)",
                       amc_coll_name(b->coll), (unsigned long long)slot->seq,
-                      (unsigned long long)comm->cid, partner, (unsigned)sm->in_len[round], round,
-                      want, vector ? "s" : "");
-            slot->status = AMC_ERR_TRUNCATE;
+                      (unsigned long long)comm->cid, partner, (unsigned)sm->in_len[round],
+                      (sm->in_root != b->root) ? " for another root" : "", round, want,
+                      vector ? "s" : "", tree ? ", datatype or root" : " or datatype");
+            /* another root is the cause where both differ */
+            slot->status = (sm->in_root != b->root) ? AMC_ERR_PROTOCOL : AMC_ERR_TRUNCATE;
         }
         return;
     }
-    if (bruck) {
+    if (tree) {
+        amc_ctrl_coll_join_tree(comm, slot, round, into);
+    } else if (bruck) {
         /* the partner's blocks into work; into is out[r+1] (sent next) or
          * recvbuf (after the last round) */
         uint8_t *work = amc_coll_slot_work(&comm->ctrl, slot);
 
         if (b->coll == AMC_COLL_ALLTOALL) {
-            amc_ctrl_coll_bruck_blocks(comm->size, b->bytes, round, work, (void *)theirs, 1);
+            amc_ctrl_blocks_bruck(comm->size, b->bytes, round, work, (void *)theirs, 1);
         } else {
             memcpy(work + ((size_t)b->bytes << round), theirs, len);
         }
         if (round + 1 == comm->nrounds) {
-            amc_ctrl_coll_bruck_result(b->coll, comm->rank, comm->size, b->bytes, work, into,
+            amc_ctrl_blocks_bruck_result(b->coll, comm->rank, comm->size, b->bytes, work, into,
                                        sm->kernel, sm->count);
         } else if (b->coll == AMC_COLL_ALLTOALL) {
-            amc_ctrl_coll_bruck_blocks(comm->size, b->bytes, round + 1, work, into, 0);
+            amc_ctrl_blocks_bruck(comm->size, b->bytes, round + 1, work, into, 0);
         } else {
-            memcpy(into, work, amc_ctrl_coll_bruck_gathered(comm->size, round + 1) * b->bytes);
+            memcpy(into, work, amc_ctrl_blocks_bruck_gathered(comm->size, round + 1) * b->bytes);
         }
     } else if (b->coll == AMC_COLL_REDUCE_SCATTER) {
         /* this rank's block of its input (kept in work) with the other's

@@ -9,9 +9,10 @@
  * half of the group gathered so far (allgather), the N/2 blocks bound for
  * the partner's half (alltoall, the hypercube exchange), or the partial
  * sums of the blocks the partner's half keeps (reduce_scatter_block,
- * recursive halving); at N=2 also the rooted ones and the scans, one
- * message each way it is needed (the data one way, on a token, or asking
- * for an answer without one), and the vector forms (gatherv and scatterv
+ * recursive halving); the rooted ones and the scans, at N=2 one message
+ * each way it is needed (the data one way, on a token, or asking for an
+ * answer without one), past it trees on the barrier's partners
+ * (ctrl_tree.h, blocking calls); at N=2 the vector forms (gatherv and scatterv
  * one way as gather and scatter, allgatherv, alltoallv and reduce_scatter
  * both ways, each direction its own length). The barrier's state machine (am_coll/barrier/barrier.c)
  * runs them; this module decides when they apply, enters them, and does
@@ -22,44 +23,42 @@
 #define AMC_CTRL_COLL_H
 
 #include "am_coll/alg/alg_rounds.h"
+#include "am_coll/barrier/ctrl_blocks.h"
+#include "am_coll/barrier/ctrl_tree.h"
 #include "am_coll/coll/coll.h"
 #include "ctrl/coll_ctrl.h"
 
 struct amc_comm;
 struct amc_request;
 
-/* Bruck's rounds (amc_alg_rounds_bruck): the blocks an allgather's round
- * r carries (and a non-power-of-two allreduce's, whose operands travel as
- * an allgather's blocks): the 2^r gathered so far, the last round only the
- * N - 2^r the partner lacks. */
-static inline size_t amc_ctrl_coll_bruck_gathered(int size, int round)
+/* A tree's call (amc_alg_rounds_tree) as this rank sees it. */
+static inline amc_ctrl_tree_t amc_ctrl_coll_tree(const amc_barrier_slot_t *b, int rank, int size)
 {
-    int d = 1 << round;
+    amc_ctrl_tree_t t = { b->coll, rank, size, b->root, b->bytes };
 
-    return (size_t)((d < size - d) ? d : size - d);
+    return t;
 }
 
-/* Bruck's alltoall: round r carries the blocks at the positions 0 .. N-1
- * whose bit r is set. */
-static inline size_t amc_ctrl_coll_bruck_count(int size, int round)
-{
-    size_t per = (size_t)1 << round, period = per << 1, rest = (size_t)size % period;
-
-    return (size_t)size / period * per + ((rest > per) ? rest - per : 0);
-}
-
-/* Bytes of round r's message on a communicator of size ranks: the call's
- * bytes for an allreduce, 2^r blocks for an allgather, N/2 for an alltoall,
- * N/2^(r+1) for a reduce_scatter_block; Bruck's counts off powers of two. */
-static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int size, int round)
+/* Bytes of round r's message that rank sends on a communicator of size
+ * ranks: the call's bytes for an allreduce, 2^r blocks for an allgather,
+ * N/2 for an alltoall, N/2^(r+1) for a reduce_scatter_block; Bruck's
+ * counts off powers of two; a tree's (ctrl_tree.h) what its rank passes
+ * on. */
+static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int rank, int size,
+                                       int round)
 {
     if (b->oneway == AMC_CTRL_HEARS) {
         return 0; /* its only message is an answer */
     }
+    if (amc_alg_rounds_tree(b->coll, size)) {
+        amc_ctrl_tree_t t = amc_ctrl_coll_tree(b, rank, size);
+
+        return amc_ctrl_tree_len(&t, round, 1);
+    }
     if (amc_alg_rounds_bruck(size)) {
         return (size_t)b->bytes * ((b->coll == AMC_COLL_ALLTOALL)
-                                       ? amc_ctrl_coll_bruck_count(size, round)
-                                       : amc_ctrl_coll_bruck_gathered(size, round));
+                                       ? amc_ctrl_blocks_bruck_count(size, round)
+                                       : amc_ctrl_blocks_bruck_gathered(size, round));
     }
     switch (b->coll) {
     case AMC_COLL_ALLGATHER:            return (size_t)b->bytes << round;
@@ -72,7 +71,9 @@ static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int size, in
 /* Whether a call runs here: the algorithm chosen for it says so
  * (AMC_ALG_FLAG_CTRL), an allreduce with a predefined op of 1 ..
  * AMC_FAST_MAX bytes, or an allgather or alltoall whose rounds carry at
- * most that (N/2 blocks), or at N=2 a v-form each of whose messages does.
+ * most that (N/2 blocks), a rooted one or a scan (past N=2 a tree's
+ * algorithm, amc_alg_rounds_tree_fits; blocking calls only, which the
+ * caller decides), or at N=2 a v-form each of whose messages does.
  * Every rank decides alike from the same call and configuration (a
  * v-form's ranks from their own counts, which agree in a correct
  * program). */
@@ -95,42 +96,6 @@ const uint8_t *amc_ctrl_coll_rooted_out(const amc_coll_args_t *args, size_t *byt
  * message; what the rounds need of the call is kept in the slot. */
 void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
                         const amc_coll_args_t *args);
-
-/* An alltoall's round r (the hypercube exchange): the blocks of work's N
- * whose position's bit r differs from rank's, in position order, out of
- * work into msg (in 0) or from msg into work (in 1): after the last round
- * work holds the blocks by source, the receive buffer's order. */
-void amc_ctrl_coll_move_blocks(int rank, int size, size_t bytes, int round, uint8_t *work,
-                               void *msg, int in);
-
-/* A reduce_scatter_block's round r (recursive halving): its live blocks
- * are those whose low r bits are rank's. Out (in 0): the live ones whose
- * bit r differs, the partner's half, into msg; in (1): msg reduced into
- * the others, the lower rank's operand on the left. */
-void amc_ctrl_coll_halve_blocks(int rank, int size, size_t bytes, int round, uint8_t *work,
-                                void *msg, int in, amc_ctrl_kernel_t kernel, size_t count);
-
-/* Bruck's rounds keep an exchange's N blocks in work (at most
- * 2 AMC_CTRL_PAY_MAX bytes). Allgather and allreduce: position j holds
- * rank - j's block (its operand), position 0 this rank's own from the
- * start, round r's arrival the 2^r after those gathered, round r's message
- * the first amc_ctrl_coll_bruck_gathered. Alltoall: position j holds the
- * block bound for rank + j at the start, and from rank - j at the end;
- * round r moves the positions whose bit r is set to rank + 2^r. */
-void amc_ctrl_coll_bruck_load(unsigned coll, int rank, int size, size_t bytes,
-                              const uint8_t *in, uint8_t *work);
-
-/* An alltoall's round r, Bruck's way: the blocks at the positions whose bit
- * r is set, out of work into msg (in 0) or from msg into work (in 1). */
-void amc_ctrl_coll_bruck_blocks(int size, size_t bytes, int round, uint8_t *work, void *msg,
-                                int in);
-
-/* After Bruck's last round: the result from work into recv (an
- * allgather's and an alltoall's blocks into their places, an allreduce's N
- * operands reduced in rank order, the same on every rank). */
-void amc_ctrl_coll_bruck_result(unsigned coll, int rank, int size, size_t bytes,
-                                const uint8_t *work, uint8_t *recv, amc_ctrl_kernel_t kernel,
-                                size_t count);
 
 /* With ctrl->lock held, at an entry that a call within it handed on
  * (am_coll/barrier/rounds_now.c) after round > 0's message was made: that

@@ -15,8 +15,8 @@
 #include "handlers/wire.h"
 
 /* For instance seq of comm, round round: the barrier's (coll 0) or a small
- * collective's, with what a rooted one at N=2 is (oneway, root) and the
- * instance's error if it has one; returns its length. */
+ * collective's, with a rooted one's root (-1: none) and its part at N=2
+ * (oneway), and the instance's error if it has one; returns its length. */
 static inline __attribute__((always_inline)) size_t
 amc_round_hdr_pack(const struct amc_comm *comm, uint8_t coll, uint8_t oneway, int root,
                    uint64_t seq, int status, int round, amc_wire_packed_t *out)
@@ -32,7 +32,7 @@ amc_round_hdr_pack(const struct amc_comm *comm, uint8_t coll, uint8_t oneway, in
                           : (oneway == AMC_CTRL_SENDS) ? AMC_CTRL_MSG_EAGER
                           : (oneway == AMC_CTRL_ASKS)  ? AMC_CTRL_MSG_ASK
                                                        : AMC_CTRL_MSG_ANSWER;
-        int      rooted = (oneway != AMC_CTRL_BOTH) && (root != -1);
+        int      rooted = (root != -1);
 
         out->w[0] = AMC_WIRE_MAGIC | (AMC_WIRE_VERSION << 8) | ((uint32_t)AMC_WIRE_BARRIER << 16) |
                     (rooted ? (AMC_WIRE_X_ROOT << 24) : 0);
@@ -51,10 +51,9 @@ amc_round_hdr_pack(const struct amc_comm *comm, uint8_t coll, uint8_t oneway, in
     hdr.alg    = 0;
     hdr.flags  = 0;
     hdr.round  = (uint32_t)round;
-    hdr.root   = -1;
+    hdr.root   = root; /* a rooted one's: at N=2 or on a tree */
     if (oneway != AMC_CTRL_BOTH) {
-        /* a rooted one at N=2 (am_coll/barrier/ctrl_coll.c): its root, and what it is */
-        hdr.root = root;
+        /* a rooted one at N=2 (am_coll/barrier/ctrl_coll.c): what it is */
         hdr.alg  = (oneway == AMC_CTRL_SENDS)  ? AMC_CTRL_MSG_EAGER
                    : (oneway == AMC_CTRL_ASKS) ? AMC_CTRL_MSG_ASK
                                                : AMC_CTRL_MSG_ANSWER;

@@ -6,9 +6,11 @@
  * rank - 2^r), the exchanges (allreduce, allgather, alltoall,
  * reduce_scatter_block: round r with rank XOR 2^r on a power of two, off
  * one Bruck's on the barrier's partners, rsb excepted; at N=2 also
- * the v-forms allgatherv, alltoallv and reduce_scatter) and at N=2 a
- * rooted one's receiver (bcast's and scatter's other rank, reduce's and
- * gather's root, the scans' rank 1; the sender is amc_ctrl_coll_send_now's).
+ * the v-forms allgatherv, alltoallv and reduce_scatter), the rooted ones
+ * and the scans past N=2 (trees on the barrier's partners, ctrl_tree.h) and
+ * at N=2 a rooted one's receiver (bcast's and scatter's other rank,
+ * reduce's and gather's root, the scans' rank 1; the sender is
+ * amc_ctrl_coll_send_now's).
  * N=2 is the one-round case. Round by round, where the instance is the
  * next one and nothing came for it: the round's message goes at once
  * (send_now), the call looks at the next message in the partner's mailbox
@@ -42,6 +44,9 @@
 #include "am_coll/barrier/rounds_now.h"
 #include "am_coll/barrier/barrier.h"
 #include "am_coll/barrier/round_hdr.h"
+#include "am_coll/barrier/ctrl_blocks.h"
+#include "am_coll/barrier/ctrl_coll.h"
+#include "am_coll/barrier/ctrl_tree.h"
 #include "am_coll/alg/alg_rounds.h"
 #include "am_coll/context/comm.h"
 #include "am_coll/context/context.h"
@@ -78,7 +83,8 @@ enum {
     AMC_NOW_REDUCE,  /* with this rank's operand, the lower rank's on the left */
     AMC_NOW_MOVE,    /* an alltoall's blocks into work */
     AMC_NOW_HALVE,   /* a reduce_scatter_block's partial sums into work */
-    AMC_NOW_BRUCK    /* an alltoall's blocks into work, Bruck's way */
+    AMC_NOW_BRUCK,   /* an alltoall's blocks into work, Bruck's way */
+    AMC_NOW_TREE     /* a tree's (ctrl_tree.h) into work */
 };
 
 typedef struct {
@@ -101,6 +107,7 @@ typedef struct {
                                 * messages (NULL while none came that way) */
     size_t            bytes;   /* an alltoall's or reduce_scatter_block's block */
     uint8_t          *work;    /* their N blocks as they move */
+    amc_ctrl_tree_t   tree;    /* a tree's call (how AMC_NOW_TREE) */
 } amc_now_t;
 
 /* Past N=2 a round carries at most AMC_CTRL_PAY_MAX bytes: a partial
@@ -354,7 +361,7 @@ static __attribute__((noinline)) void amc_now_halve(const amc_now_t *p, const vo
     amc_now_large_t theirs;
 
     memcpy(theirs.b, data, len);
-    amc_ctrl_coll_halve_blocks(p->rank, p->size, p->bytes, p->round, p->work, theirs.b, 1,
+    amc_ctrl_blocks_halve(p->rank, p->size, p->bytes, p->round, p->work, theirs.b, 1,
                                p->kernel, p->count);
 }
 
@@ -377,13 +384,16 @@ static inline __attribute__((always_inline)) void amc_now_apply(const amc_now_t 
         }
         break;
     case AMC_NOW_MOVE:
-        amc_ctrl_coll_move_blocks(p->rank, p->size, p->bytes, p->round, p->work, (void *)data, 1);
+        amc_ctrl_blocks_move(p->rank, p->size, p->bytes, p->round, p->work, (void *)data, 1);
         break;
     case AMC_NOW_HALVE:
         amc_now_halve(p, data, len);
         break;
     case AMC_NOW_BRUCK:
-        amc_ctrl_coll_bruck_blocks(p->size, p->bytes, p->round, p->work, (void *)data, 1);
+        amc_ctrl_blocks_bruck(p->size, p->bytes, p->round, p->work, (void *)data, 1);
+        break;
+    case AMC_NOW_TREE:
+        amc_ctrl_tree_in(&p->tree, p->round, p->work, data, p->kernel, p->count);
         break;
     default:
         break;
@@ -419,16 +429,16 @@ static void amc_now_load_rounds(amc_now_t *p, const amc_coll_args_t *a, amc_now_
     p->count = a->count;
     p->bytes = b;
     if (amc_alg_rounds_bruck(p->size)) {
-        /* the N blocks in work, as the machine keeps them (amc_ctrl_coll_bruck_load) */
+        /* the N blocks in work, as the machine keeps them (amc_ctrl_blocks_bruck_load) */
         p->work = bufs->work.b;
         if (a->coll == AMC_COLL_ALLGATHER) {
             in = (a->sendbuf != NULL) ? in : recv + (size_t)p->rank * b;
         }
-        amc_ctrl_coll_bruck_load(a->coll, p->rank, p->size, b, in, p->work);
+        amc_ctrl_blocks_bruck_load(a->coll, p->rank, p->size, b, in, p->work);
         if (a->coll == AMC_COLL_ALLTOALL) {
-            amc_ctrl_coll_bruck_blocks(p->size, b, 0, p->work, bufs->msg.b, 0);
+            amc_ctrl_blocks_bruck(p->size, b, 0, p->work, bufs->msg.b, 0);
             *out    = bufs->msg.b;
-            *sbytes = b * amc_ctrl_coll_bruck_count(p->size, 0);
+            *sbytes = b * amc_ctrl_blocks_bruck_count(p->size, 0);
         } else {
             *out    = p->work;
             *sbytes = b;
@@ -449,9 +459,9 @@ static void amc_now_load_rounds(amc_now_t *p, const amc_coll_args_t *a, amc_now_
         memcpy(p->work, in, (size_t)p->size * b);
         *out = bufs->msg.b;
         if (a->coll == AMC_COLL_ALLTOALL) {
-            amc_ctrl_coll_move_blocks(p->rank, p->size, b, 0, p->work, bufs->msg.b, 0);
+            amc_ctrl_blocks_move(p->rank, p->size, b, 0, p->work, bufs->msg.b, 0);
         } else {
-            amc_ctrl_coll_halve_blocks(p->rank, p->size, b, 0, p->work, bufs->msg.b, 0, NULL, 0);
+            amc_ctrl_blocks_halve(p->rank, p->size, b, 0, p->work, bufs->msg.b, 0, NULL, 0);
         }
         *sbytes = b * (size_t)(p->size / 2);
         return;
@@ -462,6 +472,24 @@ static void amc_now_load_rounds(amc_now_t *p, const amc_coll_args_t *a, amc_now_
     }
 }
 
+/* A tree's entry past N=2 (ctrl_tree.h): its data in work, as the
+ * machine keeps it, and round 0's message. */
+static void amc_now_load_tree(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_t *bufs,
+                              const uint8_t **out, size_t *sbytes)
+{
+    p->count = a->count;
+    p->bytes = a->count * a->dt_size;
+    p->work  = bufs->work.b;
+    p->tree.coll  = a->coll;
+    p->tree.rank  = p->rank;
+    p->tree.size  = p->size;
+    p->tree.root  = a->root;
+    p->tree.bytes = p->bytes;
+    amc_ctrl_tree_load(&p->tree, a, p->work);
+    *out    = amc_ctrl_tree_out(&p->tree, 0, p->work, bufs->msg.b);
+    *sbytes = amc_ctrl_tree_len(&p->tree, 0, 1);
+}
+
 /* Round r's message awaited past N=2: how much, and what it makes (the
  * last round's, the result in the receive buffer). */
 static void amc_now_expect(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_t *bufs,
@@ -469,11 +497,15 @@ static void amc_now_expect(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_
 {
     size_t blocks = (size_t)1 << p->round;
 
+    if (p->how == AMC_NOW_TREE) {
+        p->rbytes = amc_ctrl_tree_len(&p->tree, p->round, 0);
+        return;
+    }
     if (amc_alg_rounds_bruck(p->size)) {
         if (a->coll == AMC_COLL_ALLTOALL) {
-            p->rbytes = p->bytes * amc_ctrl_coll_bruck_count(p->size, p->round);
+            p->rbytes = p->bytes * amc_ctrl_blocks_bruck_count(p->size, p->round);
         } else { /* after the 2^r gathered */
-            p->rbytes = p->bytes * amc_ctrl_coll_bruck_gathered(p->size, p->round);
+            p->rbytes = p->bytes * amc_ctrl_blocks_bruck_gathered(p->size, p->round);
             p->into   = p->work + blocks * p->bytes;
         }
         return;
@@ -503,15 +535,24 @@ static void amc_now_next(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_t 
 {
     size_t blocks = (size_t)2 << p->round;
 
+    if (p->how == AMC_NOW_TREE) {
+        if (last) {
+            amc_ctrl_tree_result(&p->tree, p->work, a->recvbuf, p->kernel, p->count);
+        } else {
+            *out    = amc_ctrl_tree_out(&p->tree, p->round + 1, p->work, bufs->msg.b);
+            *sbytes = amc_ctrl_tree_len(&p->tree, p->round + 1, 1);
+        }
+        return;
+    }
     if (amc_alg_rounds_bruck(p->size)) {
         if (last) {
-            amc_ctrl_coll_bruck_result(a->coll, p->rank, p->size, p->bytes, p->work, a->recvbuf,
+            amc_ctrl_blocks_bruck_result(a->coll, p->rank, p->size, p->bytes, p->work, a->recvbuf,
                                        p->kernel, p->count);
         } else if (a->coll == AMC_COLL_ALLTOALL) {
-            amc_ctrl_coll_bruck_blocks(p->size, p->bytes, p->round + 1, p->work, bufs->msg.b, 0);
-            *sbytes = p->bytes * amc_ctrl_coll_bruck_count(p->size, p->round + 1);
+            amc_ctrl_blocks_bruck(p->size, p->bytes, p->round + 1, p->work, bufs->msg.b, 0);
+            *sbytes = p->bytes * amc_ctrl_blocks_bruck_count(p->size, p->round + 1);
         } else {
-            *sbytes = p->bytes * amc_ctrl_coll_bruck_gathered(p->size, p->round + 1);
+            *sbytes = p->bytes * amc_ctrl_blocks_bruck_gathered(p->size, p->round + 1);
         }
         return;
     }
@@ -524,7 +565,7 @@ static void amc_now_next(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_t 
         if (last) {
             memcpy(a->recvbuf, p->work, (size_t)p->size * p->bytes);
         } else {
-            amc_ctrl_coll_move_blocks(p->rank, p->size, p->bytes, p->round + 1, p->work,
+            amc_ctrl_blocks_move(p->rank, p->size, p->bytes, p->round + 1, p->work,
                                       bufs->msg.b, 0);
         }
         return;
@@ -532,7 +573,7 @@ static void amc_now_next(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_t 
         if (last) {
             memcpy(a->recvbuf, p->work + (size_t)p->rank * p->bytes, p->bytes);
         } else {
-            amc_ctrl_coll_halve_blocks(p->rank, p->size, p->bytes, p->round + 1, p->work,
+            amc_ctrl_blocks_halve(p->rank, p->size, p->bytes, p->round + 1, p->work,
                                        bufs->msg.b, 0, NULL, 0);
             *sbytes = p->bytes * (size_t)((p->size / 2) >> (p->round + 1));
         }
@@ -575,13 +616,14 @@ static inline int amc_now_clear(struct amc_comm *comm, amc_now_t *p)
 }
 
 /* Round p->round's message where progress recorded it in the slot: 1
- * used, 0 another length (the machine fails the instance). */
+ * used, 0 another length or root (the machine fails the instance). */
 static int amc_now_from_slot(struct amc_comm *comm, amc_now_t *p)
 {
-    size_t len = (p->coll != 0) ? amc_coll_slot_small(&comm->ctrl, p->slot)->in_len[p->round] : 0;
+    const amc_coll_small_t *sm = amc_coll_slot_small(&comm->ctrl, p->slot);
+    size_t                  len = (p->coll != 0) ? sm->in_len[p->round] : 0;
 
-    if (len != p->rbytes) {
-        return 0;
+    if ((len != p->rbytes) || ((p->how == AMC_NOW_TREE) && (sm->in_root != p->tree.root))) {
+        return 0; /* a tree's for another root: the machine fails it */
     }
     if (len > 0) {
         amc_now_apply(p, amc_coll_slot_in(&comm->ctrl, p->slot, p->round), len);
@@ -666,15 +708,15 @@ static int amc_now_wait(struct amc_comm *comm, void *chan, int src, amc_now_t *p
     }
 }
 
-/* Round r's partners: the barrier's message (and Bruck's) goes to rank +
- * 2^r and comes from rank - 2^r; an exchange's on a power of two goes both
- * ways with rank XOR 2^r. */
+/* Round r's partners: the barrier's message (Bruck's, a tree's) goes to
+ * rank + 2^r and comes from rank - 2^r; an exchange's on a power of two
+ * goes both ways with rank XOR 2^r. */
 static inline void amc_now_partners(const struct amc_comm *comm, int coll, int round, int *to,
                                     int *from)
 {
     int d = 1 << round;
 
-    if ((coll != 0) && !amc_alg_rounds_bruck(comm->size)) {
+    if (!amc_alg_rounds_passes((unsigned)coll, comm->size)) {
         *to   = comm->rank ^ d;
         *from = *to;
         return;
@@ -696,7 +738,9 @@ static int amc_now_leave(struct amc_comm *comm, struct amc_request *req,
     left.out      = out;
     left.out_len  = sbytes;
     left.work     = p->work;
-    left.work_len = (p->work != NULL) ? (size_t)p->size * p->bytes : 0;
+    left.work_len = (p->work == NULL)           ? 0
+                    : (p->how == AMC_NOW_TREE) ? amc_ctrl_tree_work_len(&p->tree)
+                                               : (size_t)p->size * p->bytes;
     amc_context_count(&comm->ctx->within_left);
     return amc_barrier_enter_left(comm, req, args, &left);
 }
@@ -715,7 +759,8 @@ int amc_rounds_now(struct amc_comm *comm, struct amc_request *req, const amc_col
     int            round, to, from, dest, src, last, root = -1;
 
     p.coll   = coll;
-    p.rooted = (args != NULL) && amc_alg_rounds_rooted(coll);
+    p.rooted = (args != NULL) && amc_alg_rounds_rooted(coll) &&
+               !amc_alg_rounds_tree(coll, comm->size);
     p.slot   = NULL;
     if (!amc_now_may(comm, req, args, &p)) {
         return 0;
@@ -738,6 +783,14 @@ int amc_rounds_now(struct amc_comm *comm, struct amc_request *req, const amc_col
             amc_now_load_hears(&p, comm, args);
         } else if (comm->nrounds == 1) {
             amc_now_load_exchange(&p, comm, args, &out, &sbytes);
+        } else if (amc_alg_rounds_tree(coll, comm->size)) {
+            root  = args->root; /* in the header: a message for another root is not taken */
+            p.how = AMC_NOW_TREE;
+            if ((coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_SCAN) ||
+                (coll == AMC_COLL_EXSCAN)) {
+                p.kernel = amc_op_kernel(args->op, args->dt); /* predefined: amc_ctrl_coll_ok */
+            }
+            amc_now_load_tree(&p, args, &bufs, &out, &sbytes);
         } else {
             amc_now_load_rounds(&p, args, &bufs, &out, &sbytes);
         }
@@ -769,7 +822,9 @@ int amc_rounds_now(struct amc_comm *comm, struct amc_request *req, const amc_col
         /* what the partner's message makes: after the send, while it
          * travels (the partner's call waits for the send, not for this) */
         if (args != NULL) {
-            if ((round == 0) && amc_alg_rounds_bruck(comm->size)) {
+            if (p.how == AMC_NOW_TREE) {
+                /* set at the entry */
+            } else if ((round == 0) && amc_alg_rounds_bruck(comm->size)) {
                 /* the blocks into work; an allreduce reduces them all at the end */
                 p.how    = (coll == AMC_COLL_ALLTOALL) ? AMC_NOW_BRUCK : AMC_NOW_PLACE;
                 p.kernel = (coll == AMC_COLL_ALLREDUCE) ? amc_op_kernel(args->op, args->dt) : NULL;

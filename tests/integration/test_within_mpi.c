@@ -29,7 +29,16 @@
  *     complete;
  *   - counts that differ (the last rank 3 doubles, the others 2) fail on
  *     every rank with the same error, a barrier against an allreduce too;
- *     the communicator works after each.
+ *     the communicator works after each;
+ *   - the rooted ones and the scans (bcast, reduce, gather, scatter, scan,
+ *     exscan): past N=2 blocking calls run as trees on the barrier's
+ *     partners within the call, every root, in place and not, 1 element to
+ *     what the rounds carry and one more, each element against its value
+ *     and the non-blocking call's (the engine), bit for bit; loops of
+ *     each end within the call (the non-blocking ones never); a late rank's
+ *     right neighbour goes on on the machine once; roots and counts that
+ *     differ fail where a result needs what differs (a gather's root), no
+ *     rank with another error.
  *
  * Prints "ok within N=n" from rank 0 when every rank passed.
  */
@@ -447,6 +456,23 @@ static void tw_same_error(amc_comm_t comm, int rc, int want, const char *what)
     }
 }
 
+/* A rooted call that differs on one rank: a rank whose result needs what
+ * differs fails with want (at least one does), the others may finish
+ * (a gather's non-root has no result; an error found after round 0 reaches
+ * only the ranks the later rounds reach), none with another error. */
+static void tw_some_error(amc_comm_t comm, int rc, int want, const char *what)
+{
+    int all[TW_MAXN], i, failed = 0;
+
+    itest_must(amc_allgather(&rc, all, 1, AMC_INT, comm), "allgather of the statuses");
+    for (i = 0; i < g_size; i++) {
+        ITEST_CHECK((all[i] == want) || (all[i] == AMC_SUCCESS), "%s: rank %d got %s, expected "
+                    "%s or success", what, i, amc_strerror(all[i]), amc_strerror(want));
+        failed += (all[i] == want);
+    }
+    ITEST_CHECK(failed > 0, "%s: every rank succeeded", what);
+}
+
 static void tw_mismatch(amc_comm_t comm)
 {
     double s[3] = { 1.0, 2.0, 3.0 }, r[3];
@@ -468,6 +494,245 @@ static void tw_mismatch(amc_comm_t comm)
     rc = amc_allreduce(s, r, 2, AMC_DOUBLE, AMC_SUM, comm);
     ITEST_CHECK((rc == AMC_SUCCESS) && (r[0] == 1.0 * g_size), "allreduce after the collectives "
              "that differ: %s", amc_strerror(rc));
+}
+
+/* The rooted ones and the scans: past N=2 blocking calls run as trees on
+ * the barrier's partners (am_coll/barrier/ctrl_tree.h), within the call;
+ * the non-blocking call takes the engine. */
+typedef enum { TT_BCAST, TT_REDUCE, TT_GATHER, TT_SCATTER, TT_SCAN, TT_EXSCAN, TT_NKINDS } tt_kind_t;
+
+static const char *const tt_names[TT_NKINDS] = { "bcast", "reduce", "gather", "scatter", "scan",
+                                                 "exscan" };
+
+/* The most elements of 8 bytes a tree's rounds carry at this N. */
+static int tt_max_count(tt_kind_t kind)
+{
+    if ((kind == TT_REDUCE) || (kind == TT_GATHER) || (kind == TT_SCATTER)) {
+        return 2 * TW_ROUND / (8 * g_size);
+    }
+    return TW_ROUND / 8;
+}
+
+static int tt_call(tt_kind_t kind, int root, int n, int in_place, const double *s, double *r,
+                   int nonblocking, amc_comm_t comm)
+{
+    amc_request_t req;
+    const void   *in  = (in_place && ((g_rank == root) || (kind >= TT_SCAN))) ? AMC_IN_PLACE : s;
+    int           rc;
+
+    switch (kind) {
+    case TT_BCAST:
+        rc = nonblocking ? amc_ibcast(r, (size_t)n, AMC_DOUBLE, root, comm, &req)
+                         : amc_bcast(r, (size_t)n, AMC_DOUBLE, root, comm);
+        break;
+    case TT_REDUCE:
+        rc = nonblocking ? amc_ireduce(in, r, (size_t)n, AMC_DOUBLE, AMC_SUM, root, comm, &req)
+                         : amc_reduce(in, r, (size_t)n, AMC_DOUBLE, AMC_SUM, root, comm);
+        break;
+    case TT_GATHER:
+        rc = nonblocking ? amc_igather(in, r, (size_t)n, AMC_DOUBLE, root, comm, &req)
+                         : amc_gather(in, r, (size_t)n, AMC_DOUBLE, root, comm);
+        break;
+    case TT_SCATTER: {
+        void *out = (in_place && (g_rank == root)) ? AMC_IN_PLACE : (void *)r;
+
+        rc = nonblocking ? amc_iscatter(s, out, (size_t)n, AMC_DOUBLE, root, comm, &req)
+                         : amc_scatter(s, out, (size_t)n, AMC_DOUBLE, root, comm);
+        break;
+    }
+    case TT_SCAN:
+        rc = nonblocking ? amc_iscan(in, r, (size_t)n, AMC_DOUBLE, AMC_SUM, comm, &req)
+                         : amc_scan(in, r, (size_t)n, AMC_DOUBLE, AMC_SUM, comm);
+        break;
+    default:
+        rc = nonblocking ? amc_iexscan(in, r, (size_t)n, AMC_DOUBLE, AMC_SUM, comm, &req)
+                         : amc_exscan(in, r, (size_t)n, AMC_DOUBLE, AMC_SUM, comm);
+        break;
+    }
+    return (nonblocking && (rc == AMC_SUCCESS)) ? amc_wait(&req) : rc;
+}
+
+/* Element k of block b of this rank's buffer after call i, or -1.0 where
+ * the call leaves it alone. */
+static double tt_expect(tt_kind_t kind, int i, int root, int b, int k)
+{
+    double v = 0.0;
+    int    q;
+
+    switch (kind) {
+    case TT_BCAST:
+        return (b == 0) ? tw_val(i, root, 0, k) : -1.0;
+    case TT_GATHER:
+        return (g_rank == root) ? tw_val(i, b, 0, k) : -1.0;
+    case TT_SCATTER:
+        return (b == 0) ? tw_val(i, root, g_rank, k) : -1.0;
+    case TT_REDUCE:
+        if ((g_rank != root) || (b != 0)) {
+            return -1.0;
+        }
+        for (q = 0; q < g_size; q++) {
+            v += tw_val(i, q, 0, k);
+        }
+        return v;
+    default: /* the scans: exscan's rank 0 keeps its input */
+        if (b != 0) {
+            return -1.0;
+        }
+        for (q = 0; q <= g_rank - (kind == TT_EXSCAN); q++) {
+            v += tw_val(i, q, 0, k);
+        }
+        return ((kind == TT_EXSCAN) && (g_rank == 0)) ? -2.0 : v;
+    }
+}
+
+/* Call i of kind from root with n elements: blocking (within the call, or
+ * the machine) and non-blocking (the engine), each element against its
+ * value, the two bit for bit. */
+static void tt_case(amc_comm_t comm, tt_kind_t kind, int i, int root, int n, int in_place)
+{
+    static double sd[TW_MAXN * TW_PAD], rd[2][TW_MAXN * TW_PAD];
+    int           path, b, k, rc;
+
+    for (path = 0; path < 2; path++) {
+        double *r = rd[path];
+
+        for (b = 0; b < g_size; b++) {
+            for (k = 0; k < n; k++) {
+                sd[b * n + k] = tw_val(i, g_rank, b, k); /* a scatter root's block b: rank b's */
+                r[b * n + k]  = -1.0;
+            }
+        }
+        if ((kind == TT_BCAST) && (g_rank == root)) {
+            memcpy(r, sd, (size_t)n * sizeof(double));
+        } else if (in_place && (kind == TT_GATHER) && (g_rank == root)) {
+            memcpy(r + root * n, sd, (size_t)n * sizeof(double));
+        } else if (in_place && (kind == TT_SCATTER) && (g_rank == root)) {
+            /* its block stays in sendbuf: nothing of recvbuf is written */
+        } else if (in_place && ((kind == TT_REDUCE && g_rank == root) || (kind >= TT_SCAN))) {
+            memcpy(r, sd, (size_t)n * sizeof(double));
+        }
+        if ((kind == TT_EXSCAN) && (g_rank == 0)) {
+            for (k = 0; k < n; k++) {
+                r[k] = in_place ? sd[k] : -2.0;
+            }
+        }
+        rc = tt_call(kind, root, n, in_place, sd, r, path, comm);
+        ITEST_CHECK(rc == AMC_SUCCESS, "%s %d root %d (n=%d%s) %s: %s", tt_names[kind], i, root,
+                    n, in_place ? ", in place" : "", path ? "non-blocking" : "blocking",
+                    amc_strerror(rc));
+    }
+    for (b = 0; b < g_size; b++) {
+        for (k = 0; k < n; k++) {
+            double want = tt_expect(kind, i, root, b, k);
+
+            if ((kind == TT_EXSCAN) && (g_rank == 0) && in_place && (b == 0)) {
+                want = tw_val(i, 0, 0, k); /* its input, untouched */
+            } else if ((kind == TT_SCATTER) && in_place && (g_rank == root)) {
+                want = -1.0;
+            } else if ((kind == TT_REDUCE) && in_place && (g_rank == root) && (b != 0)) {
+                want = -1.0;
+            } else if ((kind == TT_GATHER) && (g_rank != root)) {
+                want = -1.0;
+            }
+            ITEST_CHECK(!memcmp(&rd[0][b * n + k], &rd[1][b * n + k], sizeof(double)),
+                        "%s %d root %d (n=%d%s) [%d][%d]: blocking %g, non-blocking %g",
+                        tt_names[kind], i, root, n, in_place ? ", in place" : "", b, k,
+                        rd[0][b * n + k], rd[1][b * n + k]);
+            ITEST_CHECK(rd[0][b * n + k] == want, "%s %d root %d (n=%d%s) [%d][%d]: %g, "
+                        "expected %g", tt_names[kind], i, root, n,
+                        in_place ? ", in place" : "", b, k, rd[0][b * n + k], want);
+        }
+    }
+}
+
+static void tt_results(amc_comm_t comm)
+{
+    int kind, n, root, in_place, i = 0;
+
+    for (kind = 0; kind < TT_NKINDS; kind++) {
+        int max = tt_max_count((tt_kind_t)kind);
+
+        /* 1 to 3 elements, the most the rounds carry and one more (the engine) */
+        for (n = 1; n <= max + 1; n = (n == 3) ? max : n + 1) {
+            for (root = 0; root < g_size; root++) {
+                for (in_place = 0; in_place < 2; in_place++) {
+                    tt_case(comm, (tt_kind_t)kind, i++, root, n, in_place);
+                }
+                if (kind >= TT_SCAN) {
+                    break; /* no root */
+                }
+            }
+        }
+    }
+}
+
+/* Loops of each at 8 B: within the call past N=2 (blocking), never the
+ * non-blocking ones; a late rank's right neighbour goes on on the machine
+ * once; roots and counts that differ fail where a result needs them. */
+static void tt_paths(amc_comm_t comm, int shm)
+{
+    unsigned long long done, left;
+    double             s[TW_MAXN], r[TW_MAXN];
+    int                kind, i, calls = 60, rc, late = g_size - 1;
+
+    for (kind = 0; kind < TT_NKINDS; kind++) {
+        for (i = 0; i < 2; i++) {
+            int nb = (i == 1), k;
+
+            done = itest_stat("within_done");
+            for (k = 0; k < calls; k++) {
+                s[0] = s[1] = g_rank + k;
+                r[0] = -1.0;
+                rc = tt_call((tt_kind_t)kind, k % g_size, 1, 0, s, r, nb, comm);
+                ITEST_CHECK(rc == AMC_SUCCESS, "%s loop %d: %s", tt_names[kind], k,
+                            amc_strerror(rc));
+            }
+            done = itest_stat("within_done") - done;
+            if (g_size > 2) {
+                int want = shm && !nb;
+
+                ITEST_CHECK(want ? (done > 0) : (done == 0), "%s%ss: %llu of %d within the call, "
+                            "expected %s", nb ? "non-blocking " : "", tt_names[kind], done, calls,
+                            want ? "some" : "none");
+                if ((g_rank == 0) && want) {
+                    printf("within N=%d: %ss %llu of %d ended within the call on rank 0\n",
+                           g_size, tt_names[kind], done, calls);
+                }
+            }
+        }
+    }
+    if (shm && (g_size > 2)) {
+        itest_must(amc_barrier(comm), "barrier before the late bcast");
+        left = itest_stat("within_left");
+        r[0] = (g_rank == 0) ? 42.0 : -1.0;
+        if (g_rank == late) {
+            itest_sleep_ms(30);
+        }
+        rc = amc_bcast(r, 1, AMC_DOUBLE, 0, comm);
+        ITEST_CHECK((rc == AMC_SUCCESS) && (r[0] == 42.0), "late bcast: %s %g", amc_strerror(rc),
+                    r[0]);
+        if (g_rank == (late + 1) % g_size) {
+            ITEST_CHECK(itest_stat("within_left") == left + 1, "late bcast: the late rank's "
+                        "right neighbour left %llu times, expected once",
+                        itest_stat("within_left") - left);
+        }
+    }
+    if (g_size > 2) {
+        itest_must(amc_barrier(comm), "barrier before the roots that differ");
+        r[0] = 1.0;
+        rc   = amc_bcast(r, 1, AMC_DOUBLE, (g_rank == late) ? 1 : 0, comm);
+        tw_some_error(comm, rc, AMC_ERR_PROTOCOL, "bcast roots that differ");
+        itest_must(amc_barrier(comm), "barrier before the counts that differ");
+        s[0] = s[1] = 1.0;
+        rc = amc_gather(s, r, (g_rank == late) ? 2 : 1, AMC_DOUBLE, 0, comm);
+        tw_some_error(comm, rc, AMC_ERR_TRUNCATE, "gather counts that differ");
+        ITEST_CHECK((g_rank != 0) || (rc == AMC_ERR_TRUNCATE), "gather counts that differ: the "
+                    "root got %s", amc_strerror(rc));
+        s[0] = 2.0;
+        rc = amc_scan(s, r, 1, AMC_DOUBLE, AMC_SUM, comm);
+        ITEST_CHECK((rc == AMC_SUCCESS) && (r[0] == 2.0 * (g_rank + 1)), "scan after the "
+                    "errors: %s %g", amc_strerror(rc), r[0]);
+    }
 }
 
 int main(int argc, char **argv)
@@ -496,6 +761,8 @@ int main(int argc, char **argv)
     }
     tw_others(AMC_COMM_WORLD);
     tw_mismatch(AMC_COMM_WORLD);
+    tt_results(AMC_COMM_WORLD);
+    tt_paths(AMC_COMM_WORLD, shm);
     tw_results(AMC_COMM_WORLD); /* and after all that */
     itest_must(amc_allreduce(&g_fail, &failed, 1, AMC_INT, AMC_SUM, AMC_COMM_WORLD), "the verdict");
     if ((g_rank == 0) && (failed == 0)) {

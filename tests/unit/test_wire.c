@@ -212,9 +212,8 @@ static void check_round_hdr(struct amc_comm *comm, uint8_t coll, uint8_t oneway,
     h.cid   = comm->cid;
     h.seq   = seq;
     h.round = (uint32_t)round;
-    h.root  = -1;
+    h.root  = root; /* -1: none; a tree's past N=2 names it with oneway BOTH */
     if (oneway != AMC_CTRL_BOTH) {
-        h.root = root;
         h.alg  = (oneway == AMC_CTRL_SENDS) ? AMC_CTRL_MSG_EAGER
                  : (oneway == AMC_CTRL_ASKS) ? AMC_CTRL_MSG_ASK : AMC_CTRL_MSG_ANSWER;
     }
