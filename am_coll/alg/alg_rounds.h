@@ -117,7 +117,7 @@ static inline int amc_alg_rounds_is(unsigned coll)
 static inline const char *amc_alg_rounds_name(unsigned coll)
 {
     return (coll == AMC_COLL_ALLTOALL)               ? "hypercube exchange or Bruck"
-           : (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ? "recursive_halving"
+           : (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ? "recursive_halving or Bruck"
            : amc_alg_rounds_rooted(coll)              ? "one message at N=2, binomial or "
                                                        "hillis_steele past it"
            : amc_alg_rounds_vector(coll)              ? "one exchange at N=2"

@@ -174,8 +174,7 @@ static const char *amc_barrier_check_msg(const struct amc_comm *comm, const amc_
             return "a barrier message carries no data";
         }
     } else if (!amc_alg_rounds_is(hdr->coll) || (comm->ctrl.pay == 0) ||
-               (amc_alg_rounds_at_2(hdr->coll) && (comm->size != 2)) ||
-               ((hdr->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) && amc_alg_rounds_bruck(comm->size))) {
+               (amc_alg_rounds_at_2(hdr->coll) && (comm->size != 2))) {
         return "not a collective that runs on the barrier's rounds of this communicator";
     } else if (amc_alg_rounds_tree(hdr->coll, comm->size)) {
         if ((hdr->alg != 0) || (len > comm->ctrl.pay_max)) {

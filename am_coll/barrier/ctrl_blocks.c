@@ -37,7 +37,7 @@ void amc_ctrl_blocks_bruck_load(unsigned coll, int rank, int size, size_t bytes,
 {
     int j, from;
 
-    if (coll != AMC_COLL_ALLTOALL) {
+    if (!amc_ctrl_blocks_bruck_moves(coll)) {
         memcpy(work, in, bytes);
         return;
     }
@@ -61,7 +61,7 @@ void amc_ctrl_blocks_bruck_result(unsigned coll, int rank, int size, size_t byte
 {
     int j, q;
 
-    if (coll != AMC_COLL_ALLREDUCE) {
+    if ((coll != AMC_COLL_ALLREDUCE) && (coll != AMC_COLL_REDUCE_SCATTER_BLOCK)) {
         /* position j: rank - j's block */
         for (j = 0; j < size; j++) {
             q = amc_ctrl_blocks_wrap(rank - j, size);

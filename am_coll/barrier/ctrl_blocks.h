@@ -16,6 +16,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Whether coll moves its blocks off a power of two as Bruck's alltoall
+ * does: the alltoall, and the reduce_scatter_block, which then reduces the
+ * N blocks bound for its rank in rank order (amc_ctrl_blocks_bruck_result). */
+static inline int amc_ctrl_blocks_bruck_moves(unsigned coll)
+{
+    return (coll == AMC_COLL_ALLTOALL) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK);
+}
+
 /* x mod size for -size <= x < 2 size (a round's distance is below size):
  * a compare, where a division stalls tens of cycles on the path of every
  * round. */

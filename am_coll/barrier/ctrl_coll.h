@@ -3,7 +3,8 @@
  * Small allreduce, allgather, alltoall and reduce_scatter_block on the
  * barrier's control structure (the patent's cur_val carrying data):
  * exchanges with rank XOR 2^r on a power-of-two communicator (off powers
- * of two allgather, alltoall and allreduce go Bruck's way, round r to
+ * of two allgather, alltoall, allreduce and reduce_scatter_block go
+ * Bruck's way (the last as Bruck's alltoall, then a reduction), round r to
  * rank + 2^r, the barrier's own partners), each round's
  * message holding the sender's partial result (allreduce), the blocks its
  * half of the group gathered so far (allgather), the N/2 blocks bound for
@@ -56,7 +57,7 @@ static inline size_t amc_ctrl_coll_len(const amc_barrier_slot_t *b, int rank, in
         return amc_ctrl_tree_len(&t, round, 1);
     }
     if (amc_alg_rounds_bruck(size)) {
-        return (size_t)b->bytes * ((b->coll == AMC_COLL_ALLTOALL)
+        return (size_t)b->bytes * (amc_ctrl_blocks_bruck_moves(b->coll)
                                        ? amc_ctrl_blocks_bruck_count(size, round)
                                        : amc_ctrl_blocks_bruck_gathered(size, round));
     }

@@ -5,7 +5,7 @@
  * barrier (dissemination: round r's message to rank + 2^r, from
  * rank - 2^r), the exchanges (allreduce, allgather, alltoall,
  * reduce_scatter_block: round r with rank XOR 2^r on a power of two, off
- * one Bruck's on the barrier's partners, rsb excepted; at N=2 also
+ * one Bruck's on the barrier's partners; at N=2 also
  * the v-forms allgatherv, alltoallv and reduce_scatter), the rooted ones
  * and the scans past N=2 (trees on the barrier's partners, ctrl_tree.h) and
  * at N=2 a rooted one's receiver (bcast's and scatter's other rank,
@@ -435,7 +435,7 @@ static void amc_now_load_rounds(amc_now_t *p, const amc_coll_args_t *a, amc_now_
             in = (a->sendbuf != NULL) ? in : recv + (size_t)p->rank * b;
         }
         amc_ctrl_blocks_bruck_load(a->coll, p->rank, p->size, b, in, p->work);
-        if (a->coll == AMC_COLL_ALLTOALL) {
+        if (amc_ctrl_blocks_bruck_moves(a->coll)) {
             amc_ctrl_blocks_bruck(p->size, b, 0, p->work, bufs->msg.b, 0);
             *out    = bufs->msg.b;
             *sbytes = b * amc_ctrl_blocks_bruck_count(p->size, 0);
@@ -502,7 +502,7 @@ static void amc_now_expect(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_
         return;
     }
     if (amc_alg_rounds_bruck(p->size)) {
-        if (a->coll == AMC_COLL_ALLTOALL) {
+        if (amc_ctrl_blocks_bruck_moves(a->coll)) {
             p->rbytes = p->bytes * amc_ctrl_blocks_bruck_count(p->size, p->round);
         } else { /* after the 2^r gathered */
             p->rbytes = p->bytes * amc_ctrl_blocks_bruck_gathered(p->size, p->round);
@@ -548,7 +548,7 @@ static void amc_now_next(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_t 
         if (last) {
             amc_ctrl_blocks_bruck_result(a->coll, p->rank, p->size, p->bytes, p->work, a->recvbuf,
                                        p->kernel, p->count);
-        } else if (a->coll == AMC_COLL_ALLTOALL) {
+        } else if (amc_ctrl_blocks_bruck_moves(a->coll)) {
             amc_ctrl_blocks_bruck(p->size, p->bytes, p->round + 1, p->work, bufs->msg.b, 0);
             *sbytes = p->bytes * amc_ctrl_blocks_bruck_count(p->size, p->round + 1);
         } else {
@@ -826,8 +826,9 @@ int amc_rounds_now(struct amc_comm *comm, struct amc_request *req, const amc_col
                 /* set at the entry */
             } else if ((round == 0) && amc_alg_rounds_bruck(comm->size)) {
                 /* the blocks into work; an allreduce reduces them all at the end */
-                p.how    = (coll == AMC_COLL_ALLTOALL) ? AMC_NOW_BRUCK : AMC_NOW_PLACE;
-                p.kernel = (coll == AMC_COLL_ALLREDUCE) ? amc_op_kernel(args->op, args->dt) : NULL;
+                p.how    = amc_ctrl_blocks_bruck_moves(coll) ? AMC_NOW_BRUCK : AMC_NOW_PLACE;
+                p.kernel = ((coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK))
+                               ? amc_op_kernel(args->op, args->dt) : NULL;
             } else if (round == 0) {
                 p.how = ((coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_REDUCE_SCATTER) ||
                          (coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_SCAN))

@@ -719,11 +719,13 @@ fi
 # per rank (AMC_OVERSUB_LINEAR_MAX_RANKS=0): every form's results against
 # their values, the engine's and the machine's, bit for bit, at N = 1..8;
 # the path taken (barriers, allreduces and allgathers at every N, Bruck's off
-# powers of two, alltoalls where AMC_ALLTOALL_ALG=bruck; none with
-# AMC_SHM=0); a late rank (its partner goes on on the machine, it ends
-# within its call); another communicator's message first and a non-blocking
-# call outstanding; counts and collectives that differ (the same error on
-# every rank). Knob: AMCTEST_WITHIN_BIN program (default:
+# powers of two, alltoalls where AMC_ALLTOALL_ALG=bruck, reduce_scatter_blocks
+# where AMC_REDUCE_SCATTER_BLOCK_ALG=recursive_halving, the rooted ones and
+# scans past N=2 as trees; none with AMC_SHM=0); a late rank (its partner
+# goes on on the machine, it ends within its call); another communicator's
+# message first and a non-blocking call outstanding; counts and collectives
+# that differ (the same error on every rank; a tree's where a result needs
+# what differs). Knob: AMCTEST_WITHIN_BIN program (default:
 # ./tests/integration/test_within_mpi).
 WITHIN_BIN=$(locate_program test_within_mpi "${AMCTEST_WITHIN_BIN:-}")
 if [ -z "$WITHIN_BIN" ] || [ ! -x "$WITHIN_BIN" ]; then
@@ -743,9 +745,10 @@ else
         run_one "within the call N=$np AMC_SHM=0 (none)" "$np" "$DEFAULT_TIMEOUT" within \
             AMC_OVERSUB_LINEAR_MAX_RANKS=0 AMC_SHM=0
     done
-    for np in 3 6; do
-        run_one "within the call N=$np AMC_ALLTOALL_ALG=bruck" "$np" "$DEFAULT_TIMEOUT" within \
-            AMC_OVERSUB_LINEAR_MAX_RANKS=0 AMC_ALLTOALL_ALG=bruck
+    for np in 3 4 6; do
+        run_one "within the call N=$np AMC_ALLTOALL_ALG=bruck, rsb recursive_halving" "$np" \
+            "$DEFAULT_TIMEOUT" within AMC_OVERSUB_LINEAR_MAX_RANKS=0 AMC_ALLTOALL_ALG=bruck \
+            AMC_REDUCE_SCATTER_BLOCK_ALG=recursive_halving
     done
     BIN=$SAVED_BIN
 fi

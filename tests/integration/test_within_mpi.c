@@ -36,7 +36,8 @@
  *     what the rounds carry and one more, each element against its value
  *     and the non-blocking call's (the engine), bit for bit; loops of
  *     each end within the call (the non-blocking ones never); a late rank's
- *     right neighbour goes on on the machine once; roots and counts that
+ *     right neighbour goes on on the machine once; behind another
+ *     communicator's message and an outstanding ibcast; roots and counts that
  *     differ fail where a result needs what differs (a gather's root), no
  *     rank with another error.
  *
@@ -333,42 +334,52 @@ static void tw_paths(amc_comm_t comm, int shm)
     }
 }
 
-/* Loops of 8 B allgathers and alltoalls: within the call wherever their
- * algorithm runs on the rounds (allgather's default, Bruck, at every N;
- * alltoall's at N > 2 only where AMC_ALLTOALL_ALG=bruck). */
+/* Loops of 8 B allgathers, alltoalls and reduce_scatter_blocks: within the
+ * call wherever their algorithm runs on the rounds (allgather's default,
+ * Bruck, at every N; alltoall's at N > 2 only where AMC_ALLTOALL_ALG=bruck,
+ * reduce_scatter_block's where AMC_REDUCE_SCATTER_BLOCK_ALG=recursive_halving,
+ * off powers of two as Bruck's alltoall). */
 static void tw_exchange_paths(amc_comm_t comm, int shm)
 {
     const char        *alg = getenv("AMC_ALLTOALL_ALG");
+    const char        *rsb = getenv("AMC_REDUCE_SCATTER_BLOCK_ALG");
+    const char        *names[3] = { "allgather", "alltoall", "reduce_scatter_block" };
     unsigned long long done;
     double             s[TW_MAXN], r[TW_MAXN];
     int                i, k, calls = 100, kind;
 
-    for (kind = 0; kind < 2; kind++) {
+    for (kind = 0; kind < 3; kind++) {
         int want = shm && (g_size > 1) &&
-                   ((kind == 0) || (g_size == 2) || ((alg != NULL) && !strcmp(alg, "bruck")));
+                   ((kind == 0) || (g_size == 2) ||
+                    ((kind == 1) && (alg != NULL) && !strcmp(alg, "bruck")) ||
+                    ((kind == 2) && (rsb != NULL) && !strcmp(rsb, "recursive_halving")));
 
         done = itest_stat("within_done");
         for (i = 0; i < calls; i++) {
             for (k = 0; k < g_size; k++) {
                 s[k] = g_rank * 16 + k + i;
             }
-            itest_must((kind == 0) ? amc_allgather(s, r, 1, AMC_DOUBLE, comm)
-                                   : amc_alltoall(s, r, 1, AMC_DOUBLE, comm),
-                       kind ? "alltoall" : "allgather");
-            for (k = 0; k < g_size; k++) {
-                double v = (kind == 0) ? k * 16 + i : k * 16 + g_rank + i;
+            itest_must((kind == 0)   ? amc_allgather(s, r, 1, AMC_DOUBLE, comm)
+                       : (kind == 1) ? amc_alltoall(s, r, 1, AMC_DOUBLE, comm)
+                                     : amc_reduce_scatter_block(s, r, 1, AMC_DOUBLE, AMC_SUM,
+                                                                comm),
+                       names[kind]);
+            for (k = 0; k < ((kind == 2) ? 1 : g_size); k++) {
+                /* a reduce_scatter_block's: the sum of every rank's block g_rank */
+                double v = (kind == 0)   ? k * 16 + i
+                           : (kind == 1) ? k * 16 + g_rank + i
+                                         : 16.0 * g_size * (g_size - 1) / 2 + g_size * (g_rank + i);
 
-                ITEST_CHECK(r[k] == v, "%s loop %d [%d]: %g, expected %g",
-                         kind ? "alltoall" : "allgather", i, k, r[k], v);
+                ITEST_CHECK(r[k] == v, "%s loop %d [%d]: %g, expected %g", names[kind], i, k,
+                            r[k], v);
             }
         }
         done = itest_stat("within_done") - done;
         ITEST_CHECK(want ? (done > 0) : (done == 0), "%ss: %llu of %d within the call, "
-                 "expected %s", kind ? "alltoall" : "allgather", done, calls,
-                 want ? "some" : "none");
+                 "expected %s", names[kind], done, calls, want ? "some" : "none");
         if ((g_rank == 0) && shm) {
             printf("within N=%d: %ss %llu of %d ended within the call on rank 0\n", g_size,
-                   kind ? "alltoall" : "allgather", done, calls);
+                   names[kind], done, calls);
         }
     }
 }
@@ -718,6 +729,37 @@ static void tt_paths(amc_comm_t comm, int shm)
         }
     }
     if (g_size > 2) {
+        /* another communicator's message first, then an ibcast outstanding:
+         * the blocking bcast behind it never begins within its call */
+        amc_comm_t    dup;
+        amc_request_t req;
+        double        v[2] = { -1.0, -1.0 };
+        int           flag;
+
+        itest_must(amc_comm_dup(comm, &dup), "dup");
+        itest_must(amc_ibarrier(dup, &req), "ibarrier on the dup");
+        itest_must(amc_barrier(comm), "barrier after the dup's ibarrier");
+        r[0] = (g_rank == 1) ? 7.0 : -1.0;
+        rc   = amc_bcast(r, 1, AMC_DOUBLE, 1, comm);
+        ITEST_CHECK((rc == AMC_SUCCESS) && (r[0] == 7.0), "bcast behind another communicator's "
+                    "message: %s %g", amc_strerror(rc), r[0]);
+        itest_must(amc_wait(&req), "the dup's ibarrier");
+        v[0] = (g_rank == 2) ? 9.0 : -1.0;
+        itest_must(amc_ibcast(&v[0], 1, AMC_DOUBLE, 2, comm, &req), "ibcast");
+        itest_must(amc_test(&req, &flag), "test the ibcast"); /* its root may be done */
+        done = itest_stat("within_done");
+        s[0] = 1.0 + g_rank;
+        rc   = amc_scan(s, &v[1], 1, AMC_DOUBLE, AMC_SUM, comm);
+        ITEST_CHECK(flag || (itest_stat("within_done") == done), "a scan behind an outstanding "
+                    "ibcast ended within its call");
+        ITEST_CHECK((rc == AMC_SUCCESS) && (v[1] == (g_rank + 1) * (g_rank + 2) / 2.0),
+                    "scan behind an ibcast: %s %g", amc_strerror(rc), v[1]);
+        if (!flag) {
+            itest_must(amc_wait(&req), "ibcast");
+        }
+        ITEST_CHECK(v[0] == 9.0, "ibcast: %g", v[0]);
+        itest_must(amc_comm_free(&dup), "free the dup");
+
         itest_must(amc_barrier(comm), "barrier before the roots that differ");
         r[0] = 1.0;
         rc   = amc_bcast(r, 1, AMC_DOUBLE, (g_rank == late) ? 1 : 0, comm);
