@@ -7,7 +7,7 @@
 /* The positions k of work's N blocks whose bit `bit` is `want`, in
  * order, out of work into msg (in 0) or from msg into work (in 1). */
 static void amc_ctrl_blocks_pick(int size, size_t bytes, int bit, int want, uint8_t *work,
-                                      void *msg, int in)
+                                 void *msg, int in)
 {
     uint8_t *m = msg;
     int      k;
@@ -25,7 +25,7 @@ static void amc_ctrl_blocks_pick(int size, size_t bytes, int bit, int want, uint
 }
 
 void amc_ctrl_blocks_move(int rank, int size, size_t bytes, int round, uint8_t *work,
-                               void *msg, int in)
+                          void *msg, int in)
 {
     int bit = 1 << round;
 
@@ -33,7 +33,7 @@ void amc_ctrl_blocks_move(int rank, int size, size_t bytes, int round, uint8_t *
 }
 
 void amc_ctrl_blocks_bruck_load(unsigned coll, int rank, int size, size_t bytes,
-                              const uint8_t *in, uint8_t *work)
+                                const uint8_t *in, uint8_t *work)
 {
     int j, from;
 
@@ -48,7 +48,7 @@ void amc_ctrl_blocks_bruck_load(unsigned coll, int rank, int size, size_t bytes,
 }
 
 void amc_ctrl_blocks_bruck(int size, size_t bytes, int round, uint8_t *work, void *msg,
-                                int in)
+                           int in)
 {
     int bit = 1 << round;
 
@@ -56,8 +56,8 @@ void amc_ctrl_blocks_bruck(int size, size_t bytes, int round, uint8_t *work, voi
 }
 
 void amc_ctrl_blocks_bruck_result(unsigned coll, int rank, int size, size_t bytes,
-                                const uint8_t *work, uint8_t *recv, amc_ctrl_kernel_t kernel,
-                                size_t count)
+                                  const uint8_t *work, uint8_t *recv, amc_ctrl_kernel_t kernel,
+                                  size_t count)
 {
     int j, q;
 
@@ -79,7 +79,7 @@ void amc_ctrl_blocks_bruck_result(unsigned coll, int rank, int size, size_t byte
 }
 
 void amc_ctrl_blocks_halve(int rank, int size, size_t bytes, int round, uint8_t *work,
-                                void *msg, int in, amc_ctrl_kernel_t kernel, size_t count)
+                           void *msg, int in, amc_ctrl_kernel_t kernel, size_t count)
 {
     uint8_t *m = msg;
     uint8_t  tmp[AMC_CTRL_PAY_MAX];

@@ -57,14 +57,14 @@ static inline size_t amc_ctrl_blocks_bruck_count(int size, int round)
  * work into msg (in 0) or from msg into work (in 1): after the last round
  * work holds the blocks by source, the receive buffer's order. */
 void amc_ctrl_blocks_move(int rank, int size, size_t bytes, int round, uint8_t *work,
-                               void *msg, int in);
+                          void *msg, int in);
 
 /* A reduce_scatter_block's round r (recursive halving): its live blocks
  * are those whose low r bits are rank's. Out (in 0): the live ones whose
  * bit r differs, the partner's half, into msg; in (1): msg reduced into
  * the others, the lower rank's operand on the left. */
 void amc_ctrl_blocks_halve(int rank, int size, size_t bytes, int round, uint8_t *work,
-                                void *msg, int in, amc_ctrl_kernel_t kernel, size_t count);
+                           void *msg, int in, amc_ctrl_kernel_t kernel, size_t count);
 
 /* Bruck's rounds keep an exchange's N blocks in work (at most
  * 2 AMC_CTRL_PAY_MAX bytes). Allgather and allreduce: position j holds
@@ -74,18 +74,18 @@ void amc_ctrl_blocks_halve(int rank, int size, size_t bytes, int round, uint8_t 
  * block bound for rank + j at the start, and from rank - j at the end;
  * round r moves the positions whose bit r is set to rank + 2^r. */
 void amc_ctrl_blocks_bruck_load(unsigned coll, int rank, int size, size_t bytes,
-                              const uint8_t *in, uint8_t *work);
+                                const uint8_t *in, uint8_t *work);
 
 /* An alltoall's round r, Bruck's way: the blocks at the positions whose bit
  * r is set, out of work into msg (in 0) or from msg into work (in 1). */
 void amc_ctrl_blocks_bruck(int size, size_t bytes, int round, uint8_t *work, void *msg,
-                                int in);
+                           int in);
 
 /* After Bruck's last round: the result from work into recv (an
  * allgather's and an alltoall's blocks into their places, an allreduce's N
  * operands reduced in rank order, the same on every rank). */
 void amc_ctrl_blocks_bruck_result(unsigned coll, int rank, int size, size_t bytes,
-                                const uint8_t *work, uint8_t *recv, amc_ctrl_kernel_t kernel,
-                                size_t count);
+                                  const uint8_t *work, uint8_t *recv, amc_ctrl_kernel_t kernel,
+                                  size_t count);
 
 #endif

@@ -219,9 +219,9 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
 static void amc_ctrl_coll_move(struct amc_comm *comm, amc_coll_slot_t *slot, int round, int in)
 {
     amc_ctrl_blocks_move(comm->rank, comm->size, slot->barrier.bytes, round,
-                              amc_coll_slot_work(&comm->ctrl, slot),
-                              in ? amc_coll_slot_in(&comm->ctrl, slot, round)
-                                 : amc_coll_slot_out(&comm->ctrl, slot, round), in);
+                         amc_coll_slot_work(&comm->ctrl, slot),
+                         in ? amc_coll_slot_in(&comm->ctrl, slot, round)
+                            : amc_coll_slot_out(&comm->ctrl, slot, round), in);
 }
 
 /* A reduce_scatter_block's round r on the slot (amc_ctrl_blocks_halve). */
@@ -230,10 +230,10 @@ static void amc_ctrl_coll_halve(struct amc_comm *comm, amc_coll_slot_t *slot, in
     const amc_coll_small_t *sm = amc_coll_slot_small(&comm->ctrl, slot);
 
     amc_ctrl_blocks_halve(comm->rank, comm->size, slot->barrier.bytes, round,
-                               amc_coll_slot_work(&comm->ctrl, slot),
-                               in ? amc_coll_slot_in(&comm->ctrl, slot, round)
-                                  : amc_coll_slot_out(&comm->ctrl, slot, round), in,
-                               sm->kernel, sm->count);
+                          amc_coll_slot_work(&comm->ctrl, slot),
+                          in ? amc_coll_slot_in(&comm->ctrl, slot, round)
+                             : amc_coll_slot_out(&comm->ctrl, slot, round), in,
+                          sm->kernel, sm->count);
 }
 
 /* A rooted one's sender: on an eager token its call ends once the message
@@ -526,7 +526,7 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
         amc_ctrl_blocks_bruck_load(args->coll, comm->rank, comm->size, bytes, in, work);
         if (amc_ctrl_blocks_bruck_moves(args->coll)) {
             amc_ctrl_blocks_bruck(comm->size, bytes, 0, work,
-                                       amc_coll_slot_out(&comm->ctrl, slot, 0), 0);
+                                  amc_coll_slot_out(&comm->ctrl, slot, 0), 0);
         } else {
             memcpy(amc_coll_slot_out(&comm->ctrl, slot, 0), work, bytes);
         }
@@ -615,7 +615,7 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
         }
         if (round + 1 == comm->nrounds) {
             amc_ctrl_blocks_bruck_result(b->coll, comm->rank, comm->size, b->bytes, work, into,
-                                       sm->kernel, sm->count);
+                                         sm->kernel, sm->count);
         } else if (amc_ctrl_blocks_bruck_moves(b->coll)) {
             amc_ctrl_blocks_bruck(comm->size, b->bytes, round + 1, work, into, 0);
         } else {

@@ -362,7 +362,7 @@ static __attribute__((noinline)) void amc_now_halve(const amc_now_t *p, const vo
 
     memcpy(theirs.b, data, len);
     amc_ctrl_blocks_halve(p->rank, p->size, p->bytes, p->round, p->work, theirs.b, 1,
-                               p->kernel, p->count);
+                          p->kernel, p->count);
 }
 
 /* What the partner's message (data, len bytes) makes, from the mailbox or
@@ -547,7 +547,7 @@ static void amc_now_next(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_t 
     if (amc_alg_rounds_bruck(p->size)) {
         if (last) {
             amc_ctrl_blocks_bruck_result(a->coll, p->rank, p->size, p->bytes, p->work, a->recvbuf,
-                                       p->kernel, p->count);
+                                         p->kernel, p->count);
         } else if (amc_ctrl_blocks_bruck_moves(a->coll)) {
             amc_ctrl_blocks_bruck(p->size, p->bytes, p->round + 1, p->work, bufs->msg.b, 0);
             *sbytes = p->bytes * amc_ctrl_blocks_bruck_count(p->size, p->round + 1);
@@ -566,7 +566,7 @@ static void amc_now_next(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_t 
             memcpy(a->recvbuf, p->work, (size_t)p->size * p->bytes);
         } else {
             amc_ctrl_blocks_move(p->rank, p->size, p->bytes, p->round + 1, p->work,
-                                      bufs->msg.b, 0);
+                                 bufs->msg.b, 0);
         }
         return;
     case AMC_COLL_REDUCE_SCATTER_BLOCK:
@@ -574,7 +574,7 @@ static void amc_now_next(amc_now_t *p, const amc_coll_args_t *a, amc_now_bufs_t 
             memcpy(a->recvbuf, p->work + (size_t)p->rank * p->bytes, p->bytes);
         } else {
             amc_ctrl_blocks_halve(p->rank, p->size, p->bytes, p->round + 1, p->work,
-                                       bufs->msg.b, 0, NULL, 0);
+                                  bufs->msg.b, 0, NULL, 0);
             *sbytes = p->bytes * (size_t)((p->size / 2) >> (p->round + 1));
         }
         return;

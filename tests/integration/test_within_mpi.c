@@ -510,7 +510,15 @@ static void tw_mismatch(amc_comm_t comm)
 /* The rooted ones and the scans: past N=2 blocking calls run as trees on
  * the barrier's partners (am_coll/barrier/ctrl_tree.h), within the call;
  * the non-blocking call takes the engine. */
-typedef enum { TT_BCAST, TT_REDUCE, TT_GATHER, TT_SCATTER, TT_SCAN, TT_EXSCAN, TT_NKINDS } tt_kind_t;
+typedef enum {
+    TT_BCAST,
+    TT_REDUCE,
+    TT_GATHER,
+    TT_SCATTER,
+    TT_SCAN,
+    TT_EXSCAN,
+    TT_NKINDS
+} tt_kind_t;
 
 static const char *const tt_names[TT_NKINDS] = { "bcast", "reduce", "gather", "scatter", "scan",
                                                  "exscan" };

@@ -37,7 +37,6 @@ static const unsigned colls[] = { AMC_COLL_BCAST, AMC_COLL_SCATTER, AMC_COLL_GAT
                                   AMC_COLL_REDUCE, AMC_COLL_SCAN, AMC_COLL_EXSCAN };
 
 static buf_t in[MAX_N], out[MAX_N], want[MAX_N], work[MAX_N], msg[MAX_N], box[MAX_N];
-static size_t box_len[MAX_N];
 
 static int ceil_log2(int n)
 {
@@ -147,13 +146,12 @@ static int play(unsigned coll, int n, int root, size_t count, amc_datatype_t dt,
             const uint8_t *m   = amc_ctrl_tree_out(&t[r], round, work[r].b, msg[r].b);
 
             CHECK_OK(len <= AMC_CTRL_PAY_MAX, "%u N=%d root %d %zu B: rank %d round %d sends "
-                        "%zu bytes", coll, n, root, bytes, r, round, len);
+                     "%zu bytes", coll, n, root, bytes, r, round, len);
             CHECK_OK(len == amc_ctrl_tree_len(&t[to], round, 0),
-                        "%u N=%d root %d %zu B round %d: rank %d sends %zu bytes, rank %d takes %zu",
-                        coll, n, root, bytes, round, r, len, to,
-                        amc_ctrl_tree_len(&t[to], round, 0));
+                     "%u N=%d root %d %zu B round %d: rank %d sends %zu bytes, rank %d takes "
+                     "%zu", coll, n, root, bytes, round, r, len, to,
+                     amc_ctrl_tree_len(&t[to], round, 0));
             memcpy(box[to].b, m, len);
-            box_len[to] = len;
         }
         for (r = 0; r < n; r++) {
             amc_ctrl_tree_in(&t[r], round, work[r].b, box[r].b, kernel, count);
@@ -186,7 +184,8 @@ static void check_one(unsigned coll, int n, int root, size_t count, int in_place
             /* the operand, or the root's own block, where in place keeps it */
             if ((coll == AMC_COLL_GATHER) && (r == root)) {
                 memcpy(out[r].b + (size_t)r * count * 4, in[r].b, count * 4);
-            } else if (coll != AMC_COLL_BCAST && coll != AMC_COLL_SCATTER && coll != AMC_COLL_GATHER) {
+            } else if ((coll != AMC_COLL_BCAST) && (coll != AMC_COLL_SCATTER) &&
+                       (coll != AMC_COLL_GATHER)) {
                 memcpy(out[r].b, in[r].b, count * 4);
             }
         }
