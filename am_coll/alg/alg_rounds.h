@@ -34,6 +34,14 @@ static inline int amc_alg_rounds_vector(unsigned coll)
            (coll == AMC_COLL_REDUCE_SCATTER);
 }
 
+/* Whether coll combines operands with its op's kernel on the rounds. */
+static inline int amc_alg_rounds_reduces(unsigned coll)
+{
+    return (coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
+           (coll == AMC_COLL_REDUCE_SCATTER) || (coll == AMC_COLL_REDUCE) ||
+           (coll == AMC_COLL_SCAN) || (coll == AMC_COLL_EXSCAN);
+}
+
 /* Whether coll runs on the rounds of a communicator of 2 ranks only. */
 static inline int amc_alg_rounds_at_2(unsigned coll)
 {

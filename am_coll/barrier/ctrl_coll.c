@@ -174,8 +174,7 @@ int amc_ctrl_coll_ok(const struct amc_comm *comm, const amc_coll_args_t *args,
         return 0;
     }
     if (amc_alg_rounds_rooted(args->coll)) {
-        if (((args->coll == AMC_COLL_REDUCE) || (args->coll == AMC_COLL_SCAN) ||
-             (args->coll == AMC_COLL_EXSCAN)) && (amc_op_kernel(args->op, args->dt) == NULL)) {
+        if (amc_alg_rounds_reduces(args->coll) && (amc_op_kernel(args->op, args->dt) == NULL)) {
             return 0;
         }
         if (comm->size == 2) {
@@ -501,12 +500,7 @@ void amc_ctrl_coll_load(struct amc_comm *comm, amc_coll_slot_t *slot,
     b->half    = (uint8_t)(comm->size / 2);
     b->oneway  = AMC_CTRL_BOTH;
     sm->count   = args->count;
-    sm->kernel  = ((args->coll == AMC_COLL_ALLREDUCE) ||
-                   (args->coll == AMC_COLL_REDUCE_SCATTER_BLOCK) ||
-                   (args->coll == AMC_COLL_REDUCE_SCATTER) ||
-                   (args->coll == AMC_COLL_REDUCE) || (args->coll == AMC_COLL_SCAN) ||
-                   (args->coll == AMC_COLL_EXSCAN))
-                      ? amc_op_kernel(args->op, args->dt) : NULL;
+    sm->kernel  = amc_alg_rounds_reduces(args->coll) ? amc_op_kernel(args->op, args->dt) : NULL;
     sm->recvbuf = args->recvbuf;
     if (amc_alg_rounds_vector(args->coll)) {
         amc_ctrl_coll_load_vector(comm, slot, args);
@@ -573,20 +567,18 @@ static void amc_ctrl_coll_join(struct amc_comm *comm, amc_coll_slot_t *slot, int
     amc_coll_small_t   *sm      = amc_coll_slot_small(&comm->ctrl, slot);
     const uint8_t      *mine    = amc_coll_slot_out(&comm->ctrl, slot, round);
     const uint8_t      *theirs  = amc_coll_slot_in(&comm->ctrl, slot, round);
+    amc_ctrl_tree_t     t       = amc_ctrl_coll_tree(b, comm->rank, comm->size);
     size_t              len     = amc_ctrl_coll_len(b, comm->rank, comm->size, round);
     int                 vector  = amc_alg_rounds_vector(b->coll);
     int                 tree    = amc_alg_rounds_tree(b->coll, comm->size);
-    size_t              want    = vector ? b->rbytes : len; /* a v-form's two may differ */
+    /* what this rank takes: a v-form's two directions may differ, and a
+     * tree's takes are not its sends */
+    size_t              want    = vector ? b->rbytes : tree ? amc_ctrl_tree_len(&t, round, 0) : len;
     int                 bruck   = amc_alg_rounds_bruck(comm->size);
     int                 partner = amc_alg_rounds_passes(b->coll, comm->size)
                                       ? amc_ctrl_blocks_wrap(comm->rank - (1 << round), comm->size)
                                       : comm->rank ^ (1 << round);
 
-    if (tree) {
-        amc_ctrl_tree_t t = amc_ctrl_coll_tree(b, comm->rank, comm->size);
-
-        want = amc_ctrl_tree_len(&t, round, 0); /* what this rank takes: not what it sends */
-    }
     if ((sm->in_len[round] != want) || (tree && (sm->in_root != b->root))) {
         if (slot->status == AMC_SUCCESS) {
             amc_error(&comm->ctx->log,

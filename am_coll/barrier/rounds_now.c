@@ -774,6 +774,9 @@ int amc_rounds_now(struct amc_comm *comm, struct amc_request *req, const amc_col
     p.work   = NULL;
     p.bytes  = 0;
     if (args != NULL) {
+        if (amc_alg_rounds_reduces(coll)) {
+            p.kernel = amc_op_kernel(args->op, args->dt); /* predefined: amc_ctrl_coll_ok */
+        }
         if (p.rooted) { /* N=2 (amc_ctrl_coll_ok) */
             root = amc_alg_rounds_root(args->root);
             if (amc_alg_rounds_sends(coll, comm->rank, root)) {
@@ -786,10 +789,6 @@ int amc_rounds_now(struct amc_comm *comm, struct amc_request *req, const amc_col
         } else if (amc_alg_rounds_tree(coll, comm->size)) {
             root  = args->root; /* in the header: a message for another root is not taken */
             p.how = AMC_NOW_TREE;
-            if ((coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_SCAN) ||
-                (coll == AMC_COLL_EXSCAN)) {
-                p.kernel = amc_op_kernel(args->op, args->dt); /* predefined: amc_ctrl_coll_ok */
-            }
             amc_now_load_tree(&p, args, &bufs, &out, &sbytes);
         } else {
             amc_now_load_rounds(&p, args, &bufs, &out, &sbytes);
@@ -822,13 +821,11 @@ int amc_rounds_now(struct amc_comm *comm, struct amc_request *req, const amc_col
         /* what the partner's message makes: after the send, while it
          * travels (the partner's call waits for the send, not for this) */
         if (args != NULL) {
-            if (p.how == AMC_NOW_TREE) {
-                /* set at the entry */
+            if ((round == 0) && (p.how == AMC_NOW_TREE)) {
+                /* its how set at the entry */
             } else if ((round == 0) && amc_alg_rounds_bruck(comm->size)) {
                 /* the blocks into work; an allreduce reduces them all at the end */
-                p.how    = amc_ctrl_blocks_bruck_moves(coll) ? AMC_NOW_BRUCK : AMC_NOW_PLACE;
-                p.kernel = ((coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_REDUCE_SCATTER_BLOCK))
-                               ? amc_op_kernel(args->op, args->dt) : NULL;
+                p.how = amc_ctrl_blocks_bruck_moves(coll) ? AMC_NOW_BRUCK : AMC_NOW_PLACE;
             } else if (round == 0) {
                 p.how = ((coll == AMC_COLL_ALLREDUCE) || (coll == AMC_COLL_REDUCE_SCATTER) ||
                          (coll == AMC_COLL_REDUCE) || (coll == AMC_COLL_SCAN))
@@ -837,9 +834,6 @@ int amc_rounds_now(struct amc_comm *comm, struct amc_request *req, const amc_col
                             ? ((comm->nrounds == 1) ? AMC_NOW_REDUCE : AMC_NOW_HALVE)
                         : ((coll == AMC_COLL_ALLTOALL) && (comm->nrounds > 1)) ? AMC_NOW_MOVE
                                                                                 : AMC_NOW_PLACE;
-                if ((p.how == AMC_NOW_REDUCE) || (p.how == AMC_NOW_HALVE)) {
-                    p.kernel = amc_op_kernel(args->op, args->dt); /* predefined: amc_ctrl_coll_ok */
-                }
             }
             if (comm->nrounds > 1) {
                 p.partner = from;
